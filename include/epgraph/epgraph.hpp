@@ -1,0 +1,18 @@
+// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+
+/// Umbrella header: the whole dependency-free core. Optional parts (JSON, archives) have their
+/// own headers under epgraph/json/ and epgraph/archive/ and are not included here.
+
+#include "argument.hpp"
+#include "error.hpp"
+#include "exported_program.hpp"
+#include "graph.hpp"
+#include "graph_signature.hpp"
+#include "names.hpp"
+#include "node.hpp"
+#include "ordered_dict.hpp"
+#include "print.hpp"
+#include "tensor.hpp"
+#include "version.hpp"

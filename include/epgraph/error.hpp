@@ -1,0 +1,69 @@
+// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace epgraph {
+
+/// A caller passed a bad value: an empty name, a node of another graph, a kind that the function
+/// does not accept. Mirrors Python's ValueError as raised by torch.fx and torch.export.
+class value_error : public std::invalid_argument {
+ public:
+  /// Builds the error with the full message (which names the offending node, spec or field).
+  explicit value_error(const std::string& message) : std::invalid_argument(message) {}
+};
+
+/// The program or graph is in a state that the operation cannot work with: the signature does not
+/// match the graph, a node still has users, a required node is missing. Mirrors Python's
+/// RuntimeError / AssertionError as raised by torch.export and ExecuTorch's graph helpers.
+class runtime_error : public std::runtime_error {
+ public:
+  /// Builds the error with the full message.
+  explicit runtime_error(const std::string& message) : std::runtime_error(message) {}
+};
+
+/// Several independent problems found by one check. `what()` lists them all, one per line, after
+/// a heading; `violations()` returns them one by one, in the order they were found.
+class violations_error : public runtime_error {
+ public:
+  /// `heading` is the first line of what(); `violations` must not be empty.
+  violations_error(const std::string& heading, std::vector<std::string> violations)
+      : runtime_error(join(heading, violations)), violations_(std::move(violations)) {}
+
+  /// Every problem found, each naming its offender, in the order found.
+  [[nodiscard]] const std::vector<std::string>& violations() const noexcept { return violations_; }
+
+ private:
+  static std::string join(const std::string& heading, const std::vector<std::string>& items) {
+    std::string out = heading;
+    for (const auto& item : items) {
+      out += "\n  - ";
+      out += item;
+    }
+    return out;
+  }
+  std::vector<std::string> violations_;
+};
+
+/// Raised by Graph::lint(): a broken graph invariant (users and arguments disagree, an argument
+/// defined after its user, a placeholder after a non-placeholder, no output node, ...).
+class lint_error : public violations_error {
+ public:
+  /// See violations_error.
+  explicit lint_error(std::vector<std::string> violations)
+      : violations_error("Graph lint failed:", std::move(violations)) {}
+};
+
+/// Raised by verify(): the exported program breaks a rule of torch.export's verifier.
+class verification_error : public violations_error {
+ public:
+  /// See violations_error.
+  explicit verification_error(std::vector<std::string> violations)
+      : violations_error("Exported program verification failed:", std::move(violations)) {}
+};
+
+}  // namespace epgraph

@@ -1,0 +1,209 @@
+// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "error.hpp"
+#include "graph.hpp"
+#include "graph_signature.hpp"
+#include "ordered_dict.hpp"
+#include "tensor.hpp"
+
+namespace epgraph {
+
+/// A custom (TorchBind) object held in `constants`: its class and its serialized bytes, kept
+/// verbatim (epgraph does not interpret them).
+struct ScriptObject {
+  std::string class_fqn;
+  std::vector<std::byte> payload;
+  friend bool operator==(const ScriptObject& a, const ScriptObject& b) {
+    return a.class_fqn == b.class_fqn && a.payload == b.payload;
+  }
+};
+
+/// The range a symbol may take (torch's `range_constraints` entry, a `ValueRanges`); an absent
+/// bound is unbounded (torch's `int_oo`).
+struct RangeConstraint {
+  std::string symbol;
+  std::optional<std::int64_t> min_val;
+  std::optional<std::int64_t> max_val;
+  friend bool operator==(const RangeConstraint& a, const RangeConstraint& b) {
+    return a.symbol == b.symbol && a.min_val == b.min_val && a.max_val == b.max_val;
+  }
+};
+
+/// Program-level facts besides graph, signature and data.
+struct ProgramMetadata {
+  /// Operator set versions, e.g. {"aten", 10}, in order.
+  std::vector<std::pair<std::string, std::int64_t>> opset_version;
+  /// Symbol ranges, in order.
+  std::vector<RangeConstraint> range_constraints;
+  /// Verifier dialects ("ATEN", "TRAINING", "EDGE").
+  std::vector<std::string> verifiers;
+  /// torch.__version__ of the exporter, when known.
+  std::string torch_version;
+  /// Fields epgraph does not model (module_call_graph, ...), kept verbatim as serialized text for
+  /// round trips, by field name, in order.
+  std::vector<std::pair<std::string, std::string>> opaque;
+
+  friend bool operator==(const ProgramMetadata& a, const ProgramMetadata& b) {
+    return a.opset_version == b.opset_version && a.range_constraints == b.range_constraints &&
+           a.verifiers == b.verifiers && a.torch_version == b.torch_version &&
+           a.opaque == b.opaque;
+  }
+};
+
+/// torch.export's `ExportedProgram`, templated on the host's tensor type `Tensor` (anything with
+/// a `tensor_traits` specialization; HostTensor is ready to use).
+///
+/// It owns the graph (held by unique_ptr so node pointers survive moves of the program), the
+/// signature, `state_dict` (parameters and persistent buffers) and `constants` (lifted tensor
+/// constants, non-persistent buffers and custom objects), both in insertion order and keyed by
+/// fully qualified name, and the metadata.
+///
+/// The program follows its graph like torch's replace hooks do: when `replace_all_uses_with` or
+/// `replace_input_with` moves output uses to another node, output specs that named the old node
+/// name the new one; when a node is renamed, specs naming it follow, and USER_INPUT_MUTATION
+/// targets follow a renamed user input. BUFFER_MUTATION targets (state_dict keys) never change.
+/// Unlike torch (whose hook renames input specs too when a placeholder is returned directly and
+/// replaced), input specs keep naming their placeholder after a replacement.
+///
+/// Movable, not copyable: `clone()` makes a deep copy.
+template <class Tensor>
+class ExportedProgram : private GraphObserver {
+ public:
+  using tensor_type = Tensor;
+  /// What `constants` holds: a tensor or a custom object.
+  using constant_type = std::variant<Tensor, ScriptObject>;
+
+  /// An empty program: empty graph, empty signature and dictionaries.
+  ExportedProgram() : graph_(std::make_unique<Graph>()) { graph_->set_observer(this); }
+
+  /// A program from its parts. Takes ownership of `graph` (must not be null: value_error "Exported
+  /// program needs a graph"). Nothing is validated here: call validate_graph_signature / verify.
+  ExportedProgram(std::unique_ptr<Graph> graph, ExportGraphSignature graph_signature,
+                  ordered_dict<Tensor> state_dict = {},
+                  ordered_dict<constant_type> constants = {}, ProgramMetadata metadata = {})
+      : graph_(std::move(graph)),
+        signature_(std::move(graph_signature)),
+        state_dict_(std::move(state_dict)),
+        constants_(std::move(constants)),
+        metadata_(std::move(metadata)) {
+    if (!graph_) throw value_error("Exported program needs a graph");
+    graph_->set_observer(this);
+  }
+
+  ExportedProgram(const ExportedProgram&) = delete;
+  ExportedProgram& operator=(const ExportedProgram&) = delete;
+  /// Moves; node pointers into the graph stay valid. The moved-from program is empty.
+  ExportedProgram(ExportedProgram&& other)
+      : ExportedProgram() {
+    swap(other);
+  }
+  /// Moves; node pointers into the graph stay valid.
+  ExportedProgram& operator=(ExportedProgram&& other) {
+    if (this != &other) {
+      ExportedProgram tmp(std::move(other));
+      swap(tmp);
+    }
+    return *this;
+  }
+  ~ExportedProgram() override {
+    if (graph_) graph_->set_observer(nullptr);
+  }
+
+  /// Exchanges two programs. No-throw.
+  void swap(ExportedProgram& other) noexcept {
+    graph_.swap(other.graph_);
+    std::swap(signature_, other.signature_);
+    state_dict_.swap(other.state_dict_);
+    constants_.swap(other.constants_);
+    std::swap(metadata_, other.metadata_);
+    if (graph_) graph_->set_observer(this);
+    if (other.graph_) other.graph_->set_observer(&other);
+  }
+
+  /// The graph (torch `ep.graph`).
+  [[nodiscard]] Graph& graph() noexcept { return *graph_; }
+  /// The graph (torch `ep.graph`).
+  [[nodiscard]] const Graph& graph() const noexcept { return *graph_; }
+  /// The signature (torch `ep.graph_signature`). Edits through this reference are not checked;
+  /// prefer the functions of edit.hpp, and run verify() after direct changes.
+  [[nodiscard]] ExportGraphSignature& graph_signature() noexcept { return signature_; }
+  /// The signature (torch `ep.graph_signature`).
+  [[nodiscard]] const ExportGraphSignature& graph_signature() const noexcept { return signature_; }
+  /// Parameters and persistent buffers by fully qualified name (torch `ep.state_dict`).
+  [[nodiscard]] ordered_dict<Tensor>& state_dict() noexcept { return state_dict_; }
+  /// Parameters and persistent buffers by fully qualified name (torch `ep.state_dict`).
+  [[nodiscard]] const ordered_dict<Tensor>& state_dict() const noexcept { return state_dict_; }
+  /// Lifted tensor constants, non-persistent buffers and custom objects (torch `ep.constants`).
+  [[nodiscard]] ordered_dict<constant_type>& constants() noexcept { return constants_; }
+  /// Lifted tensor constants, non-persistent buffers and custom objects (torch `ep.constants`).
+  [[nodiscard]] const ordered_dict<constant_type>& constants() const noexcept {
+    return constants_;
+  }
+  /// Versions, range constraints, verifiers and opaque fields.
+  [[nodiscard]] ProgramMetadata& metadata() noexcept { return metadata_; }
+  /// Versions, range constraints, verifiers and opaque fields.
+  [[nodiscard]] const ProgramMetadata& metadata() const noexcept { return metadata_; }
+
+  /// A deep copy: graph (see Graph::clone), signature, state_dict, constants (tensors copied with
+  /// Tensor's copy constructor) and metadata. Throws what Graph::clone throws. O(program size).
+  [[nodiscard]] ExportedProgram clone() const {
+    return ExportedProgram(graph_->clone(), signature_, state_dict_, constants_, metadata_);
+  }
+
+ private:
+  void before_replace_uses(const Node& old_value, const Node& replacement,
+                           bool output_uses) override {
+    if (!output_uses) return;
+    std::vector<OutputSpec> specs = signature_.output_specs;
+    for (auto& s : specs) {
+      if (names_graph_value(s.arg()) && s.name() == old_value.name()) {
+        s.set_name(std::string(replacement.name()));
+      }
+    }
+    signature_.output_specs.swap(specs);
+  }
+
+  void before_rename(const Node& node, std::string_view new_name) override {
+    std::vector<InputSpec> inputs = signature_.input_specs;
+    std::vector<OutputSpec> outputs = signature_.output_specs;
+    const std::string name(new_name);
+    bool renamed_user_input = false;
+    if (node.op() == OpCode::placeholder) {
+      for (auto& s : inputs) {
+        if (names_graph_value(s.arg()) && s.name() == node.name()) {
+          renamed_user_input = renamed_user_input || s.kind() == InputKind::USER_INPUT;
+          s.set_name(name);
+        }
+      }
+    }
+    for (auto& s : outputs) {
+      if (names_graph_value(s.arg()) && s.name() == node.name()) s.set_name(name);
+      if (renamed_user_input && s.kind() == OutputKind::USER_INPUT_MUTATION &&
+          s.target() == std::optional<std::string>(std::string(node.name()))) {
+        s.set_target(name);
+      }
+    }
+    signature_.input_specs.swap(inputs);
+    signature_.output_specs.swap(outputs);
+  }
+
+  std::unique_ptr<Graph> graph_;
+  ExportGraphSignature signature_;
+  ordered_dict<Tensor> state_dict_;
+  ordered_dict<constant_type> constants_;
+  ProgramMetadata metadata_;
+};
+
+}  // namespace epgraph

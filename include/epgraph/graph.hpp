@@ -1,0 +1,754 @@
+// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <functional>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "argument.hpp"
+#include "error.hpp"
+#include "names.hpp"
+#include "node.hpp"
+
+namespace epgraph {
+
+/// Listens to graph changes that a program built on the graph must follow (torch's replace hooks
+/// on `GraphModule`). Both calls come after every allocation of the change and before anything
+/// changes; an observer that throws cancels the change, leaving the graph as it was.
+class GraphObserver {
+ public:
+  virtual ~GraphObserver() = default;
+  /// Uses of `old_value` are about to move to `replacement`; `output_uses` tells whether the
+  /// output node is among the users that change.
+  virtual void before_replace_uses(const Node& old_value, const Node& replacement,
+                                   bool output_uses) = 0;
+  /// `node` is about to be renamed to `new_name` (its current name is still `node.name()`).
+  virtual void before_rename(const Node& node, std::string_view new_name) = 0;
+
+ protected:
+  GraphObserver() = default;
+  GraphObserver(const GraphObserver&) = default;
+  GraphObserver& operator=(const GraphObserver&) = default;
+};
+
+class Graph;
+
+/// Restores a graph's previous insertion point when destroyed (TorchScript's `WithInsertPoint`,
+/// FX's `with graph.inserting_before(n):`). Returned by Graph::inserting_before/after; keep it in
+/// a named variable for the scope in which nodes should go there.
+class [[nodiscard]] InsertingGuard {
+ public:
+  InsertingGuard(const InsertingGuard&) = delete;
+  InsertingGuard& operator=(const InsertingGuard&) = delete;
+  InsertingGuard(InsertingGuard&&) = delete;
+  InsertingGuard& operator=(InsertingGuard&&) = delete;
+  ~InsertingGuard();
+
+ private:
+  friend class Graph;
+  explicit InsertingGuard(Graph* graph) noexcept : graph_(graph) {}
+  Graph* graph_;
+};
+
+/// A torch.fx `Graph` for exported programs: an ordered list of nodes that the graph owns.
+///
+/// - Order is a doubly linked list: insert and erase are O(1); a `Node*` stays valid until its
+///   node is erased.
+/// - Names are unique and follow FX's `_Namespace` (see Namespace); `find_node` is O(1).
+/// - Placeholders always form a prefix of the node list and the output node, once created, is
+///   always last; nodes are inserted at the insertion point, by default right before the output
+///   node (FX appends after it by default, which breaks the graph).
+///
+/// A Graph is neither copyable nor movable, so back pointers from nodes never dangle; use
+/// `clone()` for a deep copy. Const member functions may run concurrently; anything else needs
+/// exclusive access.
+class Graph {
+ public:
+  /// An empty graph (no nodes, no output node yet).
+  Graph() = default;
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+  Graph(Graph&&) = delete;
+  Graph& operator=(Graph&&) = delete;
+  ~Graph() = default;
+
+  /// Forward iterator over the nodes in order, yielding `Node&`. Erasing the node an iterator
+  /// points at invalidates it (take `next()` first).
+  template <class N>
+  class basic_iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = Node;
+    using difference_type = std::ptrdiff_t;
+    using pointer = N*;
+    using reference = N&;
+    basic_iterator() = default;
+    explicit basic_iterator(N* n, bool placeholders_only = false) noexcept
+        : node_(n), placeholders_only_(placeholders_only) {
+      skip();
+    }
+    reference operator*() const noexcept { return *node_; }
+    pointer operator->() const noexcept { return node_; }
+    basic_iterator& operator++() noexcept {
+      node_ = node_->next();
+      skip();
+      return *this;
+    }
+    basic_iterator operator++(int) noexcept {
+      auto old = *this;
+      ++*this;
+      return old;
+    }
+    friend bool operator==(const basic_iterator& a, const basic_iterator& b) noexcept {
+      return a.node_ == b.node_;
+    }
+    friend bool operator!=(const basic_iterator& a, const basic_iterator& b) noexcept {
+      return a.node_ != b.node_;
+    }
+
+   private:
+    void skip() noexcept {
+      if (placeholders_only_ && node_ != nullptr && node_->op() != OpCode::placeholder) {
+        node_ = nullptr;
+      }
+    }
+    N* node_ = nullptr;
+    bool placeholders_only_ = false;
+  };
+  using iterator = basic_iterator<Node>;
+  using const_iterator = basic_iterator<const Node>;
+
+  /// A range of nodes for range-for loops.
+  template <class It>
+  struct range {
+    It first;
+    It last;
+    It begin() const noexcept { return first; }
+    It end() const noexcept { return last; }
+  };
+
+  /// All nodes in order (FX `graph.nodes`). O(1) to obtain.
+  [[nodiscard]] range<iterator> nodes() noexcept { return {iterator(head_), iterator()}; }
+  /// All nodes in order (FX `graph.nodes`). O(1) to obtain.
+  [[nodiscard]] range<const_iterator> nodes() const noexcept {
+    return {const_iterator(head_), const_iterator()};
+  }
+  /// The placeholder nodes, which form a prefix of the graph, in order. O(1) to obtain.
+  [[nodiscard]] range<iterator> placeholders() noexcept {
+    return {iterator(head_, true), iterator()};
+  }
+  /// The placeholder nodes, in order. O(1) to obtain.
+  [[nodiscard]] range<const_iterator> placeholders() const noexcept {
+    return {const_iterator(head_, true), const_iterator()};
+  }
+  /// Number of placeholder nodes. O(1).
+  [[nodiscard]] std::size_t num_placeholders() const noexcept { return num_placeholders_; }
+  /// Number of nodes. O(1).
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  /// First node or nullptr.
+  [[nodiscard]] Node* first_node() const noexcept { return head_; }
+  /// Last node or nullptr.
+  [[nodiscard]] Node* last_node() const noexcept { return tail_; }
+  /// The output node, or nullptr before `output()` is called. O(1).
+  [[nodiscard]] Node* output_node() const noexcept { return output_; }
+  /// The node named `name`, or nullptr. O(1) on average.
+  [[nodiscard]] Node* find_node(std::string_view name) const {
+    auto it = nodes_.find(name);
+    return it == nodes_.end() ? nullptr : it->second.get();
+  }
+  /// True when `node` is a live node of this graph. O(1) on average.
+  [[nodiscard]] bool contains(const Node* node) const {
+    return node != nullptr && node->graph_ == this && find_node(node->name()) == node;
+  }
+  /// The namespace that assigns node names (read-only).
+  [[nodiscard]] const Namespace& names() const noexcept { return namespace_; }
+
+  /// The name FX would give a node whose name is `candidate` if it were created now, without
+  /// creating it. O(length).
+  [[nodiscard]] std::string propose_name(std::string_view candidate) const {
+    return namespace_.propose(candidate).name;
+  }
+
+  /// The default name candidate for a node (FX `_target_to_str`, with torch.export's rule for
+  /// operator overloads): `torch.ops.aten.add.Tensor` -> `add`, `operator.getitem` -> `getitem`,
+  /// a get_attr/call_module/call_method target is snake-cased (`linear.weight` becomes
+  /// `linear_weight` once sanitized), a placeholder's target is its name, output is `output`.
+  [[nodiscard]] static std::string default_name(OpCode op, std::string_view target) {
+    if (op == OpCode::output) return "output";
+    if (op == OpCode::placeholder) return std::string(target);
+    if (op == OpCode::call_function) {
+      constexpr std::string_view ops_prefix = "torch.ops.";
+      if (target.substr(0, ops_prefix.size()) == ops_prefix) {
+        std::string_view rest = target.substr(ops_prefix.size());  // ns.op.overload
+        const auto ns_end = rest.find('.');
+        if (ns_end != std::string_view::npos) rest = rest.substr(ns_end + 1);
+        return std::string(rest.substr(0, rest.find('.')));
+      }
+      const auto dot = target.rfind('.');
+      return std::string(dot == std::string_view::npos ? target : target.substr(dot + 1));
+    }
+    std::string out;  // FX _snake_case: an upper-case letter after a lower-case one gets a '_'
+    for (std::size_t i = 0; i < target.size(); ++i) {
+      const char c = target[i];
+      const bool upper = c >= 'A' && c <= 'Z';
+      if (upper && i > 0 && target[i - 1] >= 'a' && target[i - 1] <= 'z') out.push_back('_');
+      out.push_back(upper ? static_cast<char>(c - 'A' + 'a') : c);
+    }
+    if (out.size() > 4 && out.compare(0, 2, "__") == 0 && out.compare(out.size() - 2, 2, "__") == 0)
+      out = out.substr(2, out.size() - 4);
+    return out;
+  }
+
+  /// Creates a node (FX `graph.create_node`) at the insertion point and returns it.
+  /// `name` is the requested name; when empty, `default_name(op, target)` is used; either way the
+  /// graph's namespace makes it unique (`x` taken -> `x_1`), and `node->name()` tells the result.
+  /// A placeholder goes at the insertion point when that lies inside the placeholder prefix, and
+  /// right after the last placeholder when the insertion point is the default. An output node is
+  /// appended at the end. Throws:
+  /// - value_error when an argument node is null or of another graph;
+  /// - value_error "Cannot insert call_function node 'add' before placeholder 'x': placeholders
+  ///   must come first" / "... after the output node" / "Cannot insert placeholder 'x' after
+  ///   non-placeholder node 'add'" when the insertion point does not allow this op there;
+  /// - runtime_error "Graph already has an output node 'output'" for a second output node.
+  /// Strong guarantee. O(length of name + size of arguments).
+  Node* create_node(OpCode op, std::string_view target, ArgumentList args = {},
+                    Kwargs kwargs = {}, std::string_view name = {}) {
+    return create_node_impl(op, target, std::move(args), std::move(kwargs), name);
+  }
+
+  /// A placeholder whose target is `name` (FX `graph.placeholder`). See create_node.
+  Node* placeholder(std::string_view name) { return create_node(OpCode::placeholder, name); }
+  /// A get_attr node reading `qualified_name` (FX `graph.get_attr`). See create_node.
+  Node* get_attr(std::string_view qualified_name, std::string_view name = {}) {
+    return create_node(OpCode::get_attr, qualified_name, {}, {}, name);
+  }
+  /// A call_function node (FX `graph.call_function`); `target` is the operator's qualified name
+  /// such as `torch.ops.aten.add.Tensor`. See create_node.
+  Node* call_function(std::string_view target, ArgumentList args = {}, Kwargs kwargs = {},
+                      std::string_view name = {}) {
+    return create_node(OpCode::call_function, target, std::move(args), std::move(kwargs), name);
+  }
+  /// A call_method node (FX `graph.call_method`). See create_node.
+  Node* call_method(std::string_view method, ArgumentList args = {}, Kwargs kwargs = {},
+                    std::string_view name = {}) {
+    return create_node(OpCode::call_method, method, std::move(args), std::move(kwargs), name);
+  }
+  /// A call_module node (FX `graph.call_module`). See create_node.
+  Node* call_module(std::string_view module, ArgumentList args = {}, Kwargs kwargs = {},
+                    std::string_view name = {}) {
+    return create_node(OpCode::call_module, module, std::move(args), std::move(kwargs), name);
+  }
+  /// The output node returning `results` (FX `graph.output((a, b))`): its `args()[0]` is the list
+  /// of results, printed as `return (a, b)`. Always appended at the end. See create_node.
+  Node* output(ArgumentList results) {
+    return create_node(OpCode::output, "output", {Argument(std::move(results))});
+  }
+
+  /// Erases `node` (FX `graph.erase_node`). Its name stays taken. Throws value_error "Node 'x'
+  /// does not belong to this graph"; runtime_error "Tried to erase Node add but it still had 2
+  /// users in the graph: {mul: None, sub: None}!" (FX's message) when it has users; runtime_error
+  /// "Cannot erase node 'x' while it anchors an insertion point" while a guard points at it.
+  /// Strong guarantee. O(size of its arguments).
+  void erase_node(Node* node) {
+    check_member(node, "erase");
+    if (!node->users_.empty()) {
+      std::string users = "{";
+      for (std::size_t i = 0; i < node->users_.size(); ++i) {
+        users += (i ? ", " : "") + node->users_[i]->name_ + ": None";
+      }
+      users += "}";
+      throw runtime_error("Tried to erase Node " + node->name_ + " but it still had " +
+                          std::to_string(node->users_.size()) + " users in the graph: " + users +
+                          "!");
+    }
+    if (anchors_insertion_point(node)) {
+      throw runtime_error("Cannot erase node '" + node->name_ +
+                          "' while it anchors an insertion point");
+    }
+    const std::vector<Node*> inputs = node->all_input_nodes();
+    // No-throw from here on.
+    for (Node* input : inputs) input->remove_user(node);
+    unlink(node);
+    if (node == output_) output_ = nullptr;
+    if (node->op_ == OpCode::placeholder) --num_placeholders_;
+    nodes_.erase(std::string_view(node->name_));
+  }
+
+  /// Renames `node` to the name the namespace assigns `candidate` and returns it (FX
+  /// `node._rename`); the old name stays taken. A placeholder whose target was its name keeps
+  /// target == name. The program owning the graph updates the specs that named the node. Returns
+  /// the current name when `candidate` equals it. Throws value_error when the node is not in this
+  /// graph. Strong guarantee. O(length).
+  std::string_view rename_node(Node* node, std::string_view candidate) {
+    check_member(node, "rename");
+    if (candidate == node->name_) return node->name_;
+    Namespace::Proposal proposal = namespace_.propose(candidate);
+    std::string new_name = proposal.name;
+    const std::string* new_target = node->target_;
+    if (node->op_ == OpCode::placeholder && *node->target_ == node->name_) {
+      new_target = intern(new_name);
+    }
+    nodes_.reserve(nodes_.size() + 1);
+    namespace_.commit(proposal);
+    if (observer_ != nullptr) {
+      try {
+        observer_->before_rename(*node, new_name);
+      } catch (...) {
+        namespace_.uncommit(proposal);
+        throw;
+      }
+    }
+    // No-throw from here on: the index has room, the new name is built.
+    auto handle = nodes_.extract(std::string_view(node->name_));
+    node->name_.swap(new_name);
+    node->target_ = new_target;
+    handle.key() = std::string_view(node->name_);
+    nodes_.insert(std::move(handle));
+    return node->name_;
+  }
+
+  /// Makes new nodes go right before `node` until the returned guard is destroyed (FX
+  /// `graph.inserting_before`). Throws value_error when `node` is not in this graph. O(1).
+  [[nodiscard]] InsertingGuard inserting_before(Node* node) {
+    check_member(node, "insert before");
+    push_insert_point({node, true});
+    return InsertingGuard(this);
+  }
+  /// Makes new nodes go right after `node` (each new node after the previous new one) until the
+  /// returned guard is destroyed (FX `graph.inserting_after`). Throws value_error when `node` is
+  /// not in this graph. O(1).
+  [[nodiscard]] InsertingGuard inserting_after(Node* node) {
+    check_member(node, "insert after");
+    push_insert_point({node, false});
+    return InsertingGuard(this);
+  }
+
+  /// Where the next node goes: `before` or after `anchor`; a null anchor is the default (before the
+  /// output node, or at the end while there is none).
+  struct InsertPoint {
+    Node* anchor = nullptr;
+    bool before = true;
+  };
+  /// The current insertion point. O(1).
+  [[nodiscard]] InsertPoint insertion_point() const noexcept { return insert_; }
+
+  /// Checks every invariant and throws lint_error listing each violation with its offender:
+  /// the node list is consistently linked; every node is indexed under its name and the index
+  /// holds nothing else; each argument node belongs to this graph and comes before its user; users
+  /// and arguments agree both ways, each user listed once; placeholders form a prefix; there is
+  /// exactly one output node, it is last and has no users. Read-only. O(nodes + edges).
+  /// Mirrors `torch.fx.Graph.lint` (torch/fx/graph.py), with stricter placement rules.
+  void lint() const {
+    std::vector<std::string> problems;
+    std::unordered_map<const Node*, std::size_t> position;
+    position.reserve(size_);
+    std::size_t count = 0;
+    const Node* prev = nullptr;
+    const Node* first_non_placeholder = nullptr;
+    std::vector<const Node*> outputs;
+    for (const Node* n = head_; n != nullptr; n = n->next_) {
+      if (n->prev_ != prev) {
+        problems.push_back("Node '" + n->name_ + "' has a broken prev link");
+      }
+      if (n->graph_ != this) problems.push_back("Node '" + n->name_ + "' names another graph");
+      if (find_node(n->name_) != n) {
+        problems.push_back("Node '" + n->name_ + "' is not indexed under its name");
+      }
+      if (!position.emplace(n, count).second) {
+        problems.push_back("Node '" + n->name_ + "' appears twice in the node list");
+        break;
+      }
+      if (n->op_ == OpCode::placeholder && first_non_placeholder != nullptr) {
+        problems.push_back("Placeholder '" + n->name_ + "' comes after non-placeholder node '" +
+                           first_non_placeholder->name_ + "'");
+      }
+      if (n->op_ != OpCode::placeholder && first_non_placeholder == nullptr) {
+        first_non_placeholder = n;
+      }
+      if (n->op_ == OpCode::output) outputs.push_back(n);
+      prev = n;
+      ++count;
+    }
+    if (prev != tail_) problems.push_back("The graph's last-node link is broken");
+    if (count != size_ || nodes_.size() != size_) {
+      problems.push_back("Graph counts " + std::to_string(size_) + " nodes, its list holds " +
+                         std::to_string(count) + " and its name index " +
+                         std::to_string(nodes_.size()));
+    }
+    if (outputs.empty()) {
+      problems.push_back("Graph has no output node");
+    } else {
+      if (outputs.size() > 1) {
+        std::string names;
+        for (const Node* o : outputs) names += (names.empty() ? "'" : ", '") + o->name_ + "'";
+        problems.push_back("Graph has " + std::to_string(outputs.size()) +
+                           " output nodes: " + names);
+      }
+      if (outputs.back() != tail_) {
+        problems.push_back("Output node '" + outputs.back()->name_ +
+                           "' is not the last node (followed by '" + outputs.back()->next_->name_ +
+                           "')");
+      }
+      if (output_ != outputs.front()) {
+        problems.push_back("Graph's output node link does not name '" + outputs.front()->name_ +
+                           "'");
+      }
+      for (const Node* o : outputs) {
+        if (!o->users_.empty()) {
+          problems.push_back("Output node '" + o->name_ + "' has users");
+        }
+      }
+    }
+    for (const Node* n = head_; n != nullptr && position.count(n); n = n->next_) {
+      const std::size_t here = position[n];
+      for (Node* input : n->all_input_nodes()) {
+        auto it = position.find(input);
+        if (it == position.end()) {
+          problems.push_back("Node '" + n->name_ + "' uses node '" + input->name_ +
+                             "' that is not in this graph");
+          continue;
+        }
+        if (it->second >= here) {
+          problems.push_back("Node '" + n->name_ + "' uses node '" + input->name_ +
+                             "' that is defined after it");
+        }
+        const auto& u = input->users_;
+        if (std::find(u.begin(), u.end(), n) == u.end()) {
+          problems.push_back("Node '" + n->name_ + "' uses '" + input->name_ +
+                             "' but is missing from its users");
+        }
+      }
+      std::unordered_set<const Node*> seen_users;
+      for (const Node* user : n->users_) {
+        if (!seen_users.insert(user).second) {
+          problems.push_back("Node '" + n->name_ + "' lists user '" + user->name_ + "' twice");
+          continue;
+        }
+        if (position.find(user) == position.end()) {
+          problems.push_back("Node '" + n->name_ + "' lists user '" + user->name_ +
+                             "' that is not in this graph");
+          continue;
+        }
+        const auto inputs = user->all_input_nodes();
+        if (std::find(inputs.begin(), inputs.end(), n) == inputs.end()) {
+          problems.push_back("Node '" + n->name_ + "' lists '" + user->name_ +
+                             "' as a user but '" + user->name_ + "' does not use it");
+        }
+      }
+    }
+    if (!problems.empty()) throw lint_error(std::move(problems));
+  }
+
+  /// A deep copy: same nodes, names, order, arguments (re-linked to the copies), users in the same
+  /// order, metadata, and the same namespace state (erased names stay taken). The insertion point
+  /// is the default and no observer is attached. Throws runtime_error when a node uses a node
+  /// that comes after it (run lint() to see why). O(nodes + edges).
+  [[nodiscard]] std::unique_ptr<Graph> clone() const {
+    auto copy = std::make_unique<Graph>();
+    copy->namespace_ = namespace_;
+    std::unordered_map<const Node*, Node*> map;
+    map.reserve(size_);
+    auto remap = [&](const Node* user) {
+      return [&map, user](const Argument& arg) {
+        return remap_argument(arg, map, user);
+      };
+    };
+    for (const Node* n = head_; n != nullptr; n = n->next_) {
+      auto node = std::make_unique<Node>(Node::create_key(), copy.get(), n->op_, copy->intern(*n->target_));
+      node->name_ = n->name_;
+      auto fn = remap(n);
+      node->args_.reserve(n->args_.size());
+      for (const Argument& a : n->args_) node->args_.push_back(fn(a));
+      if (n->extra_) {
+        node->extra_ = std::make_unique<Node::Extra>();
+        node->extra_->meta = n->extra_->meta;
+        for (const auto& kv : n->extra_->kwargs) {
+          node->extra_->kwargs.emplace_back(kv.first, fn(kv.second));
+        }
+      }
+      Node* raw = node.get();
+      copy->nodes_.emplace(std::string_view(raw->name_), std::move(node));
+      copy->link_before(raw, nullptr);
+      if (raw->op_ == OpCode::placeholder) ++copy->num_placeholders_;
+      if (n == output_) copy->output_ = raw;
+      map.emplace(n, raw);
+    }
+    for (const Node* n = head_; n != nullptr; n = n->next_) {
+      Node* c = map.at(n);
+      c->users_.reserve(n->users_.size());
+      for (const Node* u : n->users_) c->users_.push_back(map.at(u));
+    }
+    return copy;
+  }
+
+  /// Attaches the observer that hears of replacements and renames (the ExportedProgram owning
+  /// this graph does this itself); nullptr detaches. The observer must outlive the graph or be
+  /// detached first. O(1).
+  void set_observer(GraphObserver* observer) noexcept { observer_ = observer; }
+  /// The attached observer, or nullptr.
+  [[nodiscard]] GraphObserver* observer() const noexcept { return observer_; }
+
+ private:
+  friend class Node;
+  friend class InsertingGuard;
+
+  static Argument remap_argument(const Argument& arg,
+                                 const std::unordered_map<const Node*, Node*>& map,
+                                 const Node* user) {
+    if (const Node* n = arg.node()) {
+      auto it = map.find(n);
+      if (it == map.end()) {
+        throw runtime_error("Cannot clone graph: node '" + user->name_ + "' uses node '" +
+                            n->name_ + "' that does not come before it");
+      }
+      return Argument(it->second);
+    }
+    if (const ArgumentList* l = arg.list()) {
+      ArgumentList out;
+      out.reserve(l->size());
+      for (const Argument& a : *l) out.push_back(remap_argument(a, map, user));
+      return Argument(std::move(out));
+    }
+    return arg;
+  }
+
+  void check_member(const Node* node, const char* what) const {
+    if (node == nullptr) throw value_error(std::string("Cannot ") + what + " a null node");
+    if (!contains(node)) {
+      throw value_error("Node '" + node->name_ + "' does not belong to this graph (cannot " +
+                        what + " it)");
+    }
+  }
+
+  const std::string* intern(std::string_view s) {
+    return &*targets_.emplace(s).first;
+  }
+
+  bool anchors_insertion_point(const Node* node) const noexcept {
+    if (insert_.anchor == node) return true;
+    for (const InsertPoint& p : saved_points_) {
+      if (p.anchor == node) return true;
+    }
+    return false;
+  }
+
+  void push_insert_point(InsertPoint point) {
+    saved_points_.push_back(insert_);
+    insert_ = point;
+  }
+  void pop_insert_point() noexcept {
+    if (saved_points_.empty()) return;
+    insert_ = saved_points_.back();
+    saved_points_.pop_back();
+  }
+
+  // Links `node` before `next` (at the end when next is null). No-throw.
+  void link_before(Node* node, Node* next) noexcept {
+    Node* prev = next ? next->prev_ : tail_;
+    node->prev_ = prev;
+    node->next_ = next;
+    (prev ? prev->next_ : head_) = node;
+    (next ? next->prev_ : tail_) = node;
+    ++size_;
+  }
+  void unlink(Node* node) noexcept {
+    (node->prev_ ? node->prev_->next_ : head_) = node->next_;
+    (node->next_ ? node->next_->prev_ : tail_) = node->prev_;
+    node->prev_ = node->next_ = nullptr;
+    --size_;
+  }
+
+  // The node a new node of kind `op` goes before (nullptr: at the end). Throws when the
+  // insertion point does not allow it.
+  Node* resolve_position(OpCode op, std::string_view name) const {
+    if (op == OpCode::output) {
+      if (output_ != nullptr) {
+        throw runtime_error("Graph already has an output node '" + output_->name_ + "'");
+      }
+      return nullptr;
+    }
+    Node* next = nullptr;
+    bool explicit_point = insert_.anchor != nullptr;
+    if (!explicit_point) {
+      if (op == OpCode::placeholder) {
+        Node* last = last_placeholder();
+        next = last ? last->next_ : head_;
+      } else {
+        next = output_;
+      }
+    } else {
+      next = insert_.before ? insert_.anchor : insert_.anchor->next_;
+    }
+    Node* prev = next ? next->prev_ : tail_;
+    if (op == OpCode::placeholder) {
+      if (prev != nullptr && prev->op_ != OpCode::placeholder) {
+        throw value_error("Cannot insert placeholder '" + std::string(name) +
+                          "' after non-placeholder node '" + prev->name_ + "'");
+      }
+    } else {
+      if (next != nullptr && next->op_ == OpCode::placeholder) {
+        throw value_error("Cannot insert " + std::string(op_name(op)) + " node '" +
+                          std::string(name) + "' before placeholder '" + next->name_ +
+                          "': placeholders must come first");
+      }
+      if (prev != nullptr && prev->op_ == OpCode::output) {
+        throw value_error("Cannot insert " + std::string(op_name(op)) + " node '" +
+                          std::string(name) + "' after the output node");
+      }
+    }
+    return next;
+  }
+
+  Node* last_placeholder() const noexcept {
+    if (num_placeholders_ == 0) return nullptr;
+    Node* n = head_;
+    for (std::size_t i = 1; i < num_placeholders_; ++i) n = n->next_;
+    return n;
+  }
+
+  Node* create_node_impl(OpCode op, std::string_view target, ArgumentList args, Kwargs kwargs,
+                         std::string_view requested) {
+    const std::string candidate =
+        requested.empty() ? default_name(op, target) : std::string(requested);
+    Namespace::Proposal proposal = namespace_.propose(candidate);
+    Node* next = resolve_position(op, proposal.name);
+    auto node = std::make_unique<Node>(Node::create_key(), this, op, intern(target));
+    node->name_ = proposal.name;
+    node->check_argument_nodes(args, kwargs);
+    const std::vector<Node*> inputs = detail::collect_input_nodes(args, kwargs);
+    const Node::InputChange change = node->prepare_input_change({}, inputs);
+    node->args_ = std::move(args);
+    if (!kwargs.empty()) node->ensure_extra().kwargs = std::move(kwargs);
+    nodes_.reserve(nodes_.size() + 1);
+    namespace_.commit(proposal);
+    Node* raw = node.get();
+    try {
+      nodes_.emplace(std::string_view(raw->name_), std::move(node));
+    } catch (...) {
+      namespace_.uncommit(proposal);
+      throw;
+    }
+    // No-throw from here on.
+    link_before(raw, next);
+    if (op == OpCode::output) output_ = raw;
+    if (op == OpCode::placeholder) ++num_placeholders_;
+    raw->commit_input_change(change);
+    if (insert_.anchor != nullptr && !insert_.before) insert_.anchor = raw;
+    return raw;
+  }
+
+  Node* head_ = nullptr;
+  Node* tail_ = nullptr;
+  std::size_t size_ = 0;
+  std::size_t num_placeholders_ = 0;
+  Node* output_ = nullptr;
+  std::unordered_map<std::string_view, std::unique_ptr<Node>> nodes_;  // owns, keyed by name
+  Namespace namespace_;
+  std::unordered_set<std::string> targets_;  // interned targets
+  InsertPoint insert_;
+  std::vector<InsertPoint> saved_points_;
+  GraphObserver* observer_ = nullptr;
+};
+
+inline InsertingGuard::~InsertingGuard() { graph_->pop_insert_point(); }
+
+inline void Node::notify_replace(const Node& old_input, const Node& new_input) const {
+  if (GraphObserver* o = graph_->observer()) {
+    o->before_replace_uses(old_input, new_input, op_ == OpCode::output);
+  }
+}
+
+inline void Node::replace_input_with(Node* old_input, Node* new_input) {
+  if (new_input == nullptr) {
+    throw value_error("Cannot replace an input of node '" + name_ + "' with a null node");
+  }
+  if (new_input->graph_ != graph_) {
+    throw value_error("Replacement node '" + new_input->name_ + "' for an input of node '" +
+                      name_ + "' belongs to another graph");
+  }
+  if (old_input == new_input) return;
+  ArgumentList args;
+  args.reserve(args_.size());
+  for (const Argument& a : args_) args.push_back(replace_node_in(a, old_input, new_input));
+  Kwargs kwargs;
+  for (const auto& kv : this->kwargs()) {
+    kwargs.emplace_back(kv.first, replace_node_in(kv.second, old_input, new_input));
+  }
+  const auto inputs = all_input_nodes();
+  const bool uses_old = std::find(inputs.begin(), inputs.end(), old_input) != inputs.end();
+  reset_inputs(std::move(args), std::move(kwargs), uses_old ? old_input : nullptr, new_input);
+}
+
+inline std::vector<Node*> Node::replace_all_uses_with(
+    Node* replacement, const std::function<bool(Node*)>& delete_user_cb) {
+  if (replacement == nullptr) {
+    throw value_error("Cannot replace uses of node '" + name_ + "' with a null node");
+  }
+  if (replacement->graph_ != graph_) {
+    throw value_error("Replacement node '" + replacement->name_ + "' for node '" + name_ +
+                      "' belongs to another graph");
+  }
+  if (replacement == this) return {};
+  std::vector<Node*> changed;
+  for (Node* user : users_) {
+    if (!delete_user_cb || delete_user_cb(user)) changed.push_back(user);
+  }
+  for (Node* user : changed) {
+    if (user == replacement) {
+      throw value_error("Cannot replace uses of '" + name_ + "' with '" + replacement->name_ +
+                        "': '" + replacement->name_ + "' uses '" + name_ +
+                        "' itself; pass a delete_user_cb that skips it");
+    }
+  }
+  struct Rewritten {
+    ArgumentList args;
+    Kwargs kwargs;
+    bool add_user;
+  };
+  std::vector<Rewritten> rewritten;
+  rewritten.reserve(changed.size());
+  bool output_uses = false;
+  {
+    detail::NodeLookup existing(replacement->users_);
+    std::size_t additions = 0;
+    for (Node* user : changed) {
+      Rewritten r;
+      r.args.reserve(user->args_.size());
+      for (const Argument& a : user->args_) r.args.push_back(replace_node_in(a, this, replacement));
+      for (const auto& kv : user->kwargs()) {
+        r.kwargs.emplace_back(kv.first, replace_node_in(kv.second, this, replacement));
+      }
+      r.add_user = !existing.contains(user);
+      additions += r.add_user ? 1 : 0;
+      output_uses = output_uses || user->op_ == OpCode::output;
+      rewritten.push_back(std::move(r));
+    }
+    replacement->users_.reserve(replacement->users_.size() + additions);
+  }
+  detail::NodeLookup changed_lookup(changed);
+  if (!changed.empty()) {
+    if (GraphObserver* o = graph_->observer()) o->before_replace_uses(*this, *replacement, output_uses);
+  }
+  // No-throw from here on.
+  for (std::size_t i = 0; i < changed.size(); ++i) {
+    Node* user = changed[i];
+    user->args_ = std::move(rewritten[i].args);
+    if (user->extra_) user->extra_->kwargs = std::move(rewritten[i].kwargs);
+    if (rewritten[i].add_user) replacement->users_.push_back(user);
+  }
+  users_.erase(std::remove_if(users_.begin(), users_.end(),
+                              [&](Node* u) { return changed_lookup.contains(u); }),
+               users_.end());
+  return changed;
+}
+
+}  // namespace epgraph

@@ -1,0 +1,236 @@
+// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+namespace epgraph {
+
+/// True when FX refuses `name` as a node name because it would shadow a Python keyword, a Python
+/// builtin (as of CPython 3.11) or one of FX's custom builtins (`inf`, `nan`, `NoneType`, `torch`,
+/// `device`, `fx_pytree`, `pytree`). `None` is not in the list: FX's table maps it to the value
+/// None, which its check reads as "not reserved". Mirrors `_illegal_names` in torch/fx/graph.py.
+/// O(log 195).
+[[nodiscard]] inline bool is_reserved_name(std::string_view name) noexcept {
+  static constexpr std::array<std::string_view, 195> reserved = {
+    "ArithmeticError", "AssertionError", "AttributeError", "BaseException", "BaseExceptionGroup",
+    "BlockingIOError", "BrokenPipeError", "BufferError", "BytesWarning", "ChildProcessError",
+    "ConnectionAbortedError", "ConnectionError", "ConnectionRefusedError", "ConnectionResetError",
+    "DeprecationWarning", "EOFError", "Ellipsis", "EncodingWarning", "EnvironmentError",
+    "Exception", "ExceptionGroup", "False", "FileExistsError", "FileNotFoundError",
+    "FloatingPointError", "FutureWarning", "GeneratorExit", "IOError", "ImportError",
+    "ImportWarning", "IndentationError", "IndexError", "InterruptedError", "IsADirectoryError",
+    "KeyError", "KeyboardInterrupt", "LookupError", "MemoryError", "ModuleNotFoundError",
+    "NameError", "NoneType", "NotADirectoryError", "NotImplemented", "NotImplementedError",
+    "OSError", "OverflowError", "PendingDeprecationWarning", "PermissionError",
+    "ProcessLookupError", "RecursionError", "ReferenceError", "ResourceWarning", "RuntimeError",
+    "RuntimeWarning", "StopAsyncIteration", "StopIteration", "SyntaxError", "SyntaxWarning",
+    "SystemError", "SystemExit", "TabError", "TimeoutError", "True", "TypeError",
+    "UnboundLocalError", "UnicodeDecodeError", "UnicodeEncodeError", "UnicodeError",
+    "UnicodeTranslateError", "UnicodeWarning", "UserWarning", "ValueError", "Warning",
+    "ZeroDivisionError", "__build_class__", "__debug__", "__doc__", "__import__", "__loader__",
+    "__name__", "__package__", "__spec__", "abs", "aiter", "all", "and", "anext", "any", "as",
+    "ascii", "assert", "async", "await", "bin", "bool", "break", "breakpoint", "bytearray",
+    "bytes", "callable", "chr", "class", "classmethod", "compile", "complex", "continue",
+    "copyright", "credits", "def", "del", "delattr", "device", "dict", "dir", "divmod", "elif",
+    "else", "enumerate", "eval", "except", "exec", "exit", "filter", "finally", "float", "for",
+    "format", "from", "frozenset", "fx_pytree", "getattr", "global", "globals", "hasattr", "hash",
+    "help", "hex", "id", "if", "import", "in", "inf", "input", "int", "is", "isinstance",
+    "issubclass", "iter", "lambda", "len", "license", "list", "locals", "map", "max",
+    "memoryview", "min", "nan", "next", "nonlocal", "not", "object", "oct", "open", "or", "ord",
+    "pass", "pow", "print", "property", "pytree", "quit", "raise", "range", "repr", "return",
+    "reversed", "round", "set", "setattr", "slice", "sorted", "staticmethod", "str", "sum",
+    "super", "torch", "try", "tuple", "type", "vars", "while", "with", "yield", "zip",
+  };
+  return std::binary_search(reserved.begin(), reserved.end(), name);
+}
+
+namespace detail {
+
+inline bool is_ident_char(char c) noexcept {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+inline bool is_ascii_digit(char c) noexcept { return c >= '0' && c <= '9'; }
+
+// Decimal string + 1 ("9" -> "10"); digits only, no sign.
+inline std::string increment_decimal(std::string digits) {
+  std::size_t i = digits.size();
+  while (i > 0) {
+    --i;
+    if (digits[i] != '9') {
+      ++digits[i];
+      return digits;
+    }
+    digits[i] = '0';
+  }
+  digits.insert(digits.begin(), '1');
+  return digits;
+}
+
+// Python int(s) for a run of ASCII digits, printed back: strips leading zeros.
+inline std::string normalize_decimal(std::string_view digits) {
+  std::size_t i = 0;
+  while (i + 1 < digits.size() && digits[i] == '0') ++i;
+  return std::string(digits.substr(i));
+}
+
+}  // namespace detail
+
+/// Turns any string into a valid Python identifier the way FX does before naming a node: every
+/// run of characters outside [0-9a-zA-Z_] becomes one `_`, an empty result becomes `_unnamed`,
+/// a leading digit gets a `_` prefix. A string that is already an identifier is returned as is.
+/// Non-ASCII characters count as invalid. O(length).
+/// Example: `block1-0_weight` -> `block1_0_weight`, `0_cache` -> `_0_cache`, `a--b` -> `a_b`.
+/// Mirrors the first half of `_Namespace.create_name` (torch/fx/graph.py).
+[[nodiscard]] inline std::string sanitize_name(std::string_view candidate) {
+  std::string out;
+  out.reserve(candidate.size() + 1);
+  bool in_bad_run = false;
+  for (char c : candidate) {
+    if (detail::is_ident_char(c)) {
+      out.push_back(c);
+      in_bad_run = false;
+    } else if (!in_bad_run) {
+      out.push_back('_');
+      in_bad_run = true;
+    }
+  }
+  if (out.empty()) out = "_unnamed";
+  if (detail::is_ascii_digit(out.front())) out.insert(out.begin(), '_');
+  return out;
+}
+
+/// A valid identifier split like FX's `_name_regex` `^([a-zA-Z_][0-9a-zA-Z_]*?)(?:_(\d+))?$`:
+/// `add_12` -> {base "add", number "12"}, `x__3` -> {"x_", "3"}, `_1` -> {"_1", ""}.
+struct NameParts {
+  std::string_view base;
+  std::string_view number;  ///< digits after the last `_`, empty when there is none
+};
+
+/// Splits a valid identifier into base and numeric suffix (see NameParts). O(length).
+[[nodiscard]] inline NameParts split_name(std::string_view name) noexcept {
+  const auto pos = name.rfind('_');
+  if (pos == std::string_view::npos || pos == 0 || pos + 1 == name.size()) return {name, {}};
+  for (std::size_t i = pos + 1; i < name.size(); ++i) {
+    if (!detail::is_ascii_digit(name[i])) return {name, {}};
+  }
+  return {name.substr(0, pos), name.substr(pos + 1)};
+}
+
+/// FX's `_Namespace`: hands out unique node names. Every name ever created stays taken, so a name
+/// freed by erasing a node is never handed out again (FX's `_used_names` never shrinks).
+///
+/// Numbers are kept as decimal strings, so suffixes of any length behave exactly as in Python.
+/// Mirrors `torch.fx.graph._Namespace` (torch 2.13).
+class Namespace {
+ public:
+  /// The outcome of `propose`: the name to take and the counter update that goes with it.
+  struct Proposal {
+    std::string name;
+    std::string base;
+    std::string number;  ///< new value of the base's counter
+
+   private:
+    friend class Namespace;
+    bool new_base_ = false;
+  };
+
+  /// Computes the unique name FX would give `candidate` now, without taking it. O(length + k)
+  /// where k is the number of taken names skipped (usually 0 or 1).
+  [[nodiscard]] Proposal propose(std::string_view candidate) const {
+    std::string name = is_identifier(candidate) ? std::string(candidate) : sanitize_name(candidate);
+    const NameParts parts = split_name(name);
+    std::string base(parts.base);
+    std::string number;
+    if (parts.number.empty() || is_used(name)) {
+      auto it = base_count_.find(base);
+      number = it == base_count_.end() ? "0" : it->second;
+      if (is_reserved_name(name)) {
+        number = detail::increment_decimal(number);
+        name = base + "_" + number;
+      }
+    } else {
+      number = detail::normalize_decimal(parts.number);
+    }
+    while (is_used(name)) {
+      number = detail::increment_decimal(number);
+      name = base + "_" + number;
+    }
+    Proposal p;
+    p.name = std::move(name);
+    p.base = std::move(base);
+    p.number = std::move(number);
+    return p;
+  }
+
+  /// Takes the proposed name. Strong guarantee: on failure (allocation) nothing changes. The
+  /// proposal must come from `propose` on this namespace with no other change in between; commit
+  /// keeps in it what `uncommit` needs to undo the step.
+  void commit(Proposal& p) {
+    auto used = used_.insert(p.name);
+    try {
+      auto counter = base_count_.try_emplace(p.base);
+      p.new_base_ = counter.second;
+      counter.first->second.swap(p.number);  // p.number now holds the previous counter
+    } catch (...) {
+      used_.erase(used.first);
+      throw;
+    }
+  }
+
+  /// Undoes the last `commit(p)` (nothing else may have been committed since). No-throw.
+  void uncommit(Proposal& p) noexcept {
+    used_.erase(p.name);
+    auto it = base_count_.find(p.base);
+    if (it == base_count_.end()) return;
+    if (p.new_base_) {
+      base_count_.erase(it);
+    } else {
+      it->second.swap(p.number);
+    }
+  }
+
+  /// `propose` then `commit`: FX's `create_name(candidate, None)`. Returns the name taken.
+  std::string create_name(std::string_view candidate) {
+    Proposal p = propose(candidate);
+    commit(p);
+    return std::move(p.name);
+  }
+
+  /// True when `name` was handed out (or marked used) before. O(1) on average.
+  [[nodiscard]] bool is_used(std::string_view name) const {
+    return used_.find(std::string(name)) != used_.end();
+  }
+
+  /// Exchanges contents. No-throw.
+  void swap(Namespace& other) noexcept {
+    used_.swap(other.used_);
+    base_count_.swap(other.base_count_);
+  }
+
+  /// Number of names taken so far. O(1).
+  [[nodiscard]] std::size_t size() const noexcept { return used_.size(); }
+
+  /// Equal when the same names are taken and the same counters are kept.
+  friend bool operator==(const Namespace& a, const Namespace& b) {
+    return a.used_ == b.used_ && a.base_count_ == b.base_count_;
+  }
+
+ private:
+  static bool is_identifier(std::string_view s) noexcept {
+    if (s.empty() || detail::is_ascii_digit(s.front())) return false;
+    return std::all_of(s.begin(), s.end(), detail::is_ident_char);
+  }
+
+  std::unordered_set<std::string> used_;
+  std::unordered_map<std::string, std::string> base_count_;
+};
+
+}  // namespace epgraph

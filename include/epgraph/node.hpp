@@ -1,0 +1,319 @@
+// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "argument.hpp"
+#include "error.hpp"
+#include "tensor.hpp"
+
+namespace epgraph {
+
+class Graph;
+
+/// What a node does; torch.fx's `Node.op`.
+enum class OpCode : std::uint8_t {
+  placeholder,
+  get_attr,
+  call_function,
+  call_method,
+  call_module,
+  output,
+};
+
+/// FX's spelling of an op code ("placeholder", "call_function", ...). O(1).
+[[nodiscard]] inline std::string_view op_name(OpCode op) noexcept {
+  switch (op) {
+    case OpCode::placeholder: return "placeholder";
+    case OpCode::get_attr: return "get_attr";
+    case OpCode::call_function: return "call_function";
+    case OpCode::call_method: return "call_method";
+    case OpCode::call_module: return "call_module";
+    case OpCode::output: return "output";
+  }
+  return "";
+}
+
+/// What FX keeps in `Node.meta` that epgraph models. Metadata is not graph structure: changing it
+/// never affects users, names or order.
+struct NodeMeta {
+  /// `meta["val"]` for a node that produces one tensor (a fake tensor in Python).
+  std::optional<TensorMeta> val;
+  /// `meta["requested_name"]`: the name a graph-edit helper was asked to use before the graph's
+  /// namespace de-duplicated it (set by create_mutable_buffer / create_constant_placeholder).
+  std::string requested_name;
+  /// Every other metadata entry, verbatim and in order (`stack_trace`, `nn_module_stack`, ...).
+  std::vector<std::pair<std::string, std::string>> other;
+};
+
+namespace detail {
+
+// Unique nodes referenced by args then kwargs, in first-occurrence order (FX's _input_nodes).
+inline std::vector<Node*> collect_input_nodes(const ArgumentList& args, const Kwargs& kwargs) {
+  std::vector<Node*> out;
+  std::unordered_set<Node*> seen;
+  auto add = [&](Node* n) {
+    if (out.size() < 16) {
+      for (Node* m : out) {
+        if (m == n) return;
+      }
+      out.push_back(n);
+      if (out.size() == 16) seen.insert(out.begin(), out.end());
+    } else if (seen.insert(n).second) {
+      out.push_back(n);
+    }
+  };
+  for (const Argument& a : args) for_each_node(a, add);
+  for (const auto& kv : kwargs) for_each_node(kv.second, add);
+  return out;
+}
+
+// Membership test that stays linear for big inputs.
+class NodeLookup {
+ public:
+  explicit NodeLookup(const std::vector<Node*>& nodes) : nodes_(nodes) {
+    if (nodes.size() > 16) set_.insert(nodes.begin(), nodes.end());
+  }
+  bool contains(const Node* n) const {
+    if (nodes_.size() > 16) return set_.count(const_cast<Node*>(n)) != 0;
+    for (const Node* m : nodes_) {
+      if (m == n) return true;
+    }
+    return false;
+  }
+
+ private:
+  const std::vector<Node*>& nodes_;
+  std::unordered_set<Node*> set_;
+};
+
+}  // namespace detail
+
+/// A node of a Graph: torch.fx's `Node`. Nodes are created and owned by their Graph; a `Node*`
+/// stays valid until the node is erased (Graph::erase_node) or its graph is destroyed. Nodes are
+/// neither copyable nor movable.
+///
+/// Edges are kept in both directions: `args()`/`kwargs()` name the nodes this node reads, and
+/// `users()` lists the nodes that read this one, in first-use order, each once. Only the setters
+/// below change arguments, and they update `users()` of every affected node.
+class Node {
+ public:
+  /// Only a Graph can make one: nodes are created through Graph::create_node and friends.
+  class create_key {
+    friend class Graph;
+    create_key() noexcept {}
+  };
+  /// Used by Graph; not for direct use (a create_key cannot be made outside Graph).
+  Node(create_key, Graph* graph, OpCode op, const std::string* target) noexcept
+      : graph_(graph), target_(target), op_(op) {}
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  ~Node() = default;
+
+  /// The graph that owns this node.
+  [[nodiscard]] Graph& graph() const noexcept { return *graph_; }
+  /// The unique name in its graph (FX `node.name`). Valid until the node is renamed or erased.
+  [[nodiscard]] std::string_view name() const noexcept { return name_; }
+  /// FX `node.op`.
+  [[nodiscard]] OpCode op() const noexcept { return op_; }
+  /// FX `node.target`: the operator's qualified name for call_function
+  /// (`torch.ops.aten.add.Tensor`), the placeholder's own name, the attribute path of get_attr...
+  [[nodiscard]] std::string_view target() const noexcept { return *target_; }
+  /// Positional arguments (FX `node.args`).
+  [[nodiscard]] const ArgumentList& args() const noexcept { return args_; }
+  /// Keyword arguments in order (FX `node.kwargs`).
+  [[nodiscard]] const Kwargs& kwargs() const noexcept {
+    return extra_ ? extra_->kwargs : empty_kwargs();
+  }
+  /// Nodes that use this node's value, in first-use order, each once (FX `node.users`).
+  [[nodiscard]] const std::vector<Node*>& users() const noexcept { return users_; }
+  /// The previous node in graph order, or nullptr for the first (FX `node.prev`, minus the root).
+  [[nodiscard]] Node* prev() const noexcept { return prev_; }
+  /// The next node in graph order, or nullptr for the last (FX `node.next`, minus the root).
+  [[nodiscard]] Node* next() const noexcept { return next_; }
+  /// Metadata (read-only view; empty when never set).
+  [[nodiscard]] const NodeMeta& meta() const noexcept { return extra_ ? extra_->meta : empty_meta(); }
+  /// Metadata, writable. Allocates on first use (may throw std::bad_alloc).
+  [[nodiscard]] NodeMeta& meta() { return ensure_extra().meta; }
+
+  /// The unique nodes this node reads, args first then kwargs, in order of first appearance
+  /// (FX `node.all_input_nodes`). O(size of args + kwargs).
+  [[nodiscard]] std::vector<Node*> all_input_nodes() const {
+    return detail::collect_input_nodes(args_, kwargs());
+  }
+
+  /// Replaces the positional arguments (FX `node.args = ...`) and updates `users()` of nodes
+  /// that stop or start being read. On the output node the arguments are the graph's results.
+  /// Throws value_error when an argument node is null ("Null argument node given to node 'add'")
+  /// or belongs to another graph ("Argument node 'x' of node 'add' belongs to another graph").
+  /// Strong guarantee. O(size of old and new arguments).
+  void set_args(ArgumentList args) { reset_inputs(std::move(args), kwargs()); }
+
+  /// Replaces the keyword arguments (FX `node.kwargs = ...`); see set_args. Strong guarantee.
+  void set_kwargs(Kwargs kwargs) { reset_inputs(args_, std::move(kwargs)); }
+
+  /// Replaces positional argument `index` (FX `node.update_arg`). Throws value_error
+  /// "Argument index 3 out of range for node 'add' with 2 arguments". Strong guarantee.
+  void update_arg(std::size_t index, Argument arg) {
+    if (index >= args_.size()) {
+      throw value_error("Argument index " + std::to_string(index) + " out of range for node '" +
+                        name_ + "' with " + std::to_string(args_.size()) + " arguments");
+    }
+    ArgumentList copy = args_;
+    copy[index] = std::move(arg);
+    set_args(std::move(copy));
+  }
+
+  /// Sets keyword argument `key`, appending it when absent (FX `node.update_kwarg`). Strong
+  /// guarantee.
+  void update_kwarg(std::string_view key, Argument arg) {
+    Kwargs copy = kwargs();
+    bool found = false;
+    for (auto& kv : copy) {
+      if (kv.first == key) {
+        kv.second = std::move(arg);
+        found = true;
+        break;
+      }
+    }
+    if (!found) copy.emplace_back(std::string(key), std::move(arg));
+    set_kwargs(std::move(copy));
+  }
+
+  /// Replaces every use of `old_input` in this node's arguments with `new_input` (FX
+  /// `node.replace_input_with`), updates users, and tells the owning program (when this node is
+  /// the output node, output specs naming `old_input` follow). Throws value_error when
+  /// `new_input` is null or of another graph. Strong guarantee. O(size of arguments).
+  void replace_input_with(Node* old_input, Node* new_input);
+
+  /// Replaces every use of this node by `replacement` in all users for which `delete_user_cb`
+  /// returns true (all users when it is empty) and returns the users changed, in users() order
+  /// (FX `node.replace_all_uses_with`). `add(x, x)` becomes `add(y, y)`. When the output node is
+  /// among them, the owning program's output specs that named this node name `replacement`
+  /// (torch's replace hook). Throws value_error when `replacement` is null or of another graph,
+  /// or when `replacement` itself uses this node and would be changed ("Cannot replace uses of
+  /// 'x' with 'relu': 'relu' uses 'x' itself; pass a delete_user_cb that skips it"). Strong
+  /// guarantee. O(U * size of a user's arguments) for U users changed.
+  std::vector<Node*> replace_all_uses_with(
+      Node* replacement, const std::function<bool(Node*)>& delete_user_cb = {});
+
+ private:
+  friend class Graph;
+
+  struct Extra {
+    Kwargs kwargs;
+    NodeMeta meta;
+  };
+
+  static const Kwargs& empty_kwargs() noexcept {
+    static const Kwargs empty;
+    return empty;
+  }
+  static const NodeMeta& empty_meta() noexcept {
+    static const NodeMeta empty;
+    return empty;
+  }
+  Extra& ensure_extra() {
+    if (!extra_) extra_ = std::make_unique<Extra>();
+    return *extra_;
+  }
+
+  void check_argument_nodes(const ArgumentList& args, const Kwargs& kwargs) const {
+    auto check = [&](Node* n) {
+      if (n == nullptr) {
+        throw value_error("Null argument node given to node '" + name_ + "'");
+      }
+      if (n->graph_ != graph_) {
+        throw value_error("Argument node '" + n->name_ + "' of node '" + name_ +
+                          "' belongs to another graph");
+      }
+    };
+    for (const Argument& a : args) for_each_node(a, check);
+    for (const auto& kv : kwargs) for_each_node(kv.second, check);
+  }
+
+  // Which nodes start and stop being read by this node when its inputs change.
+  struct InputChange {
+    std::vector<Node*> added;
+    std::vector<Node*> removed;
+  };
+
+  // Phase 1 of an edge change: computes the change and reserves room in the users() of nodes
+  // that become inputs. May throw; changes nothing observable.
+  InputChange prepare_input_change(const std::vector<Node*>& old_inputs,
+                                   const std::vector<Node*>& new_inputs) {
+    InputChange change;
+    detail::NodeLookup old_lookup(old_inputs);
+    detail::NodeLookup new_lookup(new_inputs);
+    for (Node* n : new_inputs) {
+      if (!old_lookup.contains(n)) change.added.push_back(n);
+    }
+    for (Node* n : old_inputs) {
+      if (!new_lookup.contains(n)) change.removed.push_back(n);
+    }
+    for (Node* n : change.added) n->users_.reserve(n->users_.size() + 1);
+    return change;
+  }
+
+  // Phase 2, no-throw: drops this node from users() of inputs no longer read and appends it to
+  // users() of new inputs (room reserved in phase 1).
+  void commit_input_change(const InputChange& change) noexcept {
+    for (Node* n : change.removed) n->remove_user(this);
+    for (Node* n : change.added) n->users_.push_back(this);
+  }
+
+  // Tells the owning graph's observer (the ExportedProgram) that uses of `old_input` by this node
+  // move to `new_input`. May throw; defined in graph.hpp.
+  void notify_replace(const Node& old_input, const Node& new_input) const;
+
+  // Replaces args and kwargs, keeping users() in sync. When `replaced` is set, the graph's observer
+  // hears of it after every allocation and before any change. Strong guarantee.
+  void reset_inputs(ArgumentList args, Kwargs kwargs, const Node* replaced = nullptr,
+                    const Node* replacement = nullptr) {
+    check_argument_nodes(args, kwargs);
+    std::vector<Node*> old_inputs = all_input_nodes();
+    std::vector<Node*> new_inputs = detail::collect_input_nodes(args, kwargs);
+    std::unique_ptr<Extra> new_extra;
+    if (!kwargs.empty() && !extra_) new_extra = std::make_unique<Extra>();
+    const InputChange change = prepare_input_change(old_inputs, new_inputs);
+    if (replaced != nullptr) notify_replace(*replaced, *replacement);
+    // No-throw from here on.
+    if (new_extra) extra_ = std::move(new_extra);
+    args_ = std::move(args);
+    if (extra_) extra_->kwargs = std::move(kwargs);
+    commit_input_change(change);
+  }
+
+  void remove_user(const Node* user) noexcept {
+    for (auto it = users_.begin(); it != users_.end(); ++it) {
+      if (*it == user) {
+        users_.erase(it);
+        return;
+      }
+    }
+  }
+
+  Graph* graph_;
+  Node* prev_ = nullptr;
+  Node* next_ = nullptr;
+  std::string name_;
+  const std::string* target_;  // interned by the graph
+  OpCode op_;
+  ArgumentList args_;
+  std::vector<Node*> users_;
+  std::unique_ptr<Extra> extra_;  // kwargs and metadata; null when both are empty
+};
+
+}  // namespace epgraph
+
+#include "graph.hpp"  // Node::replace_input_with / replace_all_uses_with are defined there.
