@@ -119,8 +119,8 @@ using Kwargs = std::vector<std::pair<std::string, Argument>>;
 /// O(size of the argument).
 template <class F>
 void for_each_node(const Argument& arg, F&& f) {
-  if (Node* n = arg.node()) {
-    f(n);
+  if (arg.is<Node*>()) {
+    f(arg.as<Node*>());  // may be null: the setters refuse it with a clear error
   } else if (const ArgumentList* l = arg.list()) {
     for (const Argument& a : *l) for_each_node(a, f);
   }

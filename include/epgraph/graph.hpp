@@ -500,6 +500,7 @@ class Graph {
  private:
   friend class Node;
   friend class InsertingGuard;
+  friend struct detail::test_access;
 
   static Argument remap_argument(const Argument& arg,
                                  const std::unordered_map<const Node*, Node*>& map,

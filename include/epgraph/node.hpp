@@ -58,6 +58,9 @@ struct NodeMeta {
 
 namespace detail {
 
+// Declared only: tests define it to reach internals and break invariants on purpose.
+struct test_access;
+
 // Unique nodes referenced by args then kwargs, in first-occurrence order (FX's _input_nodes).
 inline std::vector<Node*> collect_input_nodes(const ArgumentList& args, const Kwargs& kwargs) {
   std::vector<Node*> out;
@@ -209,6 +212,7 @@ class Node {
 
  private:
   friend class Graph;
+  friend struct detail::test_access;  // lets tests corrupt a graph to exercise lint()
 
   struct Extra {
     Kwargs kwargs;
