@@ -56,7 +56,7 @@ TEST_CASE("nodes keep creation order; default insertion is before the output", "
   Node* out = g.output({x});
   Node* a = g.call_function(add_op, {x, x});
   Node* m = g.call_function(mul_op, {a, 2});
-  out->set_args({ArgumentList{m}});
+  out->set_args({Argument(ArgumentList{m})});
   Node* y = g.placeholder("y");  // goes after the last placeholder, not before the output
   CHECK(names_of(g) == Names{"x", "y", "add", "mul", "output"});
   CHECK(g.output_node() == out);
@@ -124,7 +124,7 @@ TEST_CASE("users are kept in first-use order, each once", "[graph][users]") {
   CHECK(a->users() == std::vector<Node*>{b});
 
   // kwargs count as uses, nested lists too.
-  Node* c = g.call_function("torch.ops.aten.cat.default", {ArgumentList{y, ArgumentList{y, a}}},
+  Node* c = g.call_function("torch.ops.aten.cat.default", {Argument(ArgumentList{y, ArgumentList{y, a}})},
                             {{"dim", 0}});
   CHECK(y->users() == std::vector<Node*>{c});
   c->set_kwargs({{"out", x}});
@@ -288,7 +288,7 @@ TEST_CASE("erase_node refuses nodes with users and never reuses names", "[graph]
                     "Tried to erase Node add but it still had 2 users in the graph: {mul: None, "
                     "sub: None}!");
   CHECK(g.size() == 5);
-  g.output_node()->set_args({ArgumentList{s}});
+  g.output_node()->set_args({Argument(ArgumentList{s})});
   g.erase_node(m);
   CHECK(a->users() == std::vector<Node*>{s});
   CHECK(g.find_node("mul") == nullptr);
@@ -428,7 +428,7 @@ TEST_CASE("clone copies nodes, users order and namespace; the copy is independen
   a->set_args({x, x});
   a->set_args({x, y});  // y's users are now [b, a]: not graph order
   a->meta().requested_name = "requested";
-  out->set_args({ArgumentList{b, a}});
+  out->set_args({Argument(ArgumentList{b, a})});
 
   auto copy = g.clone();
   CHECK(epgraph::to_string(*copy) == epgraph::to_string(g));

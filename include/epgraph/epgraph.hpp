@@ -6,13 +6,16 @@
 /// own headers under epgraph/json/ and epgraph/archive/ and are not included here.
 
 #include "argument.hpp"
+#include "edit.hpp"
 #include "error.hpp"
 #include "exported_program.hpp"
 #include "graph.hpp"
 #include "graph_signature.hpp"
+#include "lookup.hpp"
 #include "names.hpp"
 #include "node.hpp"
 #include "ordered_dict.hpp"
 #include "print.hpp"
 #include "tensor.hpp"
+#include "verify.hpp"
 #include "version.hpp"

@@ -41,6 +41,48 @@ struct RangeConstraint {
   }
 };
 
+/// One record (zip entry) of an archive, kept verbatim. The bytes are immutable and shared
+/// between copies of the metadata (copying a program does not copy them).
+struct ArchiveRecord {
+  /// Full entry name in the archive, including any root folder
+  /// (`linear_3/data/sample_inputs/model.pt`).
+  std::string name;
+  /// The entry's bytes; never null in records made by epgraph.
+  std::shared_ptr<const std::vector<std::byte>> data;
+  /// Same name and same bytes.
+  friend bool operator==(const ArchiveRecord& a, const ArchiveRecord& b) {
+    if (a.name != b.name) return false;
+    if (a.data == b.data) return true;
+    return a.data && b.data && *a.data == *b.data;
+  }
+};
+
+/// What epgraph remembers about the archive (.pt2 / .ep zip file) a program was loaded from, so
+/// that saving the program again keeps the input's layout and every record epgraph does not
+/// interpret. Filled by epgraph::archive::load_archive and read by save_archive (see
+/// epgraph/archive/pt2_archive.hpp); the core never interprets it.
+struct ArchiveInfo {
+  /// "pt2" (current layout: models/<name>.json, data/weights/..., torch >= 2.8) or "legacy"
+  /// (serialized_exported_program.json, torch <= 2.7).
+  std::string layout;
+  /// Root folder of every entry, with its trailing '/' (`linear_3/`), or "" when there is none.
+  std::string prefix;
+  /// Model name of the current layout (`model` for models/model.json); "" for legacy archives.
+  std::string model_name;
+  /// Every entry name of the input archive, in the input's order.
+  std::vector<std::string> entry_order;
+  /// The input's entries, verbatim, except the exported program JSON and the raw tensor payloads
+  /// that were loaded into state_dict / constants: pickles, sample inputs, version records,
+  /// weights/constants configs (saving regenerates the configs from the program's tensors and
+  /// keeps their pickled entries), in the input's order.
+  std::vector<ArchiveRecord> records;
+
+  friend bool operator==(const ArchiveInfo& a, const ArchiveInfo& b) {
+    return a.layout == b.layout && a.prefix == b.prefix && a.model_name == b.model_name &&
+           a.entry_order == b.entry_order && a.records == b.records;
+  }
+};
+
 /// Program-level facts besides graph, signature and data.
 struct ProgramMetadata {
   /// Operator set versions, e.g. {"aten", 10}, in order.
@@ -54,11 +96,14 @@ struct ProgramMetadata {
   /// Fields epgraph does not model (module_call_graph, ...), kept verbatim as serialized text for
   /// round trips, by field name, in order.
   std::vector<std::pair<std::string, std::string>> opaque;
+  /// The archive the program was loaded from (layout and uninterpreted records), when it was
+  /// loaded by epgraph::archive::load_archive; absent otherwise.
+  std::optional<ArchiveInfo> archive;
 
   friend bool operator==(const ProgramMetadata& a, const ProgramMetadata& b) {
     return a.opset_version == b.opset_version && a.range_constraints == b.range_constraints &&
            a.verifiers == b.verifiers && a.torch_version == b.torch_version &&
-           a.opaque == b.opaque;
+           a.opaque == b.opaque && a.archive == b.archive;
   }
 };
 
@@ -72,8 +117,9 @@ struct ProgramMetadata {
 ///
 /// The program follows its graph like torch's replace hooks do: when `replace_all_uses_with` or
 /// `replace_input_with` moves output uses to another node, output specs that named the old node
-/// name the new one; when a node is renamed, specs naming it follow, and USER_INPUT_MUTATION
-/// targets follow a renamed user input. BUFFER_MUTATION targets (state_dict keys) never change.
+/// name the new one; when a node is renamed, specs naming it follow, and USER_INPUT_MUTATION and
+/// GRADIENT_TO_USER_INPUT targets follow a renamed user input. BUFFER_MUTATION targets
+/// (state_dict keys) never change.
 /// Unlike torch (whose hook renames input specs too when a placeholder is returned directly and
 /// replaced), input specs keep naming their placeholder after a replacement.
 ///
@@ -190,7 +236,9 @@ class ExportedProgram : private GraphObserver {
     }
     for (auto& s : outputs) {
       if (names_graph_value(s.arg()) && s.name() == node.name()) s.set_name(name);
-      if (renamed_user_input && s.kind() == OutputKind::USER_INPUT_MUTATION &&
+      const bool targets_user_input = s.kind() == OutputKind::USER_INPUT_MUTATION ||
+                                      s.kind() == OutputKind::GRADIENT_TO_USER_INPUT;
+      if (renamed_user_input && targets_user_input &&
           s.target() == std::optional<std::string>(std::string(node.name()))) {
         s.set_target(name);
       }

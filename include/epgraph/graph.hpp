@@ -222,7 +222,24 @@ class Graph {
   /// Strong guarantee. O(length of name + size of arguments).
   Node* create_node(OpCode op, std::string_view target, ArgumentList args = {},
                     Kwargs kwargs = {}, std::string_view name = {}) {
-    return create_node_impl(op, target, std::move(args), std::move(kwargs), name);
+    return create_node_impl(op, target, std::move(args), std::move(kwargs), name, nullptr);
+  }
+
+  /// Same as create_node, plus a last step that cannot leave a trace: `prepare(node)` runs on the
+  /// new node once its name is taken and every other step that can fail is done, just before the
+  /// node is linked into the graph. If `prepare` throws, the node is destroyed, its name is given
+  /// back to the namespace (counters included, as if it had never been taken) and the exception
+  /// propagates: the graph is exactly as before. Use it to finish a node with the strong
+  /// guarantee: set its metadata, make existing nodes (e.g. the output node) use it through
+  /// set_args, record it elsewhere. `prepare` must itself have the strong guarantee, may read the
+  /// graph and change arguments of existing nodes, and must not create, erase or rename nodes nor
+  /// change the insertion point; while it runs, `node` is named and found by find_node but is not
+  /// in the node list. An empty `prepare` does nothing. Throws what create_node throws and what
+  /// `prepare` throws. Strong guarantee. O(create_node + prepare).
+  Node* create_node(OpCode op, std::string_view target, ArgumentList args, Kwargs kwargs,
+                    std::string_view name, const std::function<void(Node&)>& prepare) {
+    return create_node_impl(op, target, std::move(args), std::move(kwargs), name,
+                            prepare ? &prepare : nullptr);
   }
 
   /// A placeholder whose target is `name` (FX `graph.placeholder`). See create_node.
@@ -297,7 +314,7 @@ class Graph {
     if (node->op_ == OpCode::placeholder && *node->target_ == node->name_) {
       new_target = intern(new_name);
     }
-    nodes_.reserve(nodes_.size() + 1);
+    detail::reserve_more_hashed(nodes_, 1);
     namespace_.commit(proposal);
     if (observer_ != nullptr) {
       try {
@@ -531,7 +548,10 @@ class Graph {
   }
 
   const std::string* intern(std::string_view s) {
-    return &*targets_.emplace(s).first;
+    std::string key(s);
+    auto it = targets_.find(key);
+    if (it != targets_.end()) return &*it;
+    return &*targets_.insert(std::move(key)).first;
   }
 
   bool anchors_insertion_point(const Node* node) const noexcept {
@@ -617,7 +637,7 @@ class Graph {
   }
 
   Node* create_node_impl(OpCode op, std::string_view target, ArgumentList args, Kwargs kwargs,
-                         std::string_view requested) {
+                         std::string_view requested, const std::function<void(Node&)>* prepare) {
     const std::string candidate =
         requested.empty() ? default_name(op, target) : std::string(requested);
     Namespace::Proposal proposal = namespace_.propose(candidate);
@@ -629,7 +649,7 @@ class Graph {
     const Node::InputChange change = node->prepare_input_change({}, inputs);
     node->args_ = std::move(args);
     if (!kwargs.empty()) node->ensure_extra().kwargs = std::move(kwargs);
-    nodes_.reserve(nodes_.size() + 1);
+    detail::reserve_more_hashed(nodes_, 1);
     namespace_.commit(proposal);
     Node* raw = node.get();
     try {
@@ -637,6 +657,15 @@ class Graph {
     } catch (...) {
       namespace_.uncommit(proposal);
       throw;
+    }
+    if (prepare != nullptr) {
+      try {
+        (*prepare)(*raw);
+      } catch (...) {
+        nodes_.erase(nodes_.find(std::string_view(raw->name_)));  // destroys the node
+        namespace_.uncommit(proposal);
+        throw;
+      }
     }
     // No-throw from here on.
     link_before(raw, next);
@@ -733,7 +762,7 @@ inline std::vector<Node*> Node::replace_all_uses_with(
       output_uses = output_uses || user->op_ == OpCode::output;
       rewritten.push_back(std::move(r));
     }
-    replacement->users_.reserve(replacement->users_.size() + additions);
+    detail::reserve_more(replacement->users_, additions);
   }
   detail::NodeLookup changed_lookup(changed);
   if (!changed.empty()) {

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -54,9 +55,31 @@ struct NodeMeta {
   std::string requested_name;
   /// Every other metadata entry, verbatim and in order (`stack_trace`, `nn_module_stack`, ...).
   std::vector<std::pair<std::string, std::string>> other;
+  /// How torch.export's serializer wrote this node, as a JSON object text kept by epgraph::json
+  /// (argument names and union kinds, the output layout, optional fields present): what the graph
+  /// does not model but a faithful save needs. Empty for nodes not loaded from a file. The core
+  /// never reads it.
+  std::string serialized;
 };
 
 namespace detail {
+
+// Makes room for `extra` more elements with geometric growth, so that a run of single
+// insertions stays amortized O(1) (reserve(size() + 1) would reallocate every time).
+template <class Vector>
+void reserve_more(Vector& v, std::size_t extra) {
+  const std::size_t need = v.size() + extra;
+  if (need > v.capacity()) v.reserve(std::max(need, v.capacity() * 2));
+}
+
+// The same for a hash container: afterwards `extra` insertions do not rehash.
+template <class HashMap>
+void reserve_more_hashed(HashMap& m, std::size_t extra) {
+  const std::size_t need = m.size() + extra;
+  if (static_cast<double>(need) > static_cast<double>(m.bucket_count()) * m.max_load_factor()) {
+    m.reserve(std::max(need, m.size() * 2));
+  }
+}
 
 // Declared only: tests define it to reach internals and break invariants on purpose.
 struct test_access;
@@ -265,7 +288,7 @@ class Node {
     for (Node* n : old_inputs) {
       if (!new_lookup.contains(n)) change.removed.push_back(n);
     }
-    for (Node* n : change.added) n->users_.reserve(n->users_.size() + 1);
+    for (Node* n : change.added) detail::reserve_more(n->users_, 1);
     return change;
   }
 

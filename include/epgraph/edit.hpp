@@ -1,0 +1,492 @@
+// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+
+/// Program edits that add or remove state: mutable buffers (KV caches), constant placeholders
+/// (parameters, buffers, lifted tensor constants) and buffer mutation outputs. Each keeps graph,
+/// signature, state_dict and constants in agreement and is all-or-nothing: it either completes
+/// or throws and leaves the program exactly as it was (node order, names, namespace counters,
+/// users, insertion point, signature, dictionaries). Mirrors ExecuTorch's
+/// backends/transforms/utils.py (create_mutable_buffer, create_constant_placeholder,
+/// delete_constant_placeholder), without its bugs.
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "argument.hpp"
+#include "error.hpp"
+#include "exported_program.hpp"
+#include "graph.hpp"
+#include "graph_signature.hpp"
+#include "lookup.hpp"
+#include "node.hpp"
+#include "tensor.hpp"
+#include "verify.hpp"
+
+namespace epgraph {
+
+/// The placeholder that create_mutable_buffer or create_constant_placeholder made for the
+/// requested name `requested_name` (recorded in its `meta().requested_name`, like upstream's
+/// `meta["requested_name"]`), or nullptr. Throws nothing. O(placeholders). Mirrors
+/// `_find_placeholder` in
+/// ExecuTorch's backends/transforms/utils.py.
+[[nodiscard]] inline Node* find_requested_placeholder(const Graph& graph,
+                                                      std::string_view requested_name) {
+  for (Node* n = graph.first_node(); n != nullptr && n->op() == OpCode::placeholder;
+       n = n->next()) {
+    if (n->meta().requested_name == requested_name) return n;
+  }
+  return nullptr;
+}
+
+namespace detail {
+
+inline bool is_blank(std::string_view s) noexcept {
+  return s.find_first_not_of(" \t\n\r\f\v") == std::string_view::npos;
+}
+
+// The state_dict key for a buffer placeholder name: one leading "b_" removed (export's prefix).
+inline std::string buffer_target_of(std::string_view name) {
+  if (name.substr(0, 2) == "b_") name.remove_prefix(2);
+  return std::string(name);
+}
+
+// Throws runtime_error "<what> target 't' already exists <where>" when `target` is a key of
+// state_dict or constants or the target of an input spec.
+template <class T>
+void check_target_free(const ExportedProgram<T>& ep, const std::string& target, const char* what) {
+  const std::string head = std::string(what) + " target '" + target + "' already exists ";
+  if (ep.state_dict().contains(target)) throw runtime_error(head + "in state_dict");
+  if (ep.constants().contains(target)) throw runtime_error(head + "in constants");
+  for (const InputSpec& s : ep.graph_signature().input_specs) {
+    if (s.target() && *s.target() == target) {
+      throw runtime_error(head + "as the target of input spec '" + s.name() + "'");
+    }
+  }
+}
+
+template <class T>
+void check_buffer_target(const ExportedProgram<T>& ep, const std::string& target,
+                         std::string_view from_name) {
+  if (target.empty()) {
+    throw value_error("Buffer target cannot be empty (from name '" + std::string(from_name) + "')");
+  }
+  check_target_free(ep, target, "Buffer");
+}
+
+// The node at position `index` of the node list, or nullptr past the end. O(index).
+inline Node* nth_node(const Graph& graph, std::size_t index) noexcept {
+  Node* n = graph.first_node();
+  for (std::size_t i = 0; i < index && n != nullptr; ++i) n = n->next();
+  return n;
+}
+
+inline bool is_mutation_output(OutputKind k) noexcept {
+  return k == OutputKind::BUFFER_MUTATION || k == OutputKind::PARAMETER_MUTATION ||
+         k == OutputKind::USER_INPUT_MUTATION;
+}
+
+// Where a new mutation output goes: after the leading output tokens, inside the run of mutation
+// outputs that follows them, before the first one whose mutated input has index >= `threshold`
+// (or at the end of that run). Mutation outputs whose target names no input are passed over.
+inline std::size_t mutation_output_index(const ExportGraphSignature& sig, std::size_t threshold) {
+  std::unordered_map<std::string_view, std::size_t> buffer_index;
+  std::unordered_map<std::string_view, std::size_t> parameter_index;
+  std::unordered_map<std::string_view, std::size_t> user_index;
+  const auto& inputs = sig.input_specs;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const InputSpec& s = inputs[i];
+    if (s.kind() == InputKind::BUFFER && s.target()) buffer_index.emplace(*s.target(), i);
+    if (s.kind() == InputKind::PARAMETER && s.target()) parameter_index.emplace(*s.target(), i);
+    if (s.kind() == InputKind::USER_INPUT && names_graph_value(s.arg())) {
+      user_index.emplace(s.name(), i);
+    }
+  }
+  const auto& outputs = sig.output_specs;
+  std::size_t k = 0;
+  while (k < outputs.size() && outputs[k].kind() == OutputKind::TOKEN) ++k;
+  for (; k < outputs.size() && is_mutation_output(outputs[k].kind()); ++k) {
+    const OutputSpec& o = outputs[k];
+    if (!o.target()) continue;
+    const auto& pool = o.kind() == OutputKind::BUFFER_MUTATION      ? buffer_index
+                       : o.kind() == OutputKind::PARAMETER_MUTATION ? parameter_index
+                                                                    : user_index;
+    auto it = pool.find(*o.target());
+    if (it != pool.end() && it->second >= threshold) return k;
+  }
+  return k;
+}
+
+}  // namespace detail
+
+/// Adds a persistent buffer that the program reads and writes back, such as a KV cache: a
+/// placeholder, its BUFFER input spec, `state_dict[target] = data`, and a BUFFER_MUTATION output
+/// returning the placeholder itself (point it at the computed new value with set_buffer_mutation).
+///
+/// - `name` is the requested placeholder name, by convention `b_<target>`. The buffer's target
+///   (state_dict key) is the name minus one leading `b_`. The node gets the name the graph's
+///   namespace assigns to the request (`x` taken -> `x_1`, `0_cache` -> `_0_cache`), its target
+///   is that name, and the buffer's target is recomputed from it the same way (`x_1`,
+///   `_0_cache`); the request is recorded in `meta().requested_name`, the tensor metadata of
+///   `data` in `meta().val`.
+/// - Input position: at the end of the persistent-buffer block, keeping torch's canonical order
+///   TOKEN < PARAMETER < persistent BUFFER < non-persistent BUFFER < CONSTANT_TENSOR < CUSTOM_OBJ
+///   < USER_INPUT: right after the last TOKEN / PARAMETER / persistent BUFFER spec before the
+///   first user input, or first when there is none. The placeholder takes the same position
+///   among placeholders (whatever the graph's insertion point is; it is left unchanged).
+/// - Output position: after the output tokens, among the mutation outputs in the order of the
+///   inputs they mutate, before user outputs: `[y]` -> `[b, y]`, `[token]` -> `[token, b]`.
+///   The placeholder is inserted in the output node's results at the same index.
+///
+/// `data` is moved into state_dict. Returns the new placeholder (owned by the graph).
+/// Afterwards validate_graph_signature and Graph::lint pass. Throws, checking in this order:
+/// - value_error "Buffer name cannot be empty" for an empty or all-whitespace name;
+/// - what validate_graph_signature throws when the signature does not match the graph;
+/// - runtime_error "Placeholder for '<name>' already exists in the graph" when a placeholder was
+///   already created for this requested name;
+/// - value_error "Buffer target cannot be empty (from name 'b_')" when the requested target, or
+///   the target recomputed from the assigned name (`b-` becomes `b_`), is empty;
+/// - runtime_error "Buffer target '<t>' already exists in state_dict" / "... in constants" /
+///   "... as the target of input spec '<spec>'" for either target;
+/// - std::bad_alloc, and what tensor_traits<T> throws.
+/// Strong guarantee: on any exception the program is exactly as before (namespace included).
+/// O(placeholders + input specs + output specs + length of name); independent of the number of
+/// compute nodes. Mirrors `create_mutable_buffer` in ExecuTorch's backends/transforms/utils.py,
+/// minus its known bugs: every check runs before anything changes (upstream can leave a node or
+/// an entry behind), the signature and state_dict use the name FX actually assigned, the
+/// placeholder never lands after the output node or among compute nodes, the buffer goes before
+/// non-persistent buffers (upstream puts it after them, an order PyTorch's C++ runtime rejects),
+/// and output tokens stay first.
+template <class T>
+Node* create_mutable_buffer(ExportedProgram<T>& ep, std::string_view name, T data) {
+  if (detail::is_blank(name)) throw value_error("Buffer name cannot be empty");
+  Graph& graph = ep.graph();
+  const ExportGraphSignature& sig = ep.graph_signature();
+  validate_graph_signature(ep);
+  if (find_requested_placeholder(graph, name) != nullptr) {
+    throw runtime_error("Placeholder for '" + std::string(name) + "' already exists in the graph");
+  }
+  const std::string requested_target = detail::buffer_target_of(name);
+  detail::check_buffer_target(ep, requested_target, name);
+  const std::string node_name = graph.propose_name(name);
+  std::string target = detail::buffer_target_of(node_name);
+  if (target != requested_target) detail::check_buffer_target(ep, target, node_name);
+
+  // Input position: after the last TOKEN / PARAMETER / persistent BUFFER before any user input.
+  std::size_t in_pos = 0;
+  for (std::size_t i = 0; i < sig.input_specs.size(); ++i) {
+    const InputSpec& s = sig.input_specs[i];
+    if (s.kind() == InputKind::USER_INPUT) break;
+    if (s.kind() == InputKind::TOKEN || s.kind() == InputKind::PARAMETER ||
+        (s.kind() == InputKind::BUFFER && s.persistent() != false)) {
+      in_pos = i + 1;
+    }
+  }
+  const std::size_t out_pos = detail::mutation_output_index(sig, in_pos);
+
+  // Everything that can fail is prepared here; the commit below cannot throw.
+  TensorMeta meta = tensor_meta_of(data);
+  std::vector<InputSpec> new_inputs;
+  new_inputs.reserve(sig.input_specs.size() + 1);
+  const auto in_at = sig.input_specs.begin() + static_cast<std::ptrdiff_t>(in_pos);
+  new_inputs.insert(new_inputs.end(), sig.input_specs.begin(), in_at);
+  new_inputs.emplace_back(InputKind::BUFFER, TensorArgument{node_name}, target, true);
+  new_inputs.insert(new_inputs.end(), in_at, sig.input_specs.end());
+  std::vector<OutputSpec> new_outputs;
+  new_outputs.reserve(sig.output_specs.size() + 1);
+  const auto out_at = sig.output_specs.begin() + static_cast<std::ptrdiff_t>(out_pos);
+  new_outputs.insert(new_outputs.end(), sig.output_specs.begin(), out_at);
+  new_outputs.emplace_back(OutputKind::BUFFER_MUTATION, TensorArgument{node_name}, target);
+  new_outputs.insert(new_outputs.end(), out_at, sig.output_specs.end());
+  Node* output = graph.output_node();
+  ArgumentList results = detail::output_results(graph);
+  results.insert(results.begin() + static_cast<std::ptrdiff_t>(out_pos), Argument());
+  Node* anchor = detail::nth_node(graph, in_pos);  // never null: the output node comes after
+
+  const std::function<void(Node&)> finish = [&](Node& node) {
+    node.meta().val = std::move(meta);
+    node.meta().requested_name = std::string(name);
+    ep.state_dict().insert(target, std::move(data));
+    try {
+      results[out_pos] = Argument(&node);
+      output->set_args({Argument(std::move(results))});
+    } catch (...) {
+      ep.state_dict().erase(target);
+      throw;
+    }
+  };
+  Node* node = nullptr;
+  {
+    auto at = graph.inserting_before(anchor);
+    node = graph.create_node(OpCode::placeholder, node_name, {}, {}, name, finish);
+  }
+  ep.graph_signature().input_specs.swap(new_inputs);
+  ep.graph_signature().output_specs.swap(new_outputs);
+  return node;
+}
+
+/// Adds a constant input (a PARAMETER, a BUFFER or a lifted CONSTANT_TENSOR) as a placeholder at
+/// the graph's current insertion point, which the caller sets with inserting_before/after:
+/// its input spec goes at the same index among the input specs, its data in the dictionary of
+/// its kind under the assigned node name (which is also its target).
+///
+/// - kind PARAMETER: `state_dict`; BUFFER: `state_dict` when `persistent_buffer` is true,
+///   `constants` when false; CONSTANT_TENSOR: `constants`. `persistent_buffer` is ignored for
+///   kinds other than BUFFER (the spec gets no persistent flag).
+/// - The node is named by the graph's namespace from `name` (`x` taken -> `x_1`), its target is
+///   that name, the request is kept in `meta().requested_name` and `data`'s metadata in
+///   `meta().val`.
+/// - Sharing: when a placeholder was already created for the same requested name, that node is
+///   returned and nothing changes (kind and data are not compared), as upstream does for shared
+///   weights.
+/// - Placement: at the insertion point when it lies inside the placeholder prefix (an
+///   inserting_after point then moves to the new node, as in FX). When it does not (the default
+///   point, or a point among compute nodes), the node goes where upstream's spec would put it:
+///   after the placeholders before that point, i.e. right after the last placeholder.
+///
+/// `data` is moved into its dictionary. Returns the placeholder (owned by the graph). Throws,
+/// checking in this order:
+/// - value_error "Placeholder name cannot be empty" for an empty or all-whitespace name;
+/// - what validate_graph_signature throws when the signature does not match the graph;
+/// - runtime_error "Placeholder '<name>' already exists as a mutable buffer" when the existing
+///   placeholder for `name` is a mutable buffer (see is_mutable_buffer);
+/// - value_error "Can only create constant input nodes." for kinds USER_INPUT, CUSTOM_OBJ, TOKEN;
+/// - value_error "Must set persistent_buffer when creating a new buffer." for a BUFFER without
+///   `persistent_buffer`;
+/// - runtime_error "Constant target '<t>' already exists in state_dict" / "... in constants" /
+///   "... as the target of input spec '<spec>'" when the assigned name is already a key;
+/// - runtime_error "Failed to insert <name>; Const placeholder nodes must be inserted before user
+///   input nodes in the graph." when the position comes after a user input;
+/// - std::bad_alloc, and what tensor_traits<T> throws.
+/// Strong guarantee. O(placeholders + input specs + output specs + length of name). Mirrors
+/// `create_constant_placeholder` in ExecuTorch's backends/transforms/utils.py.
+template <class T>
+Node* create_constant_placeholder(ExportedProgram<T>& ep, std::string_view name, InputKind kind,
+                                  T data, std::optional<bool> persistent_buffer = {}) {
+  if (detail::is_blank(name)) throw value_error("Placeholder name cannot be empty");
+  Graph& graph = ep.graph();
+  const ExportGraphSignature& sig = ep.graph_signature();
+  validate_graph_signature(ep);
+  if (Node* existing = find_requested_placeholder(graph, name)) {
+    if (is_mutable_buffer(ep, existing)) {
+      throw runtime_error("Placeholder '" + std::string(name) +
+                          "' already exists as a mutable buffer");
+    }
+    return existing;
+  }
+  bool in_state_dict = true;
+  switch (kind) {
+    case InputKind::PARAMETER: break;
+    case InputKind::BUFFER:
+      if (!persistent_buffer) {
+        throw value_error("Must set persistent_buffer when creating a new buffer.");
+      }
+      in_state_dict = *persistent_buffer;
+      break;
+    case InputKind::CONSTANT_TENSOR: in_state_dict = false; break;
+    default: throw value_error("Can only create constant input nodes.");
+  }
+  if (kind != InputKind::BUFFER) persistent_buffer.reset();
+  const std::string node_name = graph.propose_name(name);
+  std::string target = node_name;
+  detail::check_target_free(ep, target, "Constant");
+
+  // Where the node goes: its index among placeholders, and whether the insertion point is usable
+  // as is (inside the placeholder prefix) or must be replaced by one inside the prefix.
+  const Graph::InsertPoint point = graph.insertion_point();
+  std::size_t index = graph.num_placeholders();
+  bool use_caller_point = true;
+  if (point.anchor != nullptr) {
+    const Node* next = point.before ? point.anchor : point.anchor->next();
+    const Node* prev = next != nullptr ? next->prev() : graph.last_node();
+    if (prev == nullptr || prev->op() == OpCode::placeholder) {
+      index = 0;
+      for (const Node* n = graph.first_node(); n != next && n->op() == OpCode::placeholder;
+           n = n->next()) {
+        ++index;
+      }
+    } else {
+      use_caller_point = false;
+    }
+  }
+  for (std::size_t i = 0; i < index; ++i) {
+    if (sig.input_specs[i].kind() == InputKind::USER_INPUT) {
+      throw runtime_error("Failed to insert " + std::string(name) +
+                          "; Const placeholder nodes must be inserted before user input nodes "
+                          "in the graph.");
+    }
+  }
+
+  TensorMeta meta = tensor_meta_of(data);
+  std::vector<InputSpec> new_inputs;
+  new_inputs.reserve(sig.input_specs.size() + 1);
+  const auto in_at = sig.input_specs.begin() + static_cast<std::ptrdiff_t>(index);
+  new_inputs.insert(new_inputs.end(), sig.input_specs.begin(), in_at);
+  new_inputs.emplace_back(kind, TensorArgument{node_name}, target, persistent_buffer);
+  new_inputs.insert(new_inputs.end(), in_at, sig.input_specs.end());
+  using constant_type = typename ExportedProgram<T>::constant_type;
+  std::optional<constant_type> as_constant;
+  if (!in_state_dict) as_constant.emplace(std::move(data));
+
+  const std::function<void(Node&)> finish = [&](Node& node) {
+    node.meta().val = std::move(meta);
+    node.meta().requested_name = std::string(name);
+    if (in_state_dict) {
+      ep.state_dict().insert(target, std::move(data));
+    } else {
+      ep.constants().insert(target, std::move(*as_constant));
+    }
+  };
+  Node* node = nullptr;
+  if (use_caller_point) {
+    node = graph.create_node(OpCode::placeholder, node_name, {}, {}, name, finish);
+  } else {
+    auto at = graph.inserting_before(detail::nth_node(graph, index));
+    node = graph.create_node(OpCode::placeholder, node_name, {}, {}, name, finish);
+  }
+  ep.graph_signature().input_specs.swap(new_inputs);
+  return node;
+}
+
+/// Removes a constant input: its placeholder, its input spec, and its data from `state_dict`
+/// (parameters, persistent buffers) or `constants` (non-persistent buffers, lifted tensor
+/// constants); data already missing from its dictionary is not an error. `node` is destroyed.
+/// Throws, checking in this order:
+/// - value_error "Cannot delete a null node" / "Node 'x' does not belong to this program's
+///   graph";
+/// - runtime_error "Cannot delete input node <n> since it has users in the graph.";
+/// - runtime_error "Cannot delete input node <n> since it is not a parameter, a buffer, nor a
+///   lifted tensor constant." for user inputs, custom objects, tokens and non-placeholders;
+/// - runtime_error "Cannot delete input node <n> since output '<o>' mutates it." when a mutation
+///   output targets its buffer or parameter (delete or retarget that output first);
+/// - what Graph::erase_node throws (e.g. the node anchors an insertion point); std::bad_alloc.
+/// Strong guarantee. O(input specs + output specs). Mirrors `delete_constant_placeholder` in
+/// ExecuTorch's backends/transforms/utils.py.
+template <class T>
+void delete_constant_placeholder(ExportedProgram<T>& ep, Node* node) {
+  if (node == nullptr) throw value_error("Cannot delete a null node");
+  Graph& graph = ep.graph();
+  if (!graph.contains(node)) {
+    throw value_error("Node '" + std::string(node->name()) +
+                      "' does not belong to this program's graph");
+  }
+  const std::string who = "Cannot delete input node " + std::string(node->name()) + " since ";
+  if (!node->users().empty()) throw runtime_error(who + "it has users in the graph.");
+  const InputSpec* spec = input_spec_for(ep, node);
+  if (spec == nullptr ||
+      (spec->kind() != InputKind::PARAMETER && spec->kind() != InputKind::BUFFER &&
+       spec->kind() != InputKind::CONSTANT_TENSOR)) {
+    throw runtime_error(who + "it is not a parameter, a buffer, nor a lifted tensor constant.");
+  }
+  const std::string target = *spec->target();
+  const bool in_state_dict = spec->kind() == InputKind::PARAMETER ||
+                             (spec->kind() == InputKind::BUFFER && spec->persistent() != false);
+  if (spec->kind() != InputKind::CONSTANT_TENSOR) {
+    const OutputKind mutation = spec->kind() == InputKind::PARAMETER
+                                    ? OutputKind::PARAMETER_MUTATION
+                                    : OutputKind::BUFFER_MUTATION;
+    for (const OutputSpec& o : ep.graph_signature().output_specs) {
+      if (o.kind() == mutation && o.target() == spec->target()) {
+        throw runtime_error(who + "output '" + o.name() + "' mutates it.");
+      }
+    }
+  }
+  std::vector<InputSpec> new_inputs;
+  new_inputs.reserve(ep.graph_signature().input_specs.size());
+  for (const InputSpec& s : ep.graph_signature().input_specs) {
+    if (&s != spec) new_inputs.push_back(s);
+  }
+  graph.erase_node(node);  // strong; the last step that can throw
+  ep.graph_signature().input_specs.swap(new_inputs);
+  if (in_state_dict) {
+    ep.state_dict().erase(target);
+  } else {
+    ep.constants().erase(target);
+  }
+}
+
+/// Makes `new_value` the value written back to the buffer whose target (state_dict or constants
+/// key) is `buffer_target`: the BUFFER_MUTATION output for that buffer, in the output node's
+/// results and in its output spec, now returns `new_value`. When the buffer has no mutation
+/// output yet, one is created where create_mutable_buffer would put it (after the output tokens,
+/// among the mutation outputs in input order, before user outputs). Use it after computing a
+/// cache's new contents, e.g. `index_copy(b_k_cache, 2, input_pos, k)`. The node that was
+/// returned before stays in the graph (remove it yourself if it is now dead). Nothing changes
+/// when `new_value` is already the buffer's mutation output.
+/// Throws, checking in this order:
+/// - value_error "Cannot make a null node the new value of buffer '<t>'";
+/// - value_error "Node 'x' does not belong to this program's graph";
+/// - value_error "The output node cannot be the new value of buffer '<t>'";
+/// - what validate_graph_signature throws;
+/// - value_error "No BUFFER input has target '<t>'";
+/// - runtime_error "Buffer '<t>' has more than one BUFFER_MUTATION output";
+/// - std::bad_alloc.
+/// Strong guarantee. O(input specs + output specs).
+template <class T>
+void set_buffer_mutation(ExportedProgram<T>& ep, std::string_view buffer_target, Node* new_value) {
+  const std::string t(buffer_target);
+  if (new_value == nullptr) {
+    throw value_error("Cannot make a null node the new value of buffer '" + t + "'");
+  }
+  Graph& graph = ep.graph();
+  if (!graph.contains(new_value)) {
+    throw value_error("Node '" + std::string(new_value->name()) +
+                      "' does not belong to this program's graph");
+  }
+  if (new_value->op() == OpCode::output) {
+    throw value_error("The output node cannot be the new value of buffer '" + t + "'");
+  }
+  validate_graph_signature(ep);
+  const ExportGraphSignature& sig = ep.graph_signature();
+  std::size_t buffer_index = sig.input_specs.size();
+  for (std::size_t i = 0; i < sig.input_specs.size(); ++i) {
+    const InputSpec& s = sig.input_specs[i];
+    if (s.kind() == InputKind::BUFFER && s.target() == std::optional<std::string>(t)) {
+      buffer_index = i;
+      break;
+    }
+  }
+  if (buffer_index == sig.input_specs.size()) {
+    throw value_error("No BUFFER input has target '" + t + "'");
+  }
+  std::size_t found = sig.output_specs.size();
+  for (std::size_t k = 0; k < sig.output_specs.size(); ++k) {
+    const OutputSpec& o = sig.output_specs[k];
+    if (o.kind() == OutputKind::BUFFER_MUTATION && o.target() == std::optional<std::string>(t)) {
+      if (found != sig.output_specs.size()) {
+        throw runtime_error("Buffer '" + t + "' has more than one BUFFER_MUTATION output");
+      }
+      found = k;
+    }
+  }
+  Node* output = graph.output_node();
+  ArgumentList results = detail::output_results(graph);
+  std::vector<OutputSpec> new_outputs;
+  new_outputs.reserve(sig.output_specs.size() + 1);
+  OutputSpec spec(OutputKind::BUFFER_MUTATION, TensorArgument{std::string(new_value->name())}, t);
+  if (found != sig.output_specs.size()) {
+    if (results[found].node() == new_value && sig.output_specs[found] == spec) return;
+    new_outputs = sig.output_specs;
+    new_outputs[found] = std::move(spec);
+    results[found] = Argument(new_value);
+  } else {
+    const std::size_t pos = detail::mutation_output_index(sig, buffer_index + 1);
+    new_outputs.insert(new_outputs.end(), sig.output_specs.begin(),
+                       sig.output_specs.begin() + static_cast<std::ptrdiff_t>(pos));
+    new_outputs.push_back(std::move(spec));
+    new_outputs.insert(new_outputs.end(),
+                       sig.output_specs.begin() + static_cast<std::ptrdiff_t>(pos),
+                       sig.output_specs.end());
+    results.insert(results.begin() + static_cast<std::ptrdiff_t>(pos), Argument(new_value));
+  }
+  output->set_args({Argument(std::move(results))});  // strong; the last step that can throw
+  ep.graph_signature().output_specs.swap(new_outputs);
+}
+
+}  // namespace epgraph

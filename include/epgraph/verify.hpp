@@ -1,0 +1,448 @@
+// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+
+/// Checks that an exported program is consistent: `validate_graph_signature` (the quick check
+/// ExecuTorch's graph-edit helpers run, first mismatch only) and `verify` (torch.export's
+/// verifier rules plus Graph::lint, every violation at once).
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "argument.hpp"
+#include "error.hpp"
+#include "exported_program.hpp"
+#include "graph.hpp"
+#include "graph_signature.hpp"
+#include "node.hpp"
+#include "print.hpp"
+
+namespace epgraph {
+
+namespace detail {
+
+// Python's repr of a constant value: None, True, 3, 1.5, 'text'.
+inline std::string constant_repr(const ConstantValue& v) {
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using V = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<V, None>) {
+          return "None";
+        } else if constexpr (std::is_same_v<V, bool>) {
+          return x ? "True" : "False";
+        } else if constexpr (std::is_same_v<V, std::int64_t>) {
+          return std::to_string(x);
+        } else if constexpr (std::is_same_v<V, double>) {
+          return python_float_repr(x);
+        } else {
+          return python_str_repr(x);
+        }
+      },
+      v);
+}
+
+// The constant an output-node result holds (None, bool, int, float, string), or empty for a node,
+// a list or another kind of value.
+inline std::optional<ConstantValue> result_constant(const Argument& a) {
+  if (a.is_none()) return ConstantValue(None{});
+  if (a.is<bool>()) return ConstantValue(a.as<bool>());
+  if (a.is<std::int64_t>()) return ConstantValue(a.as<std::int64_t>());
+  if (a.is<double>()) return ConstantValue(a.as<double>());
+  if (a.is<std::string>()) return ConstantValue(a.as<std::string>());
+  return std::nullopt;
+}
+
+// How a result of the output node is named in messages: the node's name, or the Python repr of a
+// constant, or the FX text of anything else.
+inline std::string result_repr(const Argument& a) {
+  if (const Node* n = a.node()) return std::string(n->name());
+  if (auto c = result_constant(a)) return constant_repr(*c);
+  return format_arg(a);
+}
+
+// How a spec's argument is named in messages: its name, or the repr of a ConstantArgument's value.
+inline std::string spec_arg_repr(const ArgumentSpec& arg) {
+  if (const auto* c = std::get_if<ConstantArgument>(&arg)) return constant_repr(c->value);
+  return arg_name(arg);
+}
+
+// True when output result `a` is what `spec` describes: a node named like the spec's (non-constant)
+// argument, or a constant equal to the value of a ConstantArgument spec.
+inline bool result_matches(const Argument& a, const OutputSpec& spec) {
+  if (const Node* n = a.node()) {
+    return names_graph_value(spec.arg()) && spec.name() == n->name();
+  }
+  const auto* c = std::get_if<ConstantArgument>(&spec.arg());
+  if (c == nullptr) return false;
+  const auto v = result_constant(a);
+  return v && *v == c->value;
+}
+
+// The results the output node returns (its args()[0] list). Throws runtime_error when there is
+// no output node or it does not hold a list.
+inline const ArgumentList& output_results(const Graph& graph) {
+  const Node* out = graph.output_node();
+  if (out == nullptr) throw runtime_error("Graph has no output node");
+  const ArgumentList* results = out->args().empty() ? nullptr : out->args()[0].list();
+  if (results == nullptr) {
+    throw runtime_error("Output node '" + std::string(out->name()) +
+                        "' does not return a list of results");
+  }
+  return *results;
+}
+
+}  // namespace detail
+
+/// Checks that the signature is up to date with the graph, and throws runtime_error at the first
+/// mismatch, with upstream's messages:
+/// - "Graph has N placeholder nodes but signature has M input specs";
+/// - "Input node A does not match input spec B" (the i-th placeholder against the i-th spec);
+/// - "Graph has no output node" / "Output node 'output' does not return a list of results";
+/// - "Graph has N output nodes but signature has M output specs" (N = results of the output node);
+/// - "Output node A does not match output spec B" (the i-th result against the i-th spec).
+/// A result may be a constant or None (upstream crashes on them): it matches a ConstantArgument
+/// spec of equal value (None == None, int == int, ...), and messages show it as Python's repr
+/// (`None`, `3`, `'a'`); a ConstantArgument spec is likewise shown by its value's repr.
+/// Read-only. O(placeholders + input specs + output specs); never walks compute nodes.
+/// Mirrors `_validate_graph_signature` in ExecuTorch's backends/transforms/utils.py.
+inline void validate_graph_signature(const Graph& graph, const ExportGraphSignature& signature) {
+  const auto& inputs = signature.input_specs;
+  if (graph.num_placeholders() != inputs.size()) {
+    throw runtime_error("Graph has " + std::to_string(graph.num_placeholders()) +
+                        " placeholder nodes but signature has " + std::to_string(inputs.size()) +
+                        " input specs");
+  }
+  std::size_t i = 0;
+  for (const Node& n : graph.placeholders()) {
+    if (n.name() != arg_name(inputs[i].arg())) {
+      throw runtime_error("Input node " + std::string(n.name()) + " does not match input spec " +
+                          detail::spec_arg_repr(inputs[i].arg()));
+    }
+    ++i;
+  }
+  const ArgumentList& results = detail::output_results(graph);
+  const auto& outputs = signature.output_specs;
+  if (results.size() != outputs.size()) {
+    throw runtime_error("Graph has " + std::to_string(results.size()) +
+                        " output nodes but signature has " + std::to_string(outputs.size()) +
+                        " output specs");
+  }
+  for (std::size_t k = 0; k < results.size(); ++k) {
+    if (!detail::result_matches(results[k], outputs[k])) {
+      throw runtime_error("Output node " + detail::result_repr(results[k]) +
+                          " does not match output spec " + detail::spec_arg_repr(outputs[k].arg()));
+    }
+  }
+}
+
+/// validate_graph_signature on a program's graph and signature (see the overload above).
+template <class T>
+void validate_graph_signature(const ExportedProgram<T>& ep) {
+  validate_graph_signature(ep.graph(), ep.graph_signature());
+}
+
+/// What verify() checks.
+struct VerifyOptions {
+  /// When true (the default), every PARAMETER / BUFFER / CONSTANT_TENSOR / CUSTOM_OBJ target must
+  /// be present in the dictionary its kind and persistence put it in (and a non-persistent buffer
+  /// must be absent from state_dict). Set it to false for a program without its data, such as one
+  /// read from a bare serialized-program JSON file with no weights: every other rule still holds.
+  bool check_state = true;
+};
+
+namespace detail {
+
+// Rank of an input in torch's canonical order.
+inline int input_rank(const InputSpec& s) noexcept {
+  switch (s.kind()) {
+    case InputKind::TOKEN: return 0;
+    case InputKind::PARAMETER: return 1;
+    case InputKind::BUFFER: return s.persistent() == false ? 3 : 2;
+    case InputKind::CONSTANT_TENSOR: return 4;
+    case InputKind::CUSTOM_OBJ: return 5;
+    case InputKind::USER_INPUT: return 6;
+  }
+  return 6;
+}
+
+inline std::string input_kind_text(const InputSpec& s) {
+  if (s.kind() == InputKind::BUFFER) {
+    return s.persistent() == false ? "non-persistent BUFFER" : "persistent BUFFER";
+  }
+  return std::string(kind_name(s.kind()));
+}
+
+// 0: token, 1: mutation of an input, 2: anything else (user outputs, loss, gradients).
+inline int output_rank(OutputKind k) noexcept {
+  switch (k) {
+    case OutputKind::TOKEN: return 0;
+    case OutputKind::BUFFER_MUTATION:
+    case OutputKind::PARAMETER_MUTATION:
+    case OutputKind::USER_INPUT_MUTATION: return 1;
+    default: return 2;
+  }
+}
+
+template <class T>
+void check_state(const ExportedProgram<T>& ep, std::vector<std::string>& out) {
+  for (const InputSpec& s : ep.graph_signature().input_specs) {
+    if (!s.target()) continue;
+    const std::string& t = *s.target();
+    const auto* constant = ep.constants().find(t);
+    switch (s.kind()) {
+      case InputKind::PARAMETER:
+        if (!ep.state_dict().contains(t))
+          out.push_back("Parameter " + t + " is not in the state dict.");
+        break;
+      case InputKind::BUFFER:
+        if (s.persistent() != false) {
+          if (!ep.state_dict().contains(t))
+            out.push_back("Buffer " + t + " is not in the state dict.");
+          break;
+        }
+        if (ep.state_dict().contains(t)) {
+          out.push_back("Non-persistent buffer " + t + " is in the state dict, it should not be.");
+        }
+        if (constant == nullptr) {
+          out.push_back("Non-persistent buffer " + t + " is not in the constants dictionary.");
+        } else if (std::holds_alternative<ScriptObject>(*constant)) {
+          out.push_back("Non-persistent buffer " + t +
+                        " is a custom object in the constants dictionary, not a tensor.");
+        }
+        break;
+      case InputKind::CONSTANT_TENSOR:
+        if (constant == nullptr) {
+          out.push_back("Constant tensor " + t + " is not in the constants dictionary.");
+        } else if (std::holds_alternative<ScriptObject>(*constant)) {
+          out.push_back("Constant tensor " + t +
+                        " is a custom object in the constants dictionary, not a tensor.");
+        }
+        break;
+      case InputKind::CUSTOM_OBJ:
+        if (constant == nullptr) {
+          out.push_back("Custom object " + t + " is not in the constants dictionary.");
+        } else if (!std::holds_alternative<ScriptObject>(*constant)) {
+          out.push_back("Custom object " + t +
+                        " is a tensor in the constants dictionary, not a custom object.");
+        }
+        break;
+      default: break;
+    }
+  }
+}
+
+inline void check_inputs_match(const Graph& graph, const ExportGraphSignature& sig,
+                               std::vector<std::string>& out) {
+  const auto& specs = sig.input_specs;
+  if (graph.num_placeholders() == specs.size()) {
+    std::size_t i = 0;
+    for (const Node& n : graph.placeholders()) {
+      if (n.name() != arg_name(specs[i].arg())) {
+        out.push_back("Input node " + std::string(n.name()) + " does not match input spec " +
+                      spec_arg_repr(specs[i].arg()));
+      }
+      ++i;
+    }
+    return;
+  }
+  out.push_back("Graph has " + std::to_string(graph.num_placeholders()) +
+                " placeholder nodes but signature has " + std::to_string(specs.size()) +
+                " input specs");
+  std::unordered_map<std::string_view, std::size_t> spec_names;
+  for (const InputSpec& s : specs) ++spec_names[arg_name(s.arg())];
+  std::unordered_map<std::string_view, std::size_t> node_names;
+  for (const Node& n : graph.placeholders()) {
+    ++node_names[n.name()];
+    if (spec_names.count(n.name()) == 0) {
+      out.push_back("Placeholder " + std::string(n.name()) + " has no input spec");
+    }
+  }
+  for (const InputSpec& s : specs) {
+    if (node_names.count(arg_name(s.arg())) == 0) {
+      out.push_back("Input spec " + spec_arg_repr(s.arg()) + " names no placeholder");
+    }
+  }
+}
+
+inline void check_outputs_match(const Graph& graph, const ExportGraphSignature& sig,
+                                std::vector<std::string>& out) {
+  const Node* output = graph.output_node();
+  if (output == nullptr) return;  // lint reports it
+  const ArgumentList* results = output->args().empty() ? nullptr : output->args()[0].list();
+  if (results == nullptr) {
+    out.push_back("Output node '" + std::string(output->name()) +
+                  "' does not return a list of results");
+    return;
+  }
+  const auto& specs = sig.output_specs;
+  if (results->size() != specs.size()) {
+    out.push_back("Graph has " + std::to_string(results->size()) +
+                  " output nodes but signature has " + std::to_string(specs.size()) +
+                  " output specs");
+    return;
+  }
+  for (std::size_t k = 0; k < specs.size(); ++k) {
+    if (!result_matches((*results)[k], specs[k])) {
+      out.push_back("Output node " + result_repr((*results)[k]) + " does not match output spec " +
+                    spec_arg_repr(specs[k].arg()));
+    }
+  }
+}
+
+inline void check_input_order(const ExportGraphSignature& sig, std::vector<std::string>& out) {
+  const InputSpec* highest = nullptr;
+  for (const InputSpec& s : sig.input_specs) {
+    if (highest != nullptr && input_rank(s) < input_rank(*highest)) {
+      if (input_rank(s) == 2 && input_rank(*highest) == 3) {
+        out.push_back("Persistent buffers must come before non-persistent buffers: '" +
+                      spec_arg_repr(s.arg()) + "' comes after '" + spec_arg_repr(highest->arg()) +
+                      "'");
+      } else {
+        out.push_back("Input '" + spec_arg_repr(s.arg()) + "' (" + input_kind_text(s) +
+                      ") comes after input '" + spec_arg_repr(highest->arg()) + "' (" +
+                      input_kind_text(*highest) +
+                      "): inputs must be ordered TOKEN < PARAMETER < persistent BUFFER < "
+                      "non-persistent BUFFER < CONSTANT_TENSOR < CUSTOM_OBJ < USER_INPUT");
+      }
+    }
+    if (highest == nullptr || input_rank(s) > input_rank(*highest)) highest = &s;
+  }
+}
+
+inline void check_output_order(const ExportGraphSignature& sig, std::vector<std::string>& out) {
+  const OutputSpec* highest = nullptr;
+  for (const OutputSpec& s : sig.output_specs) {
+    const int rank = output_rank(s.kind());
+    if (highest != nullptr && rank < output_rank(highest->kind())) {
+      const std::string after = "' (" + std::string(kind_name(s.kind())) +
+                                ") comes after output '" + spec_arg_repr(highest->arg()) + "' (" +
+                                std::string(kind_name(highest->kind())) + ")";
+      if (rank == 0) {
+        out.push_back("Output token '" + spec_arg_repr(s.arg()) + after +
+                      ": output tokens must come first");
+      } else {
+        out.push_back("Mutation output '" + spec_arg_repr(s.arg()) + after +
+                      ": mutation outputs must come right after the output tokens");
+      }
+    }
+    if (highest == nullptr || rank > output_rank(highest->kind())) highest = &s;
+  }
+}
+
+inline void check_output_targets(const ExportGraphSignature& sig, std::vector<std::string>& out) {
+  std::unordered_set<std::string_view> buffers;
+  std::unordered_set<std::string_view> parameters;
+  std::unordered_set<std::string_view> user_inputs;
+  for (const InputSpec& s : sig.input_specs) {
+    if (s.kind() == InputKind::USER_INPUT) {
+      if (names_graph_value(s.arg())) user_inputs.insert(s.name());
+    } else if (s.target() && s.kind() == InputKind::BUFFER) {
+      buffers.insert(*s.target());
+    } else if (s.target() && s.kind() == InputKind::PARAMETER) {
+      parameters.insert(*s.target());
+    }
+  }
+  // "KIND:target" -> first output mutating it
+  std::unordered_map<std::string, const OutputSpec*> mutated;
+  for (const OutputSpec& s : sig.output_specs) {
+    if (!s.target()) continue;
+    const std::unordered_set<std::string_view>* pool = nullptr;
+    const char* what = "";
+    switch (s.kind()) {
+      case OutputKind::BUFFER_MUTATION:
+        pool = &buffers;
+        what = "a buffer";
+        break;
+      case OutputKind::PARAMETER_MUTATION:
+      case OutputKind::GRADIENT_TO_PARAMETER:
+        pool = &parameters;
+        what = "a parameter";
+        break;
+      case OutputKind::USER_INPUT_MUTATION:
+      case OutputKind::GRADIENT_TO_USER_INPUT:
+        pool = &user_inputs;
+        what = "a user input";
+        break;
+      default: continue;
+    }
+    const std::string& t = *s.target();
+    const std::string who = "Output '" + s.name() + "' (" + std::string(kind_name(s.kind())) + ")";
+    if (pool->count(t) == 0) {
+      out.push_back(who + " targets '" + t + "', which is not " + what + " of the signature");
+      continue;
+    }
+    if (output_rank(s.kind()) != 1) continue;
+    auto inserted = mutated.emplace(std::string(kind_name(s.kind())) + ":" + t, &s);
+    if (!inserted.second) {
+      out.push_back(who + " mutates '" + t + "', which output '" + inserted.first->second->name() +
+                    "' already mutates");
+    }
+  }
+}
+
+}  // namespace detail
+
+/// Checks everything torch.export's verifier checks that applies to epgraph's model, plus
+/// Graph::lint, and throws verification_error whose violations() lists every problem found, in
+/// this order:
+/// 1. Graph::lint's violations, verbatim (broken links, use before definition, placeholders not
+///    a prefix, missing or misplaced output node, ...);
+/// 2. placeholders against input specs: "Graph has N placeholder nodes but signature has M input
+///    specs" followed by "Placeholder x has no input spec" / "Input spec y names no placeholder",
+///    or, when the counts agree, "Input node A does not match input spec B" for each position;
+/// 3. results of the output node against output specs: "Output node 'output' does not return a
+///    list of results", or "Graph has N output nodes but signature has M output specs", or
+///    "Output node A does not match output spec B" for each position (constants and None match
+///    a ConstantArgument of equal value, see validate_graph_signature);
+/// 4. when `options.check_state`: each target is where its kind puts it, with torch's messages
+///    "Parameter t is not in the state dict.", "Buffer t is not in the state dict." (persistent),
+///    "Non-persistent buffer t is in the state dict, it should not be.", "Non-persistent buffer
+///    t is not in the constants dictionary.", "Constant tensor t is not in the constants
+///    dictionary.", "Custom object t is not in the constants dictionary.", and "... is a custom
+///    object in the constants dictionary, not a tensor." / "Custom object t is a tensor in the
+///    constants dictionary, not a custom object." for the wrong kind of entry. Unlike torch, a
+///    persistent buffer found only in `constants` is reported;
+/// 5. torch's canonical input order TOKEN < PARAMETER < persistent BUFFER < non-persistent BUFFER
+///    < CONSTANT_TENSOR < CUSTOM_OBJ < USER_INPUT (PyTorch's C++ runtime rejects programs that
+///    break it): "Persistent buffers must come before non-persistent buffers: 'b_a' comes after
+///    'b_b'", or "Input 'p' (PARAMETER) comes after input 'x' (USER_INPUT): inputs must be
+///    ordered TOKEN < ... < USER_INPUT" — each spec is compared with the highest-ranked spec
+///    before it;
+/// 6. output layout: "Output token 't' (TOKEN) comes after output 'y' (USER_OUTPUT): output
+///    tokens must come first"; "Mutation output 'm' (BUFFER_MUTATION) comes after output 'y'
+///    (USER_OUTPUT): mutation outputs must come right after the output tokens";
+/// 7. output targets: "Output 'm' (BUFFER_MUTATION) targets 't', which is not a buffer of the
+///    signature" (likewise "a parameter" for PARAMETER_MUTATION / GRADIENT_TO_PARAMETER and "a
+///    user input" for USER_INPUT_MUTATION / GRADIENT_TO_USER_INPUT, whose targets are user input
+///    names), and "Output 'm2' (BUFFER_MUTATION) mutates 't', which output 'm' already mutates".
+/// Read-only. O(nodes + edges + specs). Mirrors `_verify_exported_program_signature`
+/// (torch/_export/verifier.py) and the input-order check of
+/// torch/nativert/graph/GraphSignature.cpp.
+template <class T>
+void verify(const ExportedProgram<T>& ep, const VerifyOptions& options = {}) {
+  std::vector<std::string> problems;
+  try {
+    ep.graph().lint();
+  } catch (const lint_error& e) {
+    problems.insert(problems.end(), e.violations().begin(), e.violations().end());
+  }
+  const ExportGraphSignature& sig = ep.graph_signature();
+  detail::check_inputs_match(ep.graph(), sig, problems);
+  detail::check_outputs_match(ep.graph(), sig, problems);
+  if (options.check_state) detail::check_state(ep, problems);
+  detail::check_input_order(sig, problems);
+  detail::check_output_order(sig, problems);
+  detail::check_output_targets(sig, problems);
+  if (!problems.empty()) throw verification_error(std::move(problems));
+}
+
+}  // namespace epgraph

@@ -1,0 +1,333 @@
+// Tests for validate_graph_signature and verify (include/epgraph/verify.hpp).
+// SPDX-License-Identifier: BSD-3-Clause
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <epgraph/verify.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "support/program_builders.hpp"
+#include "support/snapshot.hpp"
+
+using epgraph::ConstantArgument;
+using epgraph::InputKind;
+using epgraph::Node;
+using epgraph::OutputKind;
+using epgraph::validate_graph_signature;
+using epgraph::verify;
+using epgraph_test::Program;
+using epgraph_test::tensor;
+using Strings = std::vector<std::string>;
+
+namespace {
+
+// The violations verify() reports, or an empty list when it passes.
+Strings violations(const Program& ep, epgraph::VerifyOptions options = {}) {
+  try {
+    verify(ep, options);
+  } catch (const epgraph::verification_error& e) {
+    return e.violations();
+  }
+  return {};
+}
+
+// A program `inputs -> output` whose graph has one placeholder per spec (in spec order) and returns
+// `results`; no data.
+Program program_from_specs(const std::vector<epgraph::InputSpec>& inputs,
+                           const std::vector<epgraph::OutputSpec>& outputs,
+                           const std::vector<std::string>& results) {
+  auto g = std::make_unique<epgraph::Graph>();
+  for (const auto& s : inputs) g->placeholder(s.name());
+  epgraph::ArgumentList list;
+  for (const auto& r : results) {
+    Node* n = g->find_node(r);
+    if (n == nullptr) n = g->call_function("torch.ops.aten.rand.default", {}, {}, r);
+    list.push_back(n);
+  }
+  g->output(list);
+  epgraph::ExportGraphSignature sig;
+  sig.input_specs = inputs;
+  sig.output_specs = outputs;
+  return Program(std::move(g), std::move(sig));
+}
+
+const char* const order_rule =
+    "inputs must be ordered TOKEN < PARAMETER < persistent BUFFER < non-persistent BUFFER < "
+    "CONSTANT_TENSOR < CUSTOM_OBJ < USER_INPUT";
+
+}  // namespace
+
+TEST_CASE("validate_graph_signature and verify accept the builders' programs", "[verify]") {
+  for (bool tokens : {false, true}) {
+    CHECK_NOTHROW(validate_graph_signature(epgraph_test::token_program(tokens)));
+    CHECK(violations(epgraph_test::token_program(tokens)).empty());
+  }
+  for (const Program& ep :
+       {epgraph_test::plain_program(), epgraph_test::params_and_buffers_program(),
+        epgraph_test::constants_program(), epgraph_test::linear_batchnorm_program(),
+        epgraph_test::user_input_mutation_program()}) {
+    CHECK_NOTHROW(validate_graph_signature(ep));
+    CHECK(violations(ep) == Strings{});
+  }
+}
+
+TEST_CASE("validate_graph_signature: upstream's messages, first mismatch only", "[verify]") {
+  using epgraph::runtime_error;
+  SECTION("placeholder count") {
+    Program ep = epgraph_test::linear_batchnorm_program();
+    ep.graph_signature().input_specs.pop_back();
+    CHECK_THROWS_AS(validate_graph_signature(ep), runtime_error);
+    CHECK_THROWS_WITH(validate_graph_signature(ep),
+                      "Graph has 8 placeholder nodes but signature has 7 input specs");
+  }
+  SECTION("input names, in order") {
+    Program ep = epgraph_test::linear_batchnorm_program();
+    std::swap(ep.graph_signature().input_specs[0], ep.graph_signature().input_specs[1]);
+    CHECK_THROWS_WITH(validate_graph_signature(ep),
+                      "Input node p_linear_weight does not match input spec p_linear_bias");
+  }
+  SECTION("no output node") {
+    auto g = std::make_unique<epgraph::Graph>();
+    Program ep(std::move(g), {});
+    CHECK_THROWS_AS(validate_graph_signature(ep), runtime_error);
+    CHECK_THROWS_WITH(validate_graph_signature(ep), "Graph has no output node");
+  }
+  SECTION("output node without a list of results") {
+    auto g = std::make_unique<epgraph::Graph>();
+    Node* x = g->placeholder("x");
+    g->create_node(epgraph::OpCode::output, "output", {x});
+    Program ep(std::move(g), {{epgraph_test::user_input("x")}, {}});
+    CHECK_THROWS_WITH(validate_graph_signature(ep),
+                      "Output node 'output' does not return a list of results");
+  }
+  SECTION("output count") {
+    Program ep = epgraph_test::linear_batchnorm_program();
+    ep.graph_signature().output_specs.push_back(epgraph_test::user_output("getitem"));
+    CHECK_THROWS_WITH(validate_graph_signature(ep),
+                      "Graph has 4 output nodes but signature has 5 output specs");
+  }
+  SECTION("output names, in order") {
+    Program ep = epgraph_test::linear_batchnorm_program();
+    auto& outs = ep.graph_signature().output_specs;
+    std::swap(outs[2], outs[3]);
+    CHECK_THROWS_WITH(validate_graph_signature(ep),
+                      "Output node add does not match output spec getitem");
+  }
+}
+
+TEST_CASE("validate_graph_signature: constant and None outputs", "[verify]") {
+  auto g = std::make_unique<epgraph::Graph>();
+  Node* x = g->placeholder("x");
+  g->output({x, epgraph::none, 3, 1.5, true, "s"});
+  epgraph::ExportGraphSignature sig;
+  sig.input_specs = {epgraph_test::user_input("x")};
+  sig.output_specs = {
+      epgraph_test::user_output("x"),
+      {OutputKind::USER_OUTPUT, ConstantArgument{"", epgraph::None{}}},
+      {OutputKind::USER_OUTPUT, ConstantArgument{"", std::int64_t{3}}},
+      {OutputKind::USER_OUTPUT, ConstantArgument{"", 1.5}},
+      {OutputKind::USER_OUTPUT, ConstantArgument{"", true}},
+      {OutputKind::USER_OUTPUT, ConstantArgument{"", std::string("s")}},
+  };
+  Program ep(std::move(g), std::move(sig));
+  CHECK_NOTHROW(validate_graph_signature(ep));
+  CHECK(violations(ep).empty());
+
+  auto& outs = ep.graph_signature().output_specs;
+  const auto original = outs;
+  auto expect = [&](std::size_t i, epgraph::OutputSpec spec, const std::string& message) {
+    outs = original;
+    outs[i] = std::move(spec);
+    CHECK_THROWS_AS(validate_graph_signature(ep), epgraph::runtime_error);
+    CHECK_THROWS_WITH(validate_graph_signature(ep), message);
+    CHECK(violations(ep) == Strings{message});
+  };
+  expect(2, {OutputKind::USER_OUTPUT, ConstantArgument{"", std::int64_t{4}}},
+         "Output node 3 does not match output spec 4");
+  expect(2, {OutputKind::USER_OUTPUT, ConstantArgument{"", 3.0}},
+         "Output node 3 does not match output spec 3.0");
+  expect(4, {OutputKind::USER_OUTPUT, ConstantArgument{"", std::int64_t{1}}},
+         "Output node True does not match output spec 1");
+  expect(1, epgraph_test::user_output("y"), "Output node None does not match output spec y");
+  expect(5, {OutputKind::USER_OUTPUT, ConstantArgument{"", std::string("t")}},
+         "Output node 's' does not match output spec 't'");
+  expect(0, {OutputKind::USER_OUTPUT, ConstantArgument{"", epgraph::None{}}},
+         "Output node x does not match output spec None");
+  expect(3, {OutputKind::USER_OUTPUT, ConstantArgument{"", epgraph::None{}}},
+         "Output node 1.5 does not match output spec None");
+}
+
+TEST_CASE("verify: state checks and VerifyOptions::check_state", "[verify]") {
+  Program ep = epgraph_test::constants_program();
+  ep.state_dict().erase("w");
+  ep.state_dict().erase("pb");
+  ep.state_dict().insert("npb", tensor({4}));
+  ep.constants().erase("npb");
+  ep.constants().insert_or_assign("lifted_tensor_0", epgraph::ScriptObject{"Foo", {}});
+  ep.constants().insert_or_assign("obj", tensor({1}));
+  const Strings expected = {
+      "Parameter w is not in the state dict.",
+      "Buffer pb is not in the state dict.",
+      "Non-persistent buffer npb is in the state dict, it should not be.",
+      "Non-persistent buffer npb is not in the constants dictionary.",
+      "Constant tensor lifted_tensor_0 is a custom object in the constants dictionary, not a "
+      "tensor.",
+      "Custom object obj is a tensor in the constants dictionary, not a custom object.",
+  };
+  CHECK(violations(ep) == expected);
+  CHECK(violations(ep, {false}).empty());
+
+  SECTION("missing entries") {
+    Program bare = epgraph_test::constants_program();
+    bare.state_dict() = {};
+    bare.constants() = {};
+    CHECK(violations(bare) ==
+          Strings{"Parameter w is not in the state dict.", "Buffer pb is not in the state dict.",
+                  "Non-persistent buffer npb is not in the constants dictionary.",
+                  "Constant tensor lifted_tensor_0 is not in the constants dictionary.",
+                  "Custom object obj is not in the constants dictionary."});
+    epgraph::VerifyOptions no_state;
+    no_state.check_state = false;
+    CHECK_NOTHROW(verify(bare, no_state));
+  }
+  SECTION("non-persistent buffer holding a custom object") {
+    Program p = epgraph_test::constants_program();
+    p.constants().insert_or_assign("npb", epgraph::ScriptObject{"Foo", {}});
+    CHECK(violations(p) == Strings{"Non-persistent buffer npb is a custom object in the constants "
+                                   "dictionary, not a tensor."});
+  }
+}
+
+TEST_CASE("verify: canonical input order", "[verify]") {
+  using epgraph_test::buffer;
+  using epgraph_test::parameter;
+  using epgraph_test::user_input;
+  SECTION("a parameter after a user input") {
+    Program ep = program_from_specs({user_input("x"), parameter("p_w", "w")},
+                                    {epgraph_test::user_output("x")}, {"x"});
+    CHECK(violations(ep, {false}) ==
+          Strings{std::string("Input 'p_w' (PARAMETER) comes after input 'x' (USER_INPUT): ") +
+                  order_rule});
+  }
+  SECTION("persistent after non-persistent buffers") {
+    Program ep =
+        program_from_specs({buffer("b_np", "np", false), buffer("b_p", "p"), buffer("b_q", "q")},
+                           {epgraph_test::user_output("b_p")}, {"b_p"});
+    CHECK(violations(ep, {false}) ==
+          Strings{"Persistent buffers must come before non-persistent buffers: 'b_p' comes after "
+                  "'b_np'",
+                  "Persistent buffers must come before non-persistent buffers: 'b_q' comes after "
+                  "'b_np'"});
+  }
+  SECTION("each kind against the highest kind before it") {
+    Program ep = program_from_specs(
+        {epgraph_test::constant_tensor("c", "c"),
+         epgraph_test::input_token("token"),
+         {InputKind::CUSTOM_OBJ, epgraph::CustomObjArgument{"obj", "Foo"}, std::string("obj")},
+         parameter("p", "p")},
+        {epgraph_test::user_output("c")}, {"c"});
+    CHECK(violations(ep, {false}) ==
+          Strings{std::string("Input 'token' (TOKEN) comes after input 'c' (CONSTANT_TENSOR): ") +
+                      order_rule,
+                  std::string("Input 'p' (PARAMETER) comes after input 'obj' (CUSTOM_OBJ): ") +
+                      order_rule});
+  }
+}
+
+TEST_CASE("verify: output layout and mutation targets", "[verify]") {
+  using epgraph_test::buffer_mutation;
+  using epgraph_test::output_token;
+  using epgraph_test::user_output;
+  SECTION("tokens first, then mutations, then user outputs") {
+    Program ep =
+        program_from_specs({epgraph_test::input_token("token"), epgraph_test::buffer("b_a", "a"),
+                            epgraph_test::user_input("x")},
+                           {user_output("y"), output_token("token"), buffer_mutation("b_a", "a")},
+                           {"y", "token", "b_a"});
+    CHECK(violations(ep, {false}) ==
+          Strings{"Output token 'token' (TOKEN) comes after output 'y' (USER_OUTPUT): output "
+                  "tokens must come first",
+                  "Mutation output 'b_a' (BUFFER_MUTATION) comes after output 'y' (USER_OUTPUT): "
+                  "mutation outputs must come right after the output tokens"});
+  }
+  SECTION("mutations after user outputs in a real program") {
+    Program ep = epgraph_test::linear_batchnorm_program();
+    Node* out = ep.graph().output_node();
+    epgraph::ArgumentList results = out->args()[0].as<epgraph::ArgumentList>();
+    std::rotate(results.begin(), results.begin() + 3, results.end());
+    out->set_args({epgraph::Argument(results)});
+    auto& specs = ep.graph_signature().output_specs;
+    std::rotate(specs.begin(), specs.begin() + 3, specs.end());
+    const std::string tail =
+        " comes after output 'getitem' (USER_OUTPUT): mutation outputs must "
+        "come right after the output tokens";
+    CHECK(violations(ep) == Strings{"Mutation output 'getitem_3' (BUFFER_MUTATION)" + tail,
+                                    "Mutation output 'getitem_4' (BUFFER_MUTATION)" + tail,
+                                    "Mutation output 'add' (BUFFER_MUTATION)" + tail});
+  }
+  SECTION("targets that name nothing, and double mutations") {
+    Program ep = program_from_specs(
+        {epgraph_test::parameter("p_w", "w"), epgraph_test::buffer("b_a", "a"),
+         epgraph_test::user_input("x")},
+        {buffer_mutation("m1", "w"),
+         buffer_mutation("m2", "a"),
+         buffer_mutation("m3", "a"),
+         {OutputKind::PARAMETER_MUTATION, epgraph::TensorArgument{"m4"}, std::string("a")},
+         epgraph_test::user_input_mutation("m5", "y"),
+         epgraph_test::user_input_mutation("m6", "x"),
+         user_output("y"),
+         {OutputKind::GRADIENT_TO_PARAMETER, epgraph::TensorArgument{"g1"}, std::string("w")},
+         {OutputKind::GRADIENT_TO_USER_INPUT, epgraph::TensorArgument{"g2"}, std::string("w")}},
+        {"m1", "m2", "m3", "m4", "m5", "m6", "y", "g1", "g2"});
+    CHECK(
+        violations(ep, {false}) ==
+        Strings{"Output 'm1' (BUFFER_MUTATION) targets 'w', which is not a buffer of the signature",
+                "Output 'm3' (BUFFER_MUTATION) mutates 'a', which output 'm2' already mutates",
+                "Output 'm4' (PARAMETER_MUTATION) targets 'a', which is not a parameter of the "
+                "signature",
+                "Output 'm5' (USER_INPUT_MUTATION) targets 'y', which is not a user input of the "
+                "signature",
+                "Output 'g2' (GRADIENT_TO_USER_INPUT) targets 'w', which is not a user input of "
+                "the signature"});
+  }
+}
+
+TEST_CASE("verify: graph problems, mismatches and every violation at once", "[verify]") {
+  SECTION("missing output node: lint and signature") {
+    auto g = std::make_unique<epgraph::Graph>();
+    g->placeholder("x");
+    Program ep(std::move(g), {{epgraph_test::user_input("y")}, {}});
+    CHECK(violations(ep) ==
+          Strings{"Graph has no output node", "Input node x does not match input spec y"});
+  }
+  SECTION("placeholder count mismatch names the strays") {
+    Program ep = epgraph_test::params_and_buffers_program();
+    ep.graph_signature().input_specs = {epgraph_test::parameter("p_weight", "weight"),
+                                        epgraph_test::buffer("b_other", "scale"),
+                                        epgraph_test::user_input("z")};
+    ep.graph_signature().output_specs.push_back(epgraph_test::user_output("mul"));
+    CHECK(violations(ep) == Strings{"Graph has 2 placeholder nodes but signature has 3 input specs",
+                                    "Placeholder b_scale has no input spec",
+                                    "Input spec b_other names no placeholder",
+                                    "Input spec z names no placeholder",
+                                    "Graph has 1 output nodes but signature has 2 output specs"});
+  }
+  SECTION("the message lists everything") {
+    Program ep = epgraph_test::plain_program();
+    ep.graph_signature().input_specs[0].set_name("y");
+    ep.graph_signature().output_specs[0].set_name("z");
+    try {
+      verify(ep);
+      FAIL("verify did not throw");
+    } catch (const epgraph::verification_error& e) {
+      CHECK(std::string(e.what()) ==
+            "Exported program verification failed:\n"
+            "  - Input node x does not match input spec y\n"
+            "  - Output node x does not match output spec z");
+      CHECK(e.violations().size() == 2);
+    }
+    CHECK_THROWS_AS(verify(ep), epgraph::violations_error);
+    CHECK_THROWS_AS(verify(ep), epgraph::runtime_error);
+  }
+}
