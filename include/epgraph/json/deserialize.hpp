@@ -1,0 +1,917 @@
+// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "../exported_program.hpp"
+#include "../graph.hpp"
+#include "../graph_signature.hpp"
+#include "../tensor.hpp"
+#include "detail.hpp"
+#include "error.hpp"
+#include "tensor_meta.hpp"
+
+namespace epgraph::json {
+
+/// Newest schema major version this reader and writer implement (torch 2.13 writes 8.20).
+inline constexpr std::int64_t schema_major = 8;
+/// Schema minor version written by save.
+inline constexpr std::int64_t schema_minor = 20;
+
+namespace detail {
+
+inline bool is_hop_target(std::string_view t) {
+  return t.find("torch.ops.higher_order.") != std::string_view::npos;
+}
+
+// Reads one serialized graph into an epgraph Graph, the way
+// GraphModuleDeserializer.deserialize_graph builds an FX graph.
+class GraphReader {
+ public:
+  GraphReader(Graph& graph, bool legacy) : g_(graph), legacy_(legacy) {}
+
+  // `input_spec_names[i]` names constant graph inputs (torch takes the spec's name).
+  void read(const ojson& jg, const std::string& path,
+            const std::vector<std::string>& input_spec_names) {
+    expect_object(jg, path);
+    read_tables(jg, path);
+    const std::string ip = at_key(path, "inputs");
+    const auto& inputs = expect_array(field(jg, path, "inputs"), ip);
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      read_input(inputs[i], at_index(ip, i), i < input_spec_names.size() ? input_spec_names[i] : "",
+                 i);
+    }
+    const std::string np = at_key(path, "nodes");
+    const auto& nodes = expect_array(field(jg, path, "nodes"), np);
+    for (std::size_t i = 0; i < nodes.size(); ++i) read_node(nodes[i], at_index(np, i));
+    const std::string op = at_key(path, "outputs");
+    const auto& outputs = expect_array(field(jg, path, "outputs"), op);
+    ArgumentList results;
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      results.push_back(read_graph_output(outputs[i], at_index(op, i)));
+    }
+    bool single = false;
+    if (const ojson* s = opt_field(jg, path, "is_single_tensor_return"); s && !s->is_null()) {
+      single = get_bool(*s, at_key(path, "is_single_tensor_return"));
+    }
+    if (single) {
+      if (results.size() != 1 || results[0].node() == nullptr) {
+        throw serialization_error(at_key(path, "is_single_tensor_return"),
+                                  "true but the graph does not return exactly one tensor");
+      }
+      g_.create_node(OpCode::output, "output", {results[0]});
+    } else {
+      g_.output(std::move(results));
+    }
+  }
+
+  // Serialized value name -> node.
+  const std::unordered_map<std::string, Node*>& values() const { return by_name_; }
+
+ private:
+  struct SymValue {
+    std::string table;
+    ojson raw;
+  };
+
+  void read_tables(const ojson& jg, const std::string& path) {
+    const std::string tp = at_key(path, "tensor_values");
+    const auto& tv = expect_object(field(jg, path, "tensor_values"), tp);
+    for (auto it = tv.begin(); it != tv.end(); ++it) {
+      tensors_.emplace(it.key(), tensor_meta_from_json(it.value(), at_key(tp, it.key())));
+    }
+    for (const char* table : {"sym_int_values", "sym_bool_values", "sym_float_values"}) {
+      const ojson* t = opt_field(jg, path, table);
+      if (t == nullptr) continue;
+      const std::string p = at_key(path, table);
+      expect_object(*t, p);
+      for (auto it = t->begin(); it != t->end(); ++it) {
+        const auto m_v = union_member(it.value(), at_key(p, it.key()));
+        const auto& m = m_v.first;
+        const auto& v = m_v.second;
+        (void)v;
+        if (m != "as_expr" && m != "as_int" && m != "as_bool" && m != "as_float") {
+          unknown_member(at_key(p, it.key()), m);
+        }
+        ojson raw = ojson::object();
+        raw[m] = *v;
+        syms_[it.key()] = SymValue{table, std::move(raw)};
+      }
+    }
+    if (const ojson* c = opt_field(jg, path, "custom_obj_values")) {
+      const std::string p = at_key(path, "custom_obj_values");
+      expect_object(*c, p);
+      for (auto it = c->begin(); it != c->end(); ++it) {
+        const std::string ep = at_key(p, it.key());
+        objs_[it.key()] = get_string(field(it.value(), ep, "class_fqn"), at_key(ep, "class_fqn"));
+      }
+    }
+  }
+
+  Node* lookup(const std::string& name, const std::string& path) const {
+    auto it = by_name_.find(name);
+    if (it == by_name_.end()) {
+      throw serialization_error(path,
+                                "value '" + name + "' is not produced by any graph input or node");
+    }
+    return it->second;
+  }
+
+  // Registers `node` as producing the value `name` and attaches its metadata (torch's
+  // sync_fx_node).
+  void sync(const std::string& name, Node* node, const std::string& path, ojson& info) {
+    if (by_name_.count(name) != 0) {
+      throw serialization_error(path, "duplicate value name '" + name + "'");
+    }
+    by_name_.emplace(name, node);
+    if (auto t = tensors_.find(name); t != tensors_.end()) {
+      node->meta().val = t->second;
+    } else if (auto s = syms_.find(name); s != syms_.end()) {
+      info["sym"] = {{"table", s->second.table}, {"value", s->second.raw}};
+    } else if (auto o = objs_.find(name); o != objs_.end()) {
+      info["custom_obj"] = o->second;
+    }
+  }
+
+  static void store(Node* node, const ojson& info) {
+    if (!info.empty()) node->meta().serialized = info.dump();
+  }
+
+  Node* create(OpCode op, const std::string& target, ArgumentList args, Kwargs kwargs,
+               const std::string& name, const std::string& path) {
+    if (!name.empty() && g_.find_node(name) != nullptr && by_name_.count(name) != 0) {
+      throw serialization_error(path, "duplicate value name '" + name + "'");
+    }
+    return g_.create_node(op, target, std::move(args), std::move(kwargs), name);
+  }
+
+  void read_input(const ojson& j, const std::string& path, const std::string& spec_name,
+                  std::size_t index) {
+    const auto m_v = union_member(j, path);
+    const auto& m = m_v.first;
+    const auto& v = m_v.second;
+    const std::string p = at_key(path, m);
+    ojson info = ojson::object();
+    info["as"] = m;
+    std::string name;
+    if (m == "as_tensor" || m == "as_custom_obj") {
+      name = get_string(field(*v, p, "name"), at_key(p, "name"));
+      if (m == "as_custom_obj") {
+        info["class_fqn"] = get_string(field(*v, p, "class_fqn"), at_key(p, "class_fqn"));
+      }
+    } else if (m == "as_sym_int" || m == "as_sym_float" || m == "as_sym_bool") {
+      const auto sm_sv = union_member(*v, p);
+      const auto& sm = sm_sv.first;
+      const auto& sv = sm_sv.second;
+      if (sm != "as_name") {
+        throw serialization_error(p, "a constant symbolic value cannot be a graph input");
+      }
+      name = get_string(*sv, at_key(p, sm));
+    } else if (m == "as_int" || m == "as_float" || m == "as_bool" || m == "as_none" ||
+               m == "as_string") {
+      name = spec_name.empty() ? "arg" + std::to_string(index) : spec_name;
+      info["value"] = *v;
+      info["constant_input_name"] = name;
+    } else {
+      unknown_member(path, m);
+    }
+    if (by_name_.count(name) != 0) {
+      throw serialization_error(path, "duplicate value name '" + name + "'");
+    }
+    Node* node = g_.placeholder(name);
+    if (m.rfind("as_", 0) == 0 && info.count("value") == 0) {
+      if (m == "as_tensor" && tensors_.count(name) == 0) {
+        throw serialization_error(path, "graph input '" + name + "' has no entry in tensor_values");
+      }
+      sync(name, node, path, info);
+    } else {
+      by_name_.emplace(name, node);
+    }
+    store(node, info);
+  }
+
+  // Argument union -> epgraph Argument. `graph_arg` nodes (as_graph) are created on the way.
+  Argument read_arg(const ojson& j, const std::string& path, std::string* member_out) {
+    const auto m_vp = union_member(j, path);
+    const auto& m = m_vp.first;
+    const auto& vp = m_vp.second;
+    const ojson& v = *vp;
+    const std::string p = at_key(path, m);
+    if (member_out) *member_out = m;
+    auto tensor_ref = [&](const ojson& t, const std::string& tp) {
+      return Argument(lookup(get_string(field(t, tp, "name"), at_key(tp, "name")), tp));
+    };
+    auto sym_ref = [&](const ojson& s, const std::string& sp, const char* value_key) -> Argument {
+      if (s.is_null()) throw serialization_error(sp, "expected a symbolic value, got null");
+      const auto sm_sv = union_member(s, sp);
+      const auto& sm = sm_sv.first;
+      const auto& sv = sm_sv.second;
+      const std::string svp = at_key(sp, sm);
+      if (sm == "as_name") return Argument(lookup(get_string(*sv, svp), svp));
+      if (sm != value_key) unknown_member(sp, sm);
+      if (sm == std::string("as_int")) return Argument(get_int(*sv, svp));
+      if (sm == std::string("as_float")) return Argument(get_float(*sv, svp));
+      return Argument(get_bool(*sv, svp));
+    };
+    auto list = [&](auto&& item) {
+      expect_array(v, p);
+      ArgumentList out;
+      for (std::size_t i = 0; i < v.size(); ++i) out.push_back(item(v[i], at_index(p, i)));
+      return Argument(std::move(out));
+    };
+    if (m == "as_none") return Argument(none);
+    if (m == "as_tensor") return tensor_ref(v, p);
+    if (m == "as_tensors") return list(tensor_ref);
+    if (m == "as_int") return Argument(get_int(v, p));
+    if (m == "as_ints")
+      return list([](const ojson& x, const std::string& xp) { return Argument(get_int(x, xp)); });
+    if (m == "as_float") return Argument(get_float(v, p));
+    if (m == "as_floats")
+      return list([](const ojson& x, const std::string& xp) { return Argument(get_float(x, xp)); });
+    if (m == "as_string" || m == "as_operator") return Argument(get_string(v, p));
+    if (m == "as_strings")
+      return list(
+          [](const ojson& x, const std::string& xp) { return Argument(get_string(x, xp)); });
+    if (m == "as_bool") return Argument(get_bool(v, p));
+    if (m == "as_bools")
+      return list([](const ojson& x, const std::string& xp) { return Argument(get_bool(x, xp)); });
+    if (m == "as_sym_int") return sym_ref(v, p, "as_int");
+    if (m == "as_sym_ints")
+      return list([&](const ojson& x, const std::string& xp) { return sym_ref(x, xp, "as_int"); });
+    if (m == "as_sym_float") return sym_ref(v, p, "as_float");
+    if (m == "as_sym_floats")
+      return list(
+          [&](const ojson& x, const std::string& xp) { return sym_ref(x, xp, "as_float"); });
+    if (m == "as_sym_bool") return sym_ref(v, p, "as_bool");
+    if (m == "as_sym_bools")
+      return list([&](const ojson& x, const std::string& xp) { return sym_ref(x, xp, "as_bool"); });
+    if (m == "as_scalar_type") {
+      const std::int64_t d = get_int(v, p);
+      if (d < 0 || d > 64 || dtype_name(static_cast<dtype>(d)).empty()) {
+        throw serialization_error(p, "unknown ScalarType " + std::to_string(d));
+      }
+      return Argument(static_cast<dtype>(d));
+    }
+    if (m == "as_layout") {
+      const std::int64_t l = get_int(v, p);
+      if (l < 0 || l > 7) throw serialization_error(p, "unknown Layout " + std::to_string(l));
+      return Argument(static_cast<Layout>(l));
+    }
+    if (m == "as_memory_format") {
+      const std::int64_t f = get_int(v, p);
+      if (f < 0 || f > 4) throw serialization_error(p, "unknown MemoryFormat " + std::to_string(f));
+      return Argument(static_cast<MemoryFormat>(f));
+    }
+    if (m == "as_device") {
+      Device d;
+      d.type = get_string(field(v, p, "type"), at_key(p, "type"));
+      if (const ojson* idx = opt_field(v, p, "index"); idx && !idx->is_null()) {
+        d.index = get_int(*idx, at_key(p, "index"));
+      }
+      return Argument(std::move(d));
+    }
+    auto optional_tensor = [&](const ojson& x, const std::string& xp) {
+      const auto om_ov = union_member(x, xp);
+      const auto& om = om_ov.first;
+      const auto& ov = om_ov.second;
+      if (om == "as_none") return Argument(none);
+      if (om == "as_tensor") return tensor_ref(*ov, at_key(xp, om));
+      unknown_member(xp, om);
+    };
+    if (m == "as_optional_tensor") return optional_tensor(v, p);
+    if (m == "as_optional_tensors") return list(optional_tensor);
+    if (m == "as_custom_obj") {
+      return Argument(lookup(get_string(field(v, p, "name"), at_key(p, "name")), p));
+    }
+    if (m == "as_complex") {
+      return Argument{get_float(field(v, p, "real"), at_key(p, "real")),
+                      get_float(field(v, p, "imag"), at_key(p, "imag"))};
+    }
+    if (m == "as_int_lists") {
+      return list([](const ojson& x, const std::string& xp) {
+        expect_array(x, xp);
+        ArgumentList inner;
+        for (std::size_t i = 0; i < x.size(); ++i) inner.push_back(get_int(x[i], at_index(xp, i)));
+        return Argument(std::move(inner));
+      });
+    }
+    if (m == "as_float_lists") {
+      return list([](const ojson& x, const std::string& xp) {
+        expect_array(x, xp);
+        ArgumentList inner;
+        for (std::size_t i = 0; i < x.size(); ++i)
+          inner.push_back(get_float(x[i], at_index(xp, i)));
+        return Argument(std::move(inner));
+      });
+    }
+    if (m == "as_nested_tensors") {
+      return list([&](const ojson& x, const std::string& xp) {
+        expect_array(x, xp);
+        ArgumentList inner;
+        for (std::size_t i = 0; i < x.size(); ++i)
+          inner.push_back(tensor_ref(x[i], at_index(xp, i)));
+        return Argument(std::move(inner));
+      });
+    }
+    if (m == "as_string_to_argument") {
+      expect_object(v, p);
+      ArgumentList out;
+      for (auto it = v.begin(); it != v.end(); ++it) {
+        out.push_back(Argument{it.key(), read_arg(it.value(), at_key(p, it.key()), nullptr)});
+      }
+      return Argument(std::move(out));
+    }
+    if (m == "as_graph") {
+      const std::string name = get_string(field(v, p, "name"), at_key(p, "name"));
+      const ojson& sub = field(v, p, "graph");
+      Graph scratch;  // validates the nested graph; it is kept verbatim
+      GraphReader(scratch, legacy_).read(sub, at_key(p, "graph"), {});
+      Node* n = create(OpCode::get_attr, name, {}, {}, name, p);
+      ojson info = {{"graph", sub}};
+      store(n, info);
+      by_name_.emplace(name, n);
+      return Argument(n);
+    }
+    unknown_member(path, m);
+  }
+
+  void read_node(const ojson& jn, const std::string& path) {
+    expect_object(jn, path);
+    const std::string target = get_string(field(jn, path, "target"), at_key(path, "target"));
+    const std::string ip = at_key(path, "inputs");
+    const auto& inputs = expect_array(field(jn, path, "inputs"), ip);
+    const std::string op = at_key(path, "outputs");
+    const auto& outputs = expect_array(field(jn, path, "outputs"), op);
+    const bool hop = is_hop_target(target);
+    ojson info = ojson::object();
+    info["args"] = ojson::array();
+    info["kwargs"] = ojson::array();
+    ArgumentList args;
+    Kwargs kwargs;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      const std::string p = at_index(ip, i);
+      const auto& in = expect_object(inputs[i], p);
+      const std::string name = get_string(field(in, p, "name"), at_key(p, "name"));
+      std::string member;
+      Argument a = read_arg(field(in, p, "arg"), at_key(p, "arg"), &member);
+      ojson rec = {{"name", name}, {"as", member}};
+      std::optional<std::int64_t> kind;
+      if (const ojson* k = opt_field(in, p, "kind")) {
+        rec["kind"] = *k;
+        if (!k->is_null()) kind = get_int(*k, at_key(p, "kind"));
+      }
+      const bool positional = kind ? *kind != 2 : (!hop || name.empty());
+      if (positional) {
+        if (!kwargs.empty()) {
+          throw serialization_error(p,
+                                    "positional argument '" + name + "' after keyword arguments");
+        }
+        args.push_back(std::move(a));
+        info["args"].push_back(std::move(rec));
+      } else {
+        kwargs.emplace_back(name, std::move(a));
+        info["kwargs"].push_back(std::move(rec));
+      }
+    }
+    std::optional<bool> hop_single;
+    if (const ojson* h = opt_field(jn, path, "is_hop_single_tensor_return")) {
+      info["hop"] = *h;
+      if (!h->is_null()) hop_single = get_bool(*h, at_key(path, "is_hop_single_tensor_return"));
+    }
+    std::string given_name;
+    if (const ojson* n = opt_field(jn, path, "name")) {
+      info["has_name"] = true;
+      if (!n->is_null()) given_name = get_string(*n, at_key(path, "name"));
+    }
+    // Output layout, with legacy null members dropped.
+    ojson layout = ojson::array();
+    std::vector<std::pair<std::string, const ojson*>> outs;
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      auto mv = union_member(outputs[i], at_index(op, i));
+      outs.push_back(mv);
+      ojson o = ojson::object();
+      o[mv.first] = *mv.second;
+      layout.push_back(std::move(o));
+    }
+    info["out"] = layout;
+    std::vector<std::pair<std::string, std::string>> meta;
+    if (const ojson* md = opt_field(jn, path, "metadata"); md && !md->is_null()) {
+      const std::string mp = at_key(path, "metadata");
+      expect_object(*md, mp);
+      for (auto it = md->begin(); it != md->end(); ++it) {
+        meta.emplace_back(it.key(), get_string(it.value(), at_key(mp, it.key())));
+      }
+    } else if (md == nullptr) {
+      throw serialization_error(path, "missing required field 'metadata'");
+    }
+
+    auto value_name = [&](const std::pair<std::string, const ojson*>& o, const std::string& p) {
+      if (o.first == "as_tensor") return get_string(field(*o.second, p, "name"), at_key(p, "name"));
+      const auto sm_sv = union_member(*o.second, p);
+      const auto& sm = sm_sv.first;
+      const auto& sv = sm_sv.second;
+      if (sm != "as_name") throw serialization_error(p, "a node output must be a named value");
+      return get_string(*sv, at_key(p, sm));
+    };
+    const bool single_value =
+        outs.size() == 1 && (outs[0].first == "as_tensor" || outs[0].first == "as_sym_int" ||
+                             outs[0].first == "as_sym_float" || outs[0].first == "as_sym_bool");
+    const bool hop_tuple_of_one =
+        hop && outs.size() == 1 && hop_single == false && outs[0].first != "as_none";
+    std::string name = given_name;
+    std::string out_name;
+    if (single_value) {
+      out_name = value_name(outs[0], at_key(at_index(op, 0), outs[0].first));
+      if (!hop_tuple_of_one) name = out_name;
+    }
+    if (!name.empty() && by_name_.count(name) != 0) {
+      throw serialization_error(path, "duplicate value name '" + name + "'");
+    }
+    Node* node = g_.call_function(target, std::move(args), std::move(kwargs), name);
+    node->meta().other = meta;
+    auto getitem = [&](Node* parent, std::int64_t idx, const std::string& gname,
+                       const std::string& p, bool register_value) {
+      if (register_value && by_name_.count(gname) != 0) {
+        throw serialization_error(p, "duplicate value name '" + gname + "'");
+      }
+      Node* gi = g_.call_function("operator.getitem", {Argument(parent), Argument(idx)}, {}, gname);
+      gi->meta().other = meta;
+      if (register_value) {
+        ojson ginfo = ojson::object();
+        sync(gname, gi, p, ginfo);
+        store(gi, ginfo);
+      }
+      return gi;
+    };
+    if (outs.empty()) {
+      // no value
+    } else if (hop_tuple_of_one) {
+      getitem(node, 0, out_name.empty() ? value_name(outs[0], at_index(op, 0)) : out_name,
+              at_index(op, 0), true);
+      by_name_.emplace(std::string(node->name()), node);
+    } else if (single_value) {
+      sync(out_name, node, at_index(op, 0), info);
+    } else if (outs.size() == 1 && outs[0].first == "as_none") {
+      g_.rename_node(node, Graph::default_name(OpCode::call_function, target) + "_unused");
+    } else {
+      auto items = [&](Node* parent, const ojson& arr, const std::string& p) {
+        expect_array(arr, p);
+        for (std::size_t k = 0; k < arr.size(); ++k) {
+          const std::string kp = at_index(p, k);
+          std::string gname;
+          if (arr[k].is_object() && arr[k].contains("name")) {
+            gname = get_string(arr[k]["name"], at_key(kp, "name"));
+          } else {
+            const auto sm_sv = union_member(arr[k], kp);
+            const auto& sm = sm_sv.first;
+            const auto& sv = sm_sv.second;
+            if (sm != "as_name")
+              throw serialization_error(kp, "a node output must be a named value");
+            gname = get_string(*sv, at_key(kp, sm));
+          }
+          getitem(parent, static_cast<std::int64_t>(k), gname, kp, true);
+        }
+      };
+      if (outs.size() == 1) {
+        if (outs[0].first != "as_tensors") {
+          throw serialization_error(at_index(op, 0),
+                                    "unsupported node output '" + outs[0].first + "'");
+        }
+        items(node, *outs[0].second, at_key(at_index(op, 0), "as_tensors"));
+      } else {
+        for (std::size_t i = 0; i < outs.size(); ++i) {
+          const std::string p = at_index(op, i);
+          const auto& o = outs[i];
+          const auto idx = static_cast<std::int64_t>(i);
+          if (o.first == "as_tensor" || o.first == "as_sym_int" || o.first == "as_sym_float") {
+            const std::string vp = at_key(p, o.first);
+            getitem(node, idx, value_name(o, vp), vp, true);
+          } else if (o.first == "as_none") {
+            getitem(node, idx, "as_none", p, false);
+          } else if (o.first == "as_tensors" || o.first == "as_sym_ints" ||
+                     o.first == "as_sym_floats" || o.first == "as_sym_bools") {
+            Node* lst = getitem(node, idx, "", p, false);
+            items(lst, *o.second, at_key(p, o.first));
+          } else {
+            throw serialization_error(p, "unsupported node output '" + o.first + "'");
+          }
+        }
+      }
+      by_name_.emplace(std::string(node->name()), node);
+    }
+    store(node, info);
+  }
+
+  Argument read_graph_output(const ojson& j, const std::string& path) {
+    const auto m_v = union_member(j, path);
+    const auto& m = m_v.first;
+    const auto& v = m_v.second;
+    const std::string p = at_key(path, m);
+    if (m == "as_tensor")
+      return Argument(lookup(get_string(field(*v, p, "name"), at_key(p, "name")), p));
+    if (m == "as_sym_int" || m == "as_sym_bool" || m == "as_sym_float") {
+      const auto sm_sv = union_member(*v, p);
+      const auto& sm = sm_sv.first;
+      const auto& sv = sm_sv.second;
+      if (sm != "as_name") unknown_member(p, sm);
+      return Argument(lookup(get_string(*sv, at_key(p, sm)), at_key(p, sm)));
+    }
+    if (m == "as_int") return Argument(get_int(*v, p));
+    if (m == "as_float") return Argument(get_float(*v, p));
+    if (m == "as_bool") return Argument(get_bool(*v, p));
+    if (m == "as_none") return Argument(none);
+    unknown_member(path, m);
+  }
+
+  Graph& g_;
+  bool legacy_;
+  std::unordered_map<std::string, Node*> by_name_;
+  std::unordered_map<std::string, TensorMeta> tensors_;
+  std::unordered_map<std::string, SymValue> syms_;
+  std::unordered_map<std::string, std::string> objs_;
+};
+
+// Graph value name as the graph has it (a name FX refuses, e.g. `input`, may have been changed).
+inline std::string node_name_for(const std::unordered_map<std::string, Node*>& values,
+                                 const std::string& serialized, const std::string& path) {
+  auto it = values.find(serialized);
+  if (it == values.end()) {
+    throw serialization_error(
+        path, "value '" + serialized + "' is not produced by any graph input or node");
+  }
+  return std::string(it->second->name());
+}
+
+inline ConstantValue constant_value(const ojson& j, const std::string& path) {
+  const auto m_v = union_member(j, path);
+  const auto& m = m_v.first;
+  const auto& v = m_v.second;
+  const std::string p = at_key(path, m);
+  if (m == "as_none") return None{};
+  if (m == "as_int") return get_int(*v, p);
+  if (m == "as_float") return get_float(*v, p);
+  if (m == "as_string") return get_string(*v, p);
+  if (m == "as_bool") return get_bool(*v, p);
+  unknown_member(path, m);
+}
+
+// Argument union in a signature -> ArgumentSpec (torch's deserialize_argument_spec).
+inline ArgumentSpec argument_spec(const ojson& j, const std::string& path,
+                                  const std::unordered_map<std::string, Node*>& values) {
+  const auto m_v = union_member(j, path);
+  const auto& m = m_v.first;
+  const auto& v = m_v.second;
+  const std::string p = at_key(path, m);
+  auto sym_name = [&]() {
+    const auto sm_sv = union_member(*v, p);
+    const auto& sm = sm_sv.first;
+    const auto& sv = sm_sv.second;
+    if (sm != "as_name") unknown_member(p, sm);
+    return node_name_for(values, get_string(*sv, at_key(p, sm)), at_key(p, sm));
+  };
+  if (m == "as_tensor") {
+    return TensorArgument{
+        node_name_for(values, get_string(field(*v, p, "name"), at_key(p, "name")), p)};
+  }
+  if (m == "as_sym_int") return SymIntArgument{sym_name()};
+  if (m == "as_sym_float") return SymFloatArgument{sym_name()};
+  if (m == "as_sym_bool") return SymBoolArgument{sym_name()};
+  if (m == "as_custom_obj") {
+    return CustomObjArgument{
+        node_name_for(values, get_string(field(*v, p, "name"), at_key(p, "name")), p),
+        get_string(field(*v, p, "class_fqn"), at_key(p, "class_fqn"))};
+  }
+  if (m == "as_none") return ConstantArgument{"", None{}};
+  if (m == "as_int") return ConstantArgument{"", get_int(*v, p)};
+  if (m == "as_float") return ConstantArgument{"", get_float(*v, p)};
+  if (m == "as_bool") return ConstantArgument{"", get_bool(*v, p)};
+  if (m == "as_string") return ConstantArgument{"", get_string(*v, p)};
+  unknown_member(path, m);
+}
+
+inline std::string spec_tensor_name(const ojson& s, const std::string& p,
+                                    const std::unordered_map<std::string, Node*>& values) {
+  const std::string ap = at_key(p, "arg");
+  const ojson& a = field(s, p, "arg");
+  return node_name_for(values, get_string(field(a, ap, "name"), at_key(ap, "name")), ap);
+}
+
+template <class Spec, class F>
+Spec make_spec(const std::string& path, F&& f) {
+  try {
+    return f();
+  } catch (const value_error& e) {
+    throw serialization_error(path, e.what());
+  }
+}
+
+inline InputSpec input_spec(const ojson& j, const std::string& path,
+                            const std::unordered_map<std::string, Node*>& values, bool legacy) {
+  const auto m_vp = union_member(j, path);
+  const auto& m = m_vp.first;
+  const auto& vp = m_vp.second;
+  const ojson& s = *vp;
+  const std::string p = at_key(path, m);
+  auto target = [&](const char* key) { return get_string(field(s, p, key), at_key(p, key)); };
+  return make_spec<InputSpec>(path, [&]() -> InputSpec {
+    if (m == "user_input") {
+      return InputSpec(InputKind::USER_INPUT,
+                       argument_spec(field(s, p, "arg"), at_key(p, "arg"), values));
+    }
+    if (m == "parameter") {
+      return InputSpec(InputKind::PARAMETER, TensorArgument{spec_tensor_name(s, p, values)},
+                       target("parameter_name"));
+    }
+    if (m == "buffer") {
+      bool persistent = true;  // legacy files have no flag; torch reads them as persistent
+      const ojson* f = opt_field(s, p, "persistent");
+      if (f != nullptr && !f->is_null()) {
+        persistent = get_bool(*f, at_key(p, "persistent"));
+      } else if (!legacy) {
+        throw serialization_error(p, "missing required field 'persistent'");
+      }
+      return InputSpec(InputKind::BUFFER, TensorArgument{spec_tensor_name(s, p, values)},
+                       target("buffer_name"), persistent);
+    }
+    if (m == "tensor_constant") {
+      return InputSpec(InputKind::CONSTANT_TENSOR, TensorArgument{spec_tensor_name(s, p, values)},
+                       target("tensor_constant_name"));
+    }
+    if (m == "custom_obj") {
+      const std::string ap = at_key(p, "arg");
+      const ojson& a = field(s, p, "arg");
+      return InputSpec(
+          InputKind::CUSTOM_OBJ,
+          CustomObjArgument{
+              node_name_for(values, get_string(field(a, ap, "name"), at_key(ap, "name")), ap),
+              get_string(field(a, ap, "class_fqn"), at_key(ap, "class_fqn"))},
+          target("custom_obj_name"));
+    }
+    if (m == "token") {
+      return InputSpec(InputKind::TOKEN, TokenArgument{spec_tensor_name(s, p, values)});
+    }
+    if (m == "constant_input") {
+      return InputSpec(InputKind::USER_INPUT,
+                       ConstantArgument{get_string(field(s, p, "name"), at_key(p, "name")),
+                                        constant_value(field(s, p, "value"), at_key(p, "value"))});
+    }
+    unknown_member(path, m);
+  });
+}
+
+inline OutputSpec output_spec(const ojson& j, const std::string& path,
+                              const std::unordered_map<std::string, Node*>& values) {
+  const auto m_vp = union_member(j, path);
+  const auto& m = m_vp.first;
+  const auto& vp = m_vp.second;
+  const ojson& s = *vp;
+  const std::string p = at_key(path, m);
+  auto target = [&](const char* key) { return get_string(field(s, p, key), at_key(p, key)); };
+  auto tensor = [&]() { return TensorArgument{spec_tensor_name(s, p, values)}; };
+  return make_spec<OutputSpec>(path, [&]() -> OutputSpec {
+    if (m == "user_output") {
+      return OutputSpec(OutputKind::USER_OUTPUT,
+                        argument_spec(field(s, p, "arg"), at_key(p, "arg"), values));
+    }
+    if (m == "loss_output") return OutputSpec(OutputKind::LOSS_OUTPUT, tensor());
+    if (m == "buffer_mutation")
+      return OutputSpec(OutputKind::BUFFER_MUTATION, tensor(), target("buffer_name"));
+    if (m == "parameter_mutation") {
+      return OutputSpec(OutputKind::PARAMETER_MUTATION, tensor(), target("parameter_name"));
+    }
+    if (m == "gradient_to_parameter") {
+      return OutputSpec(OutputKind::GRADIENT_TO_PARAMETER, tensor(), target("parameter_name"));
+    }
+    if (m == "gradient_to_user_input") {
+      return OutputSpec(OutputKind::GRADIENT_TO_USER_INPUT, tensor(), target("user_input_name"));
+    }
+    if (m == "user_input_mutation") {
+      return OutputSpec(OutputKind::USER_INPUT_MUTATION, tensor(), target("user_input_name"));
+    }
+    if (m == "token")
+      return OutputSpec(OutputKind::TOKEN, TokenArgument{spec_tensor_name(s, p, values)});
+    unknown_member(path, m);
+  });
+}
+
+// Name a constant graph input gets from its spec (torch: `input_specs[i].arg.name`).
+inline std::vector<std::string> constant_input_names(const ojson& specs, const std::string& path) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    std::string name;
+    const std::string p = at_index(path, i);
+    const auto m_v = union_member(specs[i], p);
+    const auto& m = m_v.first;
+    const auto& v = m_v.second;
+    if (m == "constant_input" && v->is_object() && v->contains("name") &&
+        (*v)["name"].is_string()) {
+      name = (*v)["name"].get<std::string>();
+    }
+    out.push_back(name);
+  }
+  return out;
+}
+
+// Legacy files write module_call_graph arguments with every union member; keep one.
+inline ojson strip_null_members(const ojson& j) {
+  if (j.is_object()) {
+    ojson out = ojson::object();
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (!it.value().is_null()) out[it.key()] = strip_null_members(it.value());
+    }
+    return out;
+  }
+  if (j.is_array()) {
+    ojson out = ojson::array();
+    for (const auto& x : j) out.push_back(strip_null_members(x));
+    return out;
+  }
+  return j;
+}
+
+}  // namespace detail
+
+/// Builds the program described by an exported-program JSON record (`models/model.json` of a PT2
+/// archive, `serialized_exported_program.json` of older ones) the way `torch.export.load` does
+/// (GraphModuleDeserializer in torch/_export/serde/serialize.py):
+/// - one placeholder per graph input, named after the input (a constant input takes its spec's
+///   name), with tensor metadata from `tensor_values`;
+/// - one call_function node per serialized node, its target the serialized target string; a node
+///   returning one value is named after that value; a node returning several gets one
+///   `operator.getitem` node per output named after it (a list output gets an unnamed getitem and
+///   nested getitems; an `as_none` output a getitem named `as_none`); a node returning only None
+///   is named `<op>_unused`; otherwise the node takes its serialized `name` or FX's default;
+/// - NamedArgument `kind` 1 makes a positional argument, 2 a keyword argument; without `kind`
+///   (schema 7.x and older) arguments are positional (torch consults the operator schema instead,
+///   so an explicitly passed defaulted argument of an old file is a keyword argument in torch);
+/// - a nested graph (`as_graph`, control flow) becomes a get_attr node named after it, its graph
+///   checked and kept verbatim; complex values become a [real, imag] list and a string-to-argument
+///   dict a list of [key, value] lists (both written back in their schema form);
+/// - node `metadata` goes to NodeMeta::other in order; what the graph does not model (argument
+///   names and union kinds, the output layout, optional fields present) to NodeMeta::serialized;
+/// - opset_version, range_constraints, verifiers and torch_version go to ProgramMetadata; every
+///   other field (module_call_graph, graph_module.metadata, treespec_namedtuple_fields,
+///   guards_code, a legacy `dialect`, unknown fields) is kept verbatim in ProgramMetadata::opaque
+///   under its dotted path; optional fields the file omits are listed under `json.absent` so save
+///   omits them too.
+/// Accepts schema 8.x, 7.x and the legacy form (integer `schema_version`, unions with every member
+/// and the unused ones null, buffers without `persistent`, which then reads as true).
+/// state_dict and constants stay empty: a JSON record carries no weights.
+///
+/// Throws serialization_error (nothing is returned on error), `what()` = "<path>: <problem>":
+/// malformed JSON ("malformed JSON: ..."), "missing required field 'x'", "expected an array, got
+/// string", "unknown union member 'as_foo'", "union has no member set", "value 'x' is not
+/// produced by any graph input or node", "duplicate value name 'x'", "schema major version 9 is
+/// newer than the newest supported (8)", "unknown ScalarType 99", and a spec breaking the
+/// signature rules (the InputSpec/OutputSpec message at the spec's path). O(size of the text).
+template <class Tensor = HostTensor>
+[[nodiscard]] ExportedProgram<Tensor> load_exported_program_from_string(
+    std::string_view json_text) {
+  using detail::at_index;
+  using detail::at_key;
+  using detail::field;
+  using detail::ojson;
+  using detail::opt_field;
+  ojson doc;
+  try {
+    doc = ojson::parse(json_text.begin(), json_text.end());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw serialization_error("", std::string("malformed JSON: ") + e.what());
+  }
+  detail::expect_object(doc, "");
+  ProgramMetadata md;
+  std::vector<std::string> absent;
+  bool legacy = false;
+  const ojson& sv = field(doc, "", "schema_version");
+  std::int64_t major = 0;
+  if (sv.is_number_integer()) {
+    legacy = true;
+    major = detail::get_int(sv, "schema_version");
+  } else {
+    major = detail::get_int(field(sv, "schema_version", "major"), "schema_version.major");
+    (void)detail::get_int(field(sv, "schema_version", "minor"), "schema_version.minor");
+  }
+  if (major > schema_major) {
+    throw serialization_error("schema_version", "schema major version " + std::to_string(major) +
+                                                    " is newer than the newest supported (" +
+                                                    std::to_string(schema_major) + ")");
+  }
+  legacy = legacy || major < 7;
+
+  const ojson& gm = field(doc, "", "graph_module");
+  detail::expect_object(gm, "graph_module");
+  const ojson& sig = field(gm, "graph_module", "signature");
+  const std::string isp = "graph_module.signature.input_specs";
+  const std::string osp = "graph_module.signature.output_specs";
+  const auto& in_specs =
+      detail::expect_array(field(sig, "graph_module.signature", "input_specs"), isp);
+  const auto& out_specs =
+      detail::expect_array(field(sig, "graph_module.signature", "output_specs"), osp);
+
+  auto graph = std::make_unique<Graph>();
+  detail::GraphReader reader(*graph, legacy);
+  reader.read(field(gm, "graph_module", "graph"), "graph_module.graph",
+              detail::constant_input_names(in_specs, isp));
+  const auto& jg = field(gm, "graph_module", "graph");
+  for (const char* key : {"custom_obj_values", "sym_float_values"}) {
+    if (!jg.contains(key) && !legacy) absent.push_back(std::string("graph_module.graph.") + key);
+  }
+
+  ExportGraphSignature signature;
+  for (std::size_t i = 0; i < in_specs.size(); ++i) {
+    signature.input_specs.push_back(
+        detail::input_spec(in_specs[i], at_index(isp, i), reader.values(), legacy));
+  }
+  for (std::size_t i = 0; i < out_specs.size(); ++i) {
+    signature.output_specs.push_back(
+        detail::output_spec(out_specs[i], at_index(osp, i), reader.values()));
+  }
+
+  for (auto it = gm.begin(); it != gm.end(); ++it) {
+    if (it.key() == "graph" || it.key() == "signature") continue;
+    ojson v = legacy ? detail::strip_null_members(it.value()) : it.value();
+    md.opaque.emplace_back("graph_module." + it.key(), v.dump());
+  }
+  for (const char* key : {"metadata", "treespec_namedtuple_fields"}) {
+    if (gm.contains(key)) continue;
+    if (legacy) {
+      md.opaque.emplace_back(std::string("graph_module.") + key, "{}");  // schema default
+    } else {
+      absent.push_back(std::string("graph_module.") + key);
+    }
+  }
+  if (!gm.contains("module_call_graph")) {
+    throw serialization_error("graph_module", "missing required field 'module_call_graph'");
+  }
+
+  const ojson& ov = detail::expect_object(field(doc, "", "opset_version"), "opset_version");
+  for (auto it = ov.begin(); it != ov.end(); ++it) {
+    md.opset_version.emplace_back(it.key(),
+                                  detail::get_int(it.value(), at_key("opset_version", it.key())));
+  }
+  const ojson& rc = detail::expect_object(field(doc, "", "range_constraints"), "range_constraints");
+  for (auto it = rc.begin(); it != rc.end(); ++it) {
+    const std::string p = at_key("range_constraints", it.key());
+    RangeConstraint r;
+    r.symbol = it.key();
+    const ojson& lo = field(it.value(), p, "min_val");
+    const ojson& hi = field(it.value(), p, "max_val");
+    if (!lo.is_null()) r.min_val = detail::get_int(lo, at_key(p, "min_val"));
+    if (!hi.is_null()) r.max_val = detail::get_int(hi, at_key(p, "max_val"));
+    md.range_constraints.push_back(std::move(r));
+  }
+  if (const ojson* v = opt_field(doc, "", "verifiers")) {
+    const auto& arr = detail::expect_array(*v, "verifiers");
+    for (std::size_t i = 0; i < arr.size(); ++i) {
+      md.verifiers.push_back(detail::get_string(arr[i], at_index("verifiers", i)));
+    }
+  } else if (!legacy) {
+    absent.emplace_back("verifiers");
+  }
+  if (const ojson* v = opt_field(doc, "", "torch_version")) {
+    md.torch_version = detail::get_string(*v, "torch_version");
+  } else {
+    md.torch_version = "<=2.4";  // schema default
+    if (!legacy) absent.emplace_back("torch_version");
+  }
+  if (legacy && !doc.contains("guards_code")) md.opaque.emplace_back("guards_code", "[]");
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    const std::string& k = it.key();
+    if (k == "graph_module" || k == "opset_version" || k == "range_constraints" ||
+        k == "schema_version" || k == "verifiers" || k == "torch_version") {
+      continue;
+    }
+    md.opaque.emplace_back(k, it.value().dump());
+  }
+  if (!legacy && !doc.contains("guards_code")) absent.emplace_back("guards_code");
+  if (!absent.empty()) md.opaque.emplace_back("json.absent", ojson(absent).dump());
+  return ExportedProgram<Tensor>(std::move(graph), std::move(signature), {}, {}, std::move(md));
+}
+
+/// Reads `json_file` (an exported-program JSON record) and builds the program; see
+/// load_exported_program_from_string. Throws serialization_error with an empty path
+/// ("cannot open 'f.json'") when the file cannot be read, and everything the string overload
+/// throws. O(file size).
+template <class Tensor = HostTensor>
+[[nodiscard]] ExportedProgram<Tensor> load_exported_program(
+    const std::filesystem::path& json_file) {
+  std::ifstream in(json_file, std::ios::binary);
+  if (!in) throw serialization_error("", "cannot open '" + json_file.string() + "'");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return load_exported_program_from_string<Tensor>(ss.str());
+}
+
+}  // namespace epgraph::json

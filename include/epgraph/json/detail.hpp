@@ -1,0 +1,131 @@
+// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+
+// Checked access to parsed JSON values with exact error paths. Internal to epgraph::json.
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "error.hpp"
+
+namespace epgraph::json::detail {
+
+using ojson = nlohmann::ordered_json;
+
+inline std::string at_key(const std::string& path, std::string_view key) {
+  return path.empty() ? std::string(key) : path + "." + std::string(key);
+}
+inline std::string at_index(const std::string& path, std::size_t i) {
+  return path + "[" + std::to_string(i) + "]";
+}
+
+template <class J>
+std::string type_of(const J& j) {
+  if (j.is_number_integer()) return "integer";
+  if (j.is_number_float()) return "number";
+  return j.type_name();
+}
+
+template <class J>
+const J& expect_object(const J& j, const std::string& path) {
+  if (!j.is_object()) throw serialization_error(path, "expected an object, got " + type_of(j));
+  return j;
+}
+template <class J>
+const J& expect_array(const J& j, const std::string& path) {
+  if (!j.is_array()) throw serialization_error(path, "expected an array, got " + type_of(j));
+  return j;
+}
+
+// A required field of an object.
+template <class J>
+const J& field(const J& obj, const std::string& path, std::string_view key) {
+  expect_object(obj, path);
+  auto it = obj.find(key);
+  if (it == obj.end()) {
+    throw serialization_error(path, "missing required field '" + std::string(key) + "'");
+  }
+  return *it;
+}
+// An optional field: nullptr when absent (a null value counts as present).
+template <class J>
+const J* opt_field(const J& obj, const std::string& path, std::string_view key) {
+  expect_object(obj, path);
+  auto it = obj.find(key);
+  return it == obj.end() ? nullptr : &*it;
+}
+
+template <class J>
+std::int64_t get_int(const J& j, const std::string& path) {
+  if (j.is_number_integer()) {
+    if (j.is_number_unsigned() &&
+        j.template get<std::uint64_t>() >
+            static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      throw serialization_error(path, "integer out of int64 range");
+    }
+    return j.template get<std::int64_t>();
+  }
+  throw serialization_error(path, "expected an integer, got " + type_of(j));
+}
+// A float: a JSON number or torch's "Infinity" / "-Infinity" / "NaN" strings.
+template <class J>
+double get_float(const J& j, const std::string& path) {
+  if (j.is_number()) return j.template get<double>();
+  if (j.is_string()) {
+    const auto& s = j.template get_ref<const std::string&>();
+    if (s == "Infinity") return std::numeric_limits<double>::infinity();
+    if (s == "-Infinity") return -std::numeric_limits<double>::infinity();
+    if (s == "NaN") return std::numeric_limits<double>::quiet_NaN();
+  }
+  throw serialization_error(path, "expected a number, got " + type_of(j));
+}
+template <class J>
+bool get_bool(const J& j, const std::string& path) {
+  if (!j.is_boolean()) throw serialization_error(path, "expected a boolean, got " + type_of(j));
+  return j.template get<bool>();
+}
+template <class J>
+const std::string& get_string(const J& j, const std::string& path) {
+  if (!j.is_string()) throw serialization_error(path, "expected a string, got " + type_of(j));
+  return j.template get_ref<const std::string&>();
+}
+
+// The one member of a union object. Accepts the current form (one member) and the legacy form
+// (every member present, the unused ones null).
+template <class J>
+std::pair<std::string, const J*> union_member(const J& j, const std::string& path) {
+  expect_object(j, path);
+  const J* value = nullptr;
+  std::string key;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it.value().is_null()) continue;
+    if (value != nullptr) {
+      throw serialization_error(
+          path, "union has more than one member set ('" + key + "' and '" + it.key() + "')");
+    }
+    key = it.key();
+    value = &it.value();
+  }
+  if (value == nullptr) throw serialization_error(path, "union has no member set");
+  return {key, value};
+}
+
+[[noreturn]] inline void unknown_member(const std::string& path, const std::string& member) {
+  throw serialization_error(path, "unknown union member '" + member + "'");
+}
+
+// torch writes infinite and NaN floats as strings.
+inline ojson float_to_json(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+  return v;
+}
+
+}  // namespace epgraph::json::detail

@@ -1,0 +1,649 @@
+// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "../exported_program.hpp"
+#include "../graph.hpp"
+#include "../graph_signature.hpp"
+#include "deserialize.hpp"
+#include "detail.hpp"
+#include "error.hpp"
+#include "tensor_meta.hpp"
+
+namespace epgraph::json {
+
+namespace detail {
+
+inline ojson node_info(const Node& n) {
+  const std::string& s = n.meta().serialized;
+  if (s.empty()) return ojson::object();
+  return ojson::parse(s);
+}
+
+inline bool is_getitem(const Node& n) {
+  return n.op() == OpCode::call_function && n.target() == "operator.getitem";
+}
+
+class GraphWriter {
+ public:
+  ojson write(const Graph& g) {
+    ojson jg;
+    jg["inputs"] = ojson::array();
+    jg["outputs"] = ojson::array();
+    jg["nodes"] = ojson::array();
+    for (const Node& n : g.nodes()) {
+      info_.emplace(&n, node_info(n));
+      if (n.meta().val) tensors_[std::string(n.name())] = tensor_meta_to_json(*n.meta().val);
+      const ojson& info = info_[&n];
+      if (auto s = info.find("sym"); s != info.end()) {
+        syms_[(*s)["table"].get<std::string>()][std::string(n.name())] = (*s)["value"];
+      }
+      if (auto c = info.find("custom_obj"); c != info.end()) {
+        objs_[std::string(n.name())] = {{"name", n.name()}, {"class_fqn", *c}};
+      }
+      if (auto c = info.find("class_fqn"); c != info.end()) {
+        objs_[std::string(n.name())] = {{"name", n.name()}, {"class_fqn", *c}};
+      }
+    }
+    bool single = false;
+    for (const Node& n : g.nodes()) {
+      switch (n.op()) {
+        case OpCode::placeholder: jg["inputs"].push_back(input(n)); break;
+        case OpCode::call_function:
+          if (!is_getitem(n)) jg["nodes"].push_back(node(n));
+          break;
+        case OpCode::output: {
+          if (n.args().empty()) break;
+          if (const ArgumentList* l = n.args()[0].list()) {
+            for (const Argument& a : *l) jg["outputs"].push_back(graph_output(a));
+          } else {
+            single = true;
+            jg["outputs"].push_back(graph_output(n.args()[0]));
+          }
+          break;
+        }
+        default: break;  // get_attr nodes are written inside the node using them
+      }
+    }
+    jg["tensor_values"] = tensors_;
+    jg["sym_int_values"] = syms_.value("sym_int_values", ojson::object());
+    jg["sym_bool_values"] = syms_.value("sym_bool_values", ojson::object());
+    jg["is_single_tensor_return"] = single;
+    jg["custom_obj_values"] = objs_;
+    jg["sym_float_values"] = syms_.value("sym_float_values", ojson::object());
+    return jg;
+  }
+
+ private:
+  const ojson& info(const Node* n) {
+    auto it = info_.find(n);
+    if (it == info_.end()) it = info_.emplace(n, node_info(*n)).first;
+    return it->second;
+  }
+
+  // What a node's value is: "tensor", "sym_int", "sym_float", "sym_bool", "custom_obj", "graph".
+  std::string value_kind(const Node* n) {
+    const ojson& i = info(n);
+    if (auto s = i.find("sym"); s != i.end()) {
+      const std::string t = (*s)["table"].get<std::string>();
+      return t.substr(0, t.size() - 7);  // "sym_int_values" -> "sym_int"
+    }
+    if (i.contains("custom_obj") || i.contains("class_fqn")) return "custom_obj";
+    if (i.contains("graph")) return "graph";
+    if (auto a = i.find("as"); a != i.end() && n->op() == OpCode::placeholder) {
+      const std::string m = a->get<std::string>();
+      if (m == "as_sym_int") return "sym_int";
+      if (m == "as_sym_float") return "sym_float";
+      if (m == "as_sym_bool") return "sym_bool";
+    }
+    return "tensor";
+  }
+
+  ojson node_ref(const Node* n) {
+    const std::string k = value_kind(n);
+    const std::string name(n->name());
+    if (k == "sym_int") return {{"as_sym_int", {{"as_name", name}}}};
+    if (k == "sym_float") return {{"as_sym_float", {{"as_name", name}}}};
+    if (k == "sym_bool") return {{"as_sym_bool", {{"as_name", name}}}};
+    if (k == "custom_obj") {
+      const ojson& i = info(n);
+      const ojson fqn = i.contains("custom_obj") ? i["custom_obj"] : i["class_fqn"];
+      return {{"as_custom_obj", {{"name", name}, {"class_fqn", fqn}}}};
+    }
+    if (k == "graph") return {{"as_graph", {{"name", name}, {"graph", info(n)["graph"]}}}};
+    return {{"as_tensor", {{"name", name}}}};
+  }
+
+  ojson input(const Node& n) {
+    const ojson& i = info(&n);
+    if (auto v = i.find("value"); v != i.end()) return {{i["as"].get<std::string>(), *v}};
+    return node_ref(&n);
+  }
+
+  ojson graph_output(const Argument& a) {
+    if (Node* n = a.node()) return node_ref(n);
+    if (a.is<bool>()) return {{"as_bool", a.as<bool>()}};
+    if (a.is<std::int64_t>()) return {{"as_int", a.as<std::int64_t>()}};
+    if (a.is<double>()) return {{"as_float", float_to_json(a.as<double>())}};
+    return {{"as_none", true}};
+  }
+
+  static bool all_of(const ArgumentList& l, bool (*pred)(const Argument&)) {
+    return std::all_of(l.begin(), l.end(), pred);
+  }
+
+  bool fits(const std::string& hint, const Argument& a) {
+    const ArgumentList* l = a.list();
+    auto nodes_of = [&](const char* kind, bool allow_none, bool allow_plain) {
+      if (!l) return false;
+      for (const Argument& x : *l) {
+        if (Node* n = x.node()) {
+          if (value_kind(n) != kind) return false;
+        } else if (!(allow_none && x.is_none()) && !(allow_plain && !x.list() && !x.is_none())) {
+          return false;
+        }
+      }
+      return true;
+    };
+    if (hint == "as_optional_tensor")
+      return a.is_none() || (a.node() && value_kind(a.node()) == "tensor");
+    if (hint == "as_sym_int") return a.is<std::int64_t>();
+    if (hint == "as_sym_float") return a.is<double>();
+    if (hint == "as_sym_bool") return a.is<bool>();
+    if (hint == "as_operator") return a.is<std::string>();
+    if (hint == "as_complex")
+      return l && l->size() == 2 && all_of(*l, [](const Argument& x) { return x.is<double>(); });
+    if (hint == "as_string_to_argument") {
+      return l && all_of(*l, [](const Argument& x) {
+               return x.list() && x.list()->size() == 2 && (*x.list())[0].is<std::string>();
+             });
+    }
+    if (!l) return false;
+    if (l->empty()) return true;
+    if (hint == "as_tensors") return nodes_of("tensor", false, false);
+    if (hint == "as_optional_tensors") return nodes_of("tensor", true, false);
+    if (hint == "as_sym_ints")
+      return nodes_of("sym_int", false, true) &&
+             all_of(*l, [](const Argument& x) { return x.node() || x.is<std::int64_t>(); });
+    if (hint == "as_sym_floats")
+      return nodes_of("sym_float", false, true) &&
+             all_of(*l, [](const Argument& x) { return x.node() || x.is<double>(); });
+    if (hint == "as_sym_bools")
+      return nodes_of("sym_bool", false, true) &&
+             all_of(*l, [](const Argument& x) { return x.node() || x.is<bool>(); });
+    if (hint == "as_ints")
+      return all_of(*l, [](const Argument& x) { return x.is<std::int64_t>(); });
+    if (hint == "as_floats")
+      return all_of(*l, [](const Argument& x) { return x.is<double>() || x.is<std::int64_t>(); });
+    if (hint == "as_bools") return all_of(*l, [](const Argument& x) { return x.is<bool>(); });
+    if (hint == "as_strings")
+      return all_of(*l, [](const Argument& x) { return x.is<std::string>(); });
+    if (hint == "as_int_lists" || hint == "as_float_lists" || hint == "as_nested_tensors") {
+      return all_of(*l, [](const Argument& x) { return x.list() != nullptr; });
+    }
+    return false;
+  }
+
+  std::string infer_list(const ArgumentList& l) {
+    if (l.empty()) return "as_ints";
+    bool has_node = false, has_none = false, has_int = false, has_float = false, has_bool = false,
+         has_str = false, has_list = false;
+    std::string node_kind;
+    for (const Argument& x : l) {
+      if (Node* n = x.node()) {
+        has_node = true;
+        node_kind = value_kind(n);
+      } else if (x.is_none())
+        has_none = true;
+      else if (x.is<std::int64_t>())
+        has_int = true;
+      else if (x.is<double>())
+        has_float = true;
+      else if (x.is<bool>())
+        has_bool = true;
+      else if (x.is<std::string>())
+        has_str = true;
+      else if (x.list())
+        has_list = true;
+    }
+    if (has_node) {
+      if (has_none) return "as_optional_tensors";
+      if (node_kind == "sym_int") return "as_sym_ints";
+      if (node_kind == "sym_float") return "as_sym_floats";
+      if (node_kind == "sym_bool") return "as_sym_bools";
+      return "as_tensors";
+    }
+    if (has_list) {
+      for (const Argument& x : l) {
+        for (const Argument& y : *x.list()) {
+          if (y.node()) return "as_nested_tensors";
+          if (y.is<double>()) return "as_float_lists";
+        }
+      }
+      return "as_int_lists";
+    }
+    if (has_str) return "as_strings";
+    if (has_bool && !has_int && !has_float) return "as_bools";
+    if (has_float) return "as_floats";
+    return "as_ints";
+  }
+
+  ojson sym_item(const Argument& x, const char* value_key) {
+    if (Node* n = x.node()) return {{"as_name", n->name()}};
+    if (x.is<double>()) return {{value_key, float_to_json(x.as<double>())}};
+    if (x.is<bool>()) return {{value_key, x.as<bool>()}};
+    return {{value_key, x.as<std::int64_t>()}};
+  }
+
+  ojson arg(const Argument& a, const std::string& hint_in) {
+    const std::string hint = (!hint_in.empty() && fits(hint_in, a)) ? hint_in : std::string();
+    if (hint == "as_optional_tensor") {
+      if (a.is_none()) return {{"as_optional_tensor", {{"as_none", true}}}};
+      return {{"as_optional_tensor", {{"as_tensor", {{"name", a.node()->name()}}}}}};
+    }
+    if (hint == "as_sym_int") return {{"as_sym_int", {{"as_int", a.as<std::int64_t>()}}}};
+    if (hint == "as_sym_float")
+      return {{"as_sym_float", {{"as_float", float_to_json(a.as<double>())}}}};
+    if (hint == "as_sym_bool") return {{"as_sym_bool", {{"as_bool", a.as<bool>()}}}};
+    if (hint == "as_operator") return {{"as_operator", a.as<std::string>()}};
+    if (hint == "as_complex") {
+      const ArgumentList& l = *a.list();
+      return {{"as_complex",
+               {{"real", float_to_json(l[0].as<double>())},
+                {"imag", float_to_json(l[1].as<double>())}}}};
+    }
+    if (hint == "as_string_to_argument") {
+      ojson d = ojson::object();
+      for (const Argument& kv : *a.list())
+        d[(*kv.list())[0].as<std::string>()] = arg((*kv.list())[1], "");
+      return {{"as_string_to_argument", d}};
+    }
+    if (const ArgumentList* l = a.list()) {
+      const std::string kind = hint.empty() ? infer_list(*l) : hint;
+      ojson items = ojson::array();
+      for (const Argument& x : *l) {
+        if (kind == "as_tensors")
+          items.push_back({{"name", x.node()->name()}});
+        else if (kind == "as_optional_tensors") {
+          if (x.is_none())
+            items.push_back({{"as_none", true}});
+          else
+            items.push_back({{"as_tensor", {{"name", x.node()->name()}}}});
+        } else if (kind == "as_sym_ints")
+          items.push_back(sym_item(x, "as_int"));
+        else if (kind == "as_sym_floats")
+          items.push_back(sym_item(x, "as_float"));
+        else if (kind == "as_sym_bools")
+          items.push_back(sym_item(x, "as_bool"));
+        else if (kind == "as_floats")
+          items.push_back(float_to_json(
+              x.is<double>() ? x.as<double>() : static_cast<double>(x.as<std::int64_t>())));
+        else if (kind == "as_ints")
+          items.push_back(x.as<std::int64_t>());
+        else if (kind == "as_bools")
+          items.push_back(x.as<bool>());
+        else if (kind == "as_strings")
+          items.push_back(x.as<std::string>());
+        else {
+          ojson inner = ojson::array();
+          for (const Argument& y : *x.list()) {
+            if (kind == "as_nested_tensors")
+              inner.push_back({{"name", y.node()->name()}});
+            else if (kind == "as_float_lists")
+              inner.push_back(float_to_json(
+                  y.is<double>() ? y.as<double>() : static_cast<double>(y.as<std::int64_t>())));
+            else
+              inner.push_back(y.as<std::int64_t>());
+          }
+          items.push_back(std::move(inner));
+        }
+      }
+      return {{kind, std::move(items)}};
+    }
+    if (Node* n = a.node()) return node_ref(n);
+    if (a.is_none()) return {{"as_none", true}};
+    if (a.is<bool>()) return {{"as_bool", a.as<bool>()}};
+    if (a.is<std::int64_t>()) return {{"as_int", a.as<std::int64_t>()}};
+    if (a.is<double>()) return {{"as_float", float_to_json(a.as<double>())}};
+    if (a.is<std::string>()) return {{"as_string", a.as<std::string>()}};
+    if (a.is<dtype>()) return {{"as_scalar_type", static_cast<std::int32_t>(a.as<dtype>())}};
+    if (a.is<Layout>()) return {{"as_layout", static_cast<std::int32_t>(a.as<Layout>())}};
+    if (a.is<MemoryFormat>())
+      return {{"as_memory_format", static_cast<std::int32_t>(a.as<MemoryFormat>())}};
+    const Device& d = a.as<Device>();
+    ojson dev = {{"type", d.type}, {"index", nullptr}};
+    if (d.index) dev["index"] = *d.index;
+    return {{"as_device", dev}};
+  }
+
+  // The getitem user of `n` reading index `idx`, or nullptr.
+  static const Node* getitem_at(const Node& n, std::int64_t idx) {
+    for (const Node* u : n.users()) {
+      if (is_getitem(*u) && u->args().size() == 2 && u->args()[0].node() == &n &&
+          u->args()[1].is<std::int64_t>() && u->args()[1].as<std::int64_t>() == idx) {
+        return u;
+      }
+    }
+    return nullptr;
+  }
+
+  ojson outputs(const Node& n, const ojson& info) {
+    const std::string name(n.name());
+    if (!info.contains("out")) return ojson::array({node_ref(&n)});
+    const ojson& layout = info["out"];
+    ojson out = ojson::array();
+    auto item_name = [&](const Node& parent, std::int64_t idx, const std::string& fallback) {
+      const Node* gi = getitem_at(parent, idx);
+      return gi ? std::string(gi->name()) : fallback;
+    };
+    auto renamed = [&](const ojson& o, const std::string& new_name) {
+      const std::string m = o.begin().key();
+      if (m == "as_tensor") return ojson{{m, {{"name", new_name}}}};
+      return ojson{{m, {{"as_name", new_name}}}};
+    };
+    const bool hop_tuple_of_one = is_hop_target(n.target()) && layout.size() == 1 &&
+                                  info.contains("hop") && info["hop"] == false &&
+                                  layout[0].begin().key() != "as_none";
+    auto list_items = [&](const Node* parent, const ojson& arr, const std::string& fallback) {
+      ojson items = ojson::array();
+      for (std::size_t k = 0; k < arr.size(); ++k) {
+        const std::string nm = parent ? item_name(*parent, static_cast<std::int64_t>(k),
+                                                  fallback + "_" + std::to_string(k))
+                                      : fallback + "_" + std::to_string(k);
+        if (arr[k].is_object() && arr[k].contains("name"))
+          items.push_back({{"name", nm}});
+        else
+          items.push_back({{"as_name", nm}});
+      }
+      return items;
+    };
+    if (layout.empty()) return out;
+    const std::string m0 = layout[0].begin().key();
+    if (hop_tuple_of_one) {
+      out.push_back(renamed(layout[0], item_name(n, 0, name + "_unused_0")));
+    } else if (layout.size() == 1 && (m0 == "as_tensor" || m0 == "as_sym_int" ||
+                                      m0 == "as_sym_float" || m0 == "as_sym_bool")) {
+      out.push_back(renamed(layout[0], name));
+    } else if (layout.size() == 1 && m0 == "as_none") {
+      out.push_back(layout[0]);
+    } else if (layout.size() == 1) {
+      out.push_back({{m0, list_items(&n, layout[0][m0], name + "_unused")}});
+    } else {
+      for (std::size_t i = 0; i < layout.size(); ++i) {
+        const std::string m = layout[i].begin().key();
+        const auto idx = static_cast<std::int64_t>(i);
+        if (m == "as_none") {
+          out.push_back(layout[i]);
+        } else if (m == "as_tensor" || m == "as_sym_int" || m == "as_sym_float") {
+          out.push_back(
+              renamed(layout[i], item_name(n, idx, name + "_unused_" + std::to_string(i))));
+        } else {
+          out.push_back({{m, list_items(getitem_at(n, idx), layout[i][m],
+                                        name + "_unused_" + std::to_string(i))}});
+        }
+      }
+    }
+    return out;
+  }
+
+  ojson node(const Node& n) {
+    const ojson& info = this->info(&n);
+    ojson jn;
+    jn["target"] = n.target();
+    ojson inputs = ojson::array();
+    const ojson no_records = ojson::array();
+    const ojson& arg_recs = info.contains("args") ? info["args"] : no_records;
+    const ojson& kw_recs = info.contains("kwargs") ? info["kwargs"] : no_records;
+    const bool fresh = info.empty();
+    for (std::size_t i = 0; i < n.args().size(); ++i) {
+      const ojson* rec = i < arg_recs.size() ? &arg_recs[i] : nullptr;
+      ojson in;
+      in["name"] = rec ? (*rec)["name"].get<std::string>() : std::string();
+      in["arg"] = arg(n.args()[i], rec ? (*rec)["as"].get<std::string>() : std::string());
+      if (!rec || rec->contains("kind"))
+        in["kind"] = (rec && (*rec)["kind"].is_null()) ? ojson(nullptr) : ojson(1);
+      inputs.push_back(std::move(in));
+    }
+    for (const auto& [key, value] : n.kwargs()) {
+      const ojson* rec = nullptr;
+      for (const auto& r : kw_recs) {
+        if (r["name"] == key) rec = &r;
+      }
+      ojson in;
+      in["name"] = key;
+      in["arg"] = arg(value, rec ? (*rec)["as"].get<std::string>() : std::string());
+      if (!rec || rec->contains("kind"))
+        in["kind"] = (rec && (*rec)["kind"].is_null()) ? ojson(nullptr) : ojson(2);
+      inputs.push_back(std::move(in));
+    }
+    jn["inputs"] = std::move(inputs);
+    jn["outputs"] = outputs(n, info);
+    ojson md = ojson::object();
+    for (const auto& [k, v] : n.meta().other) md[k] = v;
+    jn["metadata"] = std::move(md);
+    if (fresh) {
+      jn["is_hop_single_tensor_return"] = nullptr;
+    } else if (auto h = info.find("hop"); h != info.end()) {
+      jn["is_hop_single_tensor_return"] = *h;
+    }
+    if (fresh || info.contains("has_name")) jn["name"] = n.name();
+    return jn;
+  }
+
+  std::unordered_map<const Node*, ojson> info_;
+  ojson tensors_ = ojson::object();
+  ojson syms_ = ojson::object();
+  ojson objs_ = ojson::object();
+};
+
+inline ojson write_argument_spec(const ArgumentSpec& a) {
+  return std::visit(
+      [](const auto& x) -> ojson {
+        using X = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<X, TensorArgument>) return {{"as_tensor", {{"name", x.name}}}};
+        if constexpr (std::is_same_v<X, SymIntArgument>)
+          return {{"as_sym_int", {{"as_name", x.name}}}};
+        if constexpr (std::is_same_v<X, SymFloatArgument>)
+          return {{"as_sym_float", {{"as_name", x.name}}}};
+        if constexpr (std::is_same_v<X, SymBoolArgument>)
+          return {{"as_sym_bool", {{"as_name", x.name}}}};
+        if constexpr (std::is_same_v<X, CustomObjArgument>) {
+          return {{"as_custom_obj", {{"name", x.name}, {"class_fqn", x.class_fqn}}}};
+        }
+        if constexpr (std::is_same_v<X, TokenArgument>) return {{"as_tensor", {{"name", x.name}}}};
+        if constexpr (std::is_same_v<X, ConstantArgument>) return {{"as_none", true}};
+      },
+      a);
+}
+
+inline ojson constant_to_json(const ConstantValue& v) {
+  return std::visit(
+      [](const auto& x) -> ojson {
+        using X = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<X, None>) return {{"as_none", true}};
+        if constexpr (std::is_same_v<X, std::int64_t>) return {{"as_int", x}};
+        if constexpr (std::is_same_v<X, double>) return {{"as_float", float_to_json(x)}};
+        if constexpr (std::is_same_v<X, bool>) return {{"as_bool", x}};
+        if constexpr (std::is_same_v<X, std::string>) return {{"as_string", x}};
+      },
+      v);
+}
+
+inline ojson write_input_spec(const InputSpec& s) {
+  const ojson tensor = {{"name", s.name()}};
+  switch (s.kind()) {
+    case InputKind::USER_INPUT:
+      if (const auto* c = std::get_if<ConstantArgument>(&s.arg())) {
+        return {{"constant_input", {{"name", c->name}, {"value", constant_to_json(c->value)}}}};
+      }
+      return {{"user_input", {{"arg", write_argument_spec(s.arg())}}}};
+    case InputKind::PARAMETER:
+      return {{"parameter", {{"arg", tensor}, {"parameter_name", *s.target()}}}};
+    case InputKind::BUFFER:
+      return {{"buffer",
+               {{"arg", tensor},
+                {"buffer_name", *s.target()},
+                {"persistent", s.persistent().value_or(true)}}}};
+    case InputKind::CONSTANT_TENSOR:
+      return {{"tensor_constant", {{"arg", tensor}, {"tensor_constant_name", *s.target()}}}};
+    case InputKind::CUSTOM_OBJ: {
+      const auto& c = std::get<CustomObjArgument>(s.arg());
+      return {{"custom_obj",
+               {{"arg", {{"name", c.name}, {"class_fqn", c.class_fqn}}},
+                {"custom_obj_name", *s.target()}}}};
+    }
+    case InputKind::TOKEN: return {{"token", {{"arg", tensor}}}};
+  }
+  return {};
+}
+
+inline ojson write_output_spec(const OutputSpec& s) {
+  const ojson tensor = {{"name", s.name()}};
+  switch (s.kind()) {
+    case OutputKind::USER_OUTPUT: {
+      if (const auto* c = std::get_if<ConstantArgument>(&s.arg())) {
+        ojson v = constant_to_json(c->value);
+        return {{"user_output", {{"arg", v}}}};
+      }
+      return {{"user_output", {{"arg", write_argument_spec(s.arg())}}}};
+    }
+    case OutputKind::LOSS_OUTPUT: return {{"loss_output", {{"arg", tensor}}}};
+    case OutputKind::BUFFER_MUTATION:
+      return {{"buffer_mutation", {{"arg", tensor}, {"buffer_name", *s.target()}}}};
+    case OutputKind::PARAMETER_MUTATION:
+      return {{"parameter_mutation", {{"arg", tensor}, {"parameter_name", *s.target()}}}};
+    case OutputKind::GRADIENT_TO_PARAMETER:
+      return {{"gradient_to_parameter", {{"arg", tensor}, {"parameter_name", *s.target()}}}};
+    case OutputKind::GRADIENT_TO_USER_INPUT:
+      return {{"gradient_to_user_input", {{"arg", tensor}, {"user_input_name", *s.target()}}}};
+    case OutputKind::USER_INPUT_MUTATION:
+      return {{"user_input_mutation", {{"arg", tensor}, {"user_input_name", *s.target()}}}};
+    case OutputKind::TOKEN: return {{"token", {{"arg", tensor}}}};
+  }
+  return {};
+}
+
+}  // namespace detail
+
+/// Writes `ep` as an exported-program JSON record of schema 8.20 (torch 2.13's
+/// `torch.export.save` record, `models/model.json`), the inverse of load_exported_program:
+/// graph inputs from placeholders; one serialized node per call_function node except getitem
+/// nodes, whose names become the outputs of the node they read (an output with no getitem left is
+/// named `<node>_unused_<i>`, like torch); `tensor_values` from NodeMeta::val; symbolic and
+/// custom-object values, argument names, union kinds and optional fields from NodeMeta::serialized;
+/// signature, opset_version, range_constraints, verifiers, torch_version, and the opaque fields.
+/// state_dict and constants are not written (an archive holds them).
+///
+/// Documented normalisations against the file a program was loaded from: `schema_version` becomes
+/// {8, 20}; legacy (integer-version) files come out in the current form (one union member, buffer
+/// `persistent` written, `dialect` kept as an opaque field); `tensor_values` entries that name no
+/// graph value are dropped. For 8.x and 7.x files everything else is written back as read
+/// (optional fields the file omitted stay omitted), so load -> save gives equal JSON values.
+/// Nodes created in C++ get the current form (`kind`, `name`, `is_hop_single_tensor_return`);
+/// their positional argument names are empty (epgraph knows no operator schemas).
+///
+/// Throws serialization_error when an opaque field holds malformed JSON text. O(program size).
+template <class Tensor>
+[[nodiscard]] std::string save_exported_program_to_string(const ExportedProgram<Tensor>& ep) {
+  using detail::ojson;
+  std::vector<std::string> absent;
+  for (const auto& [k, v] : ep.metadata().opaque) {
+    if (k == "json.absent") absent = ojson::parse(v).template get<std::vector<std::string>>();
+  }
+  auto is_absent = [&](const std::string& key) {
+    return std::find(absent.begin(), absent.end(), key) != absent.end();
+  };
+  auto opaque = [&](const std::string& key) -> ojson {
+    for (const auto& [k, v] : ep.metadata().opaque) {
+      if (k == key) {
+        try {
+          return ojson::parse(v);
+        } catch (const nlohmann::json::parse_error& e) {
+          throw serialization_error(key, std::string("malformed opaque JSON: ") + e.what());
+        }
+      }
+    }
+    return nullptr;
+  };
+  ojson gm;
+  ojson graph = detail::GraphWriter().write(ep.graph());
+  for (const char* key : {"custom_obj_values", "sym_float_values"}) {
+    if (is_absent(std::string("graph_module.graph.") + key)) graph.erase(key);
+  }
+  gm["graph"] = std::move(graph);
+  ojson sig;
+  sig["input_specs"] = ojson::array();
+  for (const auto& s : ep.graph_signature().input_specs)
+    sig["input_specs"].push_back(detail::write_input_spec(s));
+  sig["output_specs"] = ojson::array();
+  for (const auto& s : ep.graph_signature().output_specs)
+    sig["output_specs"].push_back(detail::write_output_spec(s));
+  gm["signature"] = std::move(sig);
+  ojson mcg = opaque("graph_module.module_call_graph");
+  gm["module_call_graph"] = mcg.is_null() ? ojson::array() : mcg;
+  for (const char* key : {"metadata", "treespec_namedtuple_fields"}) {
+    const std::string full = std::string("graph_module.") + key;
+    if (is_absent(full)) continue;
+    ojson v = opaque(full);
+    gm[key] = v.is_null() ? ojson::object() : v;
+  }
+  for (const auto& [k, v] : ep.metadata().opaque) {  // unknown graph_module fields
+    if (k.rfind("graph_module.", 0) == 0 && k.find('.', 13) == std::string::npos &&
+        !gm.contains(k.substr(13))) {
+      gm[k.substr(13)] = opaque(k);
+    }
+  }
+  ojson doc;
+  doc["graph_module"] = std::move(gm);
+  doc["opset_version"] = ojson::object();
+  for (const auto& [k, v] : ep.metadata().opset_version) doc["opset_version"][k] = v;
+  doc["range_constraints"] = ojson::object();
+  for (const auto& r : ep.metadata().range_constraints) {
+    ojson rc = {{"min_val", nullptr}, {"max_val", nullptr}};
+    if (r.min_val) rc["min_val"] = *r.min_val;
+    if (r.max_val) rc["max_val"] = *r.max_val;
+    doc["range_constraints"][r.symbol] = rc;
+  }
+  doc["schema_version"] = {{"major", schema_major}, {"minor", schema_minor}};
+  if (!is_absent("verifiers")) doc["verifiers"] = ep.metadata().verifiers;
+  if (!is_absent("torch_version")) {
+    doc["torch_version"] =
+        ep.metadata().torch_version.empty() ? std::string("<=2.4") : ep.metadata().torch_version;
+  }
+  if (!is_absent("guards_code")) {
+    ojson g = opaque("guards_code");
+    doc["guards_code"] = g.is_null() ? ojson::array() : g;
+  }
+  for (const auto& [k, v] :
+       ep.metadata().opaque) {  // unknown top-level fields (legacy `dialect`, ...)
+    if (k.find('.') == std::string::npos && !doc.contains(k)) doc[k] = opaque(k);
+  }
+  return doc.dump();
+}
+
+/// Writes save_exported_program_to_string(ep) to `json_file` (created or truncated). Throws
+/// serialization_error "cannot write 'f.json'" (empty path) when the file cannot be written, and
+/// what the string overload throws. O(program size).
+template <class Tensor>
+void save_exported_program(const ExportedProgram<Tensor>& ep,
+                           const std::filesystem::path& json_file) {
+  const std::string text = save_exported_program_to_string(ep);
+  std::ofstream out(json_file, std::ios::binary | std::ios::trunc);
+  if (!out) throw serialization_error("", "cannot write '" + json_file.string() + "'");
+  out << text;
+  if (!out.flush()) throw serialization_error("", "cannot write '" + json_file.string() + "'");
+}
+
+}  // namespace epgraph::json

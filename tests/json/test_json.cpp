@@ -1,0 +1,172 @@
+// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// SPDX-License-Identifier: BSD-3-Clause
+#include <catch2/catch.hpp>
+#include <epgraph/epgraph.hpp>
+#include <epgraph/json/json.hpp>
+#include <string>
+
+#ifndef EPGRAPH_SOURCE_DIR
+#define EPGRAPH_SOURCE_DIR "."
+#endif
+
+namespace {
+
+using epgraph::json::load_exported_program;
+using epgraph::json::load_exported_program_from_string;
+using epgraph::json::save_exported_program_to_string;
+using epgraph::json::serialization_error;
+using nlohmann::json;
+
+const std::string kDecoder = std::string(EPGRAPH_SOURCE_DIR) + "/examples/data/decoder_block.json";
+
+// A minimal 8.x program: y = add(x, x), one user input.
+json tiny() {
+  const json meta = {{"dtype", 7},
+                     {"sizes", {{{"as_int", 2}}}},
+                     {"requires_grad", false},
+                     {"device", {{"type", "cpu"}, {"index", nullptr}}},
+                     {"strides", {{{"as_int", 1}}}},
+                     {"storage_offset", {{"as_int", 0}}},
+                     {"layout", 7}};
+  json node = {{"target", "torch.ops.aten.add.Tensor"},
+               {"inputs",
+                {{{"name", "self"}, {"arg", {{"as_tensor", {{"name", "x"}}}}}, {"kind", 1}},
+                 {{"name", "other"}, {"arg", {{"as_tensor", {{"name", "x"}}}}}, {"kind", 1}}}},
+               {"outputs", {{{"as_tensor", {{"name", "add"}}}}}},
+               {"metadata", json::object()},
+               {"is_hop_single_tensor_return", nullptr},
+               {"name", "add"}};
+  json graph = {{"inputs", {{{"as_tensor", {{"name", "x"}}}}}},
+                {"outputs", {{{"as_tensor", {{"name", "add"}}}}}},
+                {"nodes", {node}},
+                {"tensor_values", {{"x", meta}, {"add", meta}}},
+                {"sym_int_values", json::object()},
+                {"sym_bool_values", json::object()},
+                {"is_single_tensor_return", false},
+                {"custom_obj_values", json::object()},
+                {"sym_float_values", json::object()}};
+  json sig = {{"input_specs", {{{"user_input", {{"arg", {{"as_tensor", {{"name", "x"}}}}}}}}}},
+              {"output_specs", {{{"user_output", {{"arg", {{"as_tensor", {{"name", "add"}}}}}}}}}}};
+  return {{"graph_module",
+           {{"graph", graph},
+            {"signature", sig},
+            {"module_call_graph", json::array()},
+            {"metadata", json::object()},
+            {"treespec_namedtuple_fields", json::object()}}},
+          {"opset_version", {{"aten", 10}}},
+          {"range_constraints", json::object()},
+          {"schema_version", {{"major", 8}, {"minor", 20}}},
+          {"verifiers", {"ATEN"}},
+          {"torch_version", "2.13.0+cpu"},
+          {"guards_code", json::array()}};
+}
+
+std::string program_text(const epgraph::ExportedProgram<epgraph::HostTensor>& ep) {
+  return epgraph::to_string(ep.graph()) + "\n" + epgraph::to_string(ep.graph_signature());
+}
+
+}  // namespace
+
+TEST_CASE("tiny program loads, prints like torch and saves back equal") {
+  const json in = tiny();
+  auto ep = load_exported_program_from_string(in.dump());
+  CHECK(epgraph::to_string(ep.graph()) ==
+        "graph():\n"
+        "    %x : [num_users=1] = placeholder[target=x]\n"
+        "    %add : [num_users=1] = call_function[target=torch.ops.aten.add.Tensor](args = (%x, "
+        "%x), kwargs = {})\n"
+        "    return (add,)");
+  REQUIRE(ep.graph().find_node("add")->meta().val.has_value());
+  CHECK(ep.state_dict().size() == 0);
+  CHECK(json::parse(save_exported_program_to_string(ep)) == in);
+}
+
+TEST_CASE("project example round-trips and matches torch's JSON") {
+  auto ep = load_exported_program(kDecoder);
+  CHECK(ep.graph().size() == 43);
+  CHECK(ep.graph().find_node("getitem_6")->target() == "operator.getitem");
+  CHECK(ep.graph().find_node("_native_batch_norm_legit_functional_unused_1") != nullptr);
+  CHECK(ep.graph_signature().output_specs.size() == 4);
+  const std::string saved = save_exported_program_to_string(ep);
+  std::ifstream f(kDecoder);
+  json original = json::parse(f);
+  CHECK(json::parse(saved) == original);
+  auto ep2 = load_exported_program_from_string(saved);
+  CHECK(program_text(ep2) == program_text(ep));
+  CHECK(save_exported_program_to_string(ep2) == saved);
+}
+
+TEST_CASE("legacy all-members union form and missing persistent load") {
+  json in = tiny();
+  in["schema_version"] = 2;
+  in.erase("verifiers");
+  in.erase("torch_version");
+  in.erase("guards_code");
+  auto& arg = in["graph_module"]["graph"]["inputs"][0];
+  arg["as_int"] = nullptr;
+  arg["as_ints"] = nullptr;
+  auto ep = load_exported_program_from_string(in.dump());
+  CHECK(ep.graph().find_node("x") != nullptr);
+  const json out = json::parse(save_exported_program_to_string(ep));
+  CHECK(out["schema_version"] == json({{"major", 8}, {"minor", 20}}));
+  CHECK(out["graph_module"]["graph"]["inputs"][0] == json({{"as_tensor", {{"name", "x"}}}}));
+}
+
+TEST_CASE("bad input names the JSON path and the problem") {
+  CHECK_THROWS_AS(load_exported_program_from_string("{\"graph_module\": "), serialization_error);
+  CHECK_THROWS_WITH(load_exported_program_from_string("[1]"), "expected an object, got array");
+
+  json j = tiny();
+  j["graph_module"]["graph"]["nodes"][0].erase("inputs");
+  CHECK_THROWS_WITH(load_exported_program_from_string(j.dump()),
+                    "graph_module.graph.nodes[0]: missing required field 'inputs'");
+
+  j = tiny();
+  j["graph_module"]["graph"]["nodes"][0]["inputs"][1]["arg"] = {{"as_foo", 1}};
+  CHECK_THROWS_WITH(load_exported_program_from_string(j.dump()),
+                    "graph_module.graph.nodes[0].inputs[1].arg: unknown union member 'as_foo'");
+
+  j = tiny();
+  j["graph_module"]["graph"]["nodes"][0]["target"] = 3;
+  CHECK_THROWS_WITH(load_exported_program_from_string(j.dump()),
+                    "graph_module.graph.nodes[0].target: expected a string, got integer");
+
+  j = tiny();
+  j["graph_module"]["graph"]["nodes"][0]["inputs"][0]["arg"]["as_tensor"]["name"] = "ghost";
+  CHECK_THROWS_WITH(load_exported_program_from_string(j.dump()),
+                    "graph_module.graph.nodes[0].inputs[0].arg.as_tensor: value 'ghost' is not "
+                    "produced by any graph input or node");
+
+  j = tiny();
+  j["graph_module"]["graph"]["nodes"][0]["outputs"][0]["as_tensor"]["name"] = "x";
+  CHECK_THROWS_WITH(load_exported_program_from_string(j.dump()),
+                    "graph_module.graph.nodes[0]: duplicate value name 'x'");
+
+  j = tiny();
+  j["schema_version"]["major"] = 9;
+  CHECK_THROWS_WITH(
+      load_exported_program_from_string(j.dump()),
+      "schema_version: schema major version 9 is newer than the newest supported (8)");
+
+  j = tiny();
+  j["graph_module"]["graph"]["tensor_values"]["x"]["dtype"] = 99;
+  CHECK_THROWS_WITH(load_exported_program_from_string(j.dump()),
+                    "graph_module.graph.tensor_values.x.dtype: unknown ScalarType 99");
+
+  j = tiny();
+  j["graph_module"]["signature"]["input_specs"][0] = {
+      {"buffer", {{"arg", {{"name", "x"}}}, {"buffer_name", "b"}}}};
+  CHECK_THROWS_WITH(
+      load_exported_program_from_string(j.dump()),
+      "graph_module.signature.input_specs[0].buffer: missing required field 'persistent'");
+
+  try {
+    j = tiny();
+    j["graph_module"]["graph"]["outputs"][0] = json::object();
+    (void)load_exported_program_from_string(j.dump());
+    FAIL("no throw");
+  } catch (const serialization_error& e) {
+    CHECK(e.path() == "graph_module.graph.outputs[0]");
+    CHECK(std::string(e.what()) == "graph_module.graph.outputs[0]: union has no member set");
+  }
+}
