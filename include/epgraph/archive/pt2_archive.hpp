@@ -1,0 +1,770 @@
+// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+
+/// Loading and saving whole torch.export archives (.pt2 / .ep zip files) — torch.export.load and
+/// torch.export.save (torch/export/__init__.py, torch/export/pt2_archive/_package.py).
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "../exported_program.hpp"
+#include "../graph_signature.hpp"
+#include "../json/deserialize.hpp"
+#include "../json/error.hpp"
+#include "../json/serialize.hpp"
+#include "../json/tensor_meta.hpp"
+#include "../tensor.hpp"
+#include "archive_error.hpp"
+#include "tensor_data.hpp"
+#include "zip.hpp"
+
+namespace epgraph::archive {
+
+namespace detail {
+
+// Entry names (torch/csrc/export/pt2_archive_constants.h; torch/export/__init__.py).
+inline constexpr std::string_view kLegacyProgram = "serialized_exported_program.json";
+inline constexpr std::string_view kArchiveFormat = "archive_format";
+inline constexpr std::string_view kArchiveVersion = "archive_version";
+inline constexpr std::string_view kByteorder = "byteorder";
+inline constexpr std::string_view kModelsDir = "models/";
+inline constexpr std::string_view kWeightsDir = "data/weights/";
+inline constexpr std::string_view kConstantsDir = "data/constants/";
+inline constexpr std::string_view kSampleInputsDir = "data/sample_inputs/";
+inline constexpr std::string_view kWeightPrefix = "weight_";
+inline constexpr std::string_view kTensorPrefix = "tensor_";
+inline constexpr std::string_view kCustomObjPrefix = "custom_obj_";
+
+using ordered_json = nlohmann::ordered_json;
+
+inline bool starts_with(std::string_view s, std::string_view p) noexcept {
+  return s.substr(0, p.size()) == p;
+}
+inline bool ends_with(std::string_view s, std::string_view p) noexcept {
+  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
+}
+
+inline std::string to_text(const std::vector<std::byte>& bytes) {
+  return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
+inline std::shared_ptr<const std::vector<std::byte>> to_bytes(std::string_view text) {
+  auto out = std::make_shared<std::vector<std::byte>>(text.size());
+  std::transform(text.begin(), text.end(), out->begin(),
+                 [](char c) { return static_cast<std::byte>(c); });
+  return out;
+}
+
+inline std::string json_key_path(std::string_view fqn) {
+  return "config['" + std::string(fqn) + "']";
+}
+
+// One entry of a weights / constants config (torch schema `PayloadMeta`).
+struct payload_entry {
+  std::string fqn;
+  std::string path_name;
+  bool is_param = false;
+  bool use_pickle = false;
+  std::optional<TensorMeta> meta;
+  ordered_json raw;  // the entry as read, for verbatim pass-through
+};
+
+// Parses `{"config": {"<fqn>": {"path_name", "is_param", "use_pickle", "tensor_meta"}}}`.
+inline std::vector<payload_entry> parse_payload_config(const std::string& archive,
+                                                       const std::string& entry,
+                                                       const std::vector<std::byte>& bytes) {
+  ordered_json doc;
+  try {
+    doc = ordered_json::parse(to_text(bytes));
+  } catch (const nlohmann::json::parse_error& e) {
+    throw archive_error(archive, entry,
+                        "invalid JSON (parse error at byte " + std::to_string(e.byte) + ")");
+  }
+  if (!doc.is_object() || !doc.contains("config") || !doc["config"].is_object()) {
+    throw archive_error(archive, entry, "config: expected an object");
+  }
+  std::vector<payload_entry> out;
+  for (const auto& item : doc["config"].items()) {
+    const std::string& fqn = item.key();
+    const ordered_json& value = item.value();
+    const std::string where = json_key_path(fqn);
+    if (!value.is_object()) throw archive_error(archive, entry, where + ": expected an object");
+    payload_entry p;
+    p.fqn = fqn;
+    p.raw = value;
+    auto field = [&](const char* name) -> const ordered_json& {
+      if (!value.contains(name)) {
+        throw archive_error(archive, entry, where + "." + name + ": missing");
+      }
+      return value[name];
+    };
+    const ordered_json& path_name = field("path_name");
+    if (!path_name.is_string() || path_name.get<std::string>().empty()) {
+      throw archive_error(archive, entry, where + ".path_name: expected a non-empty string");
+    }
+    p.path_name = path_name.get<std::string>();
+    const ordered_json& is_param = field("is_param");
+    const ordered_json& use_pickle = field("use_pickle");
+    if (!is_param.is_boolean()) {
+      throw archive_error(archive, entry, where + ".is_param: expected a boolean");
+    }
+    if (!use_pickle.is_boolean()) {
+      throw archive_error(archive, entry, where + ".use_pickle: expected a boolean");
+    }
+    p.is_param = is_param.get<bool>();
+    p.use_pickle = use_pickle.get<bool>();
+    if (value.contains("tensor_meta") && !value["tensor_meta"].is_null()) {
+      try {
+        p.meta = json::tensor_meta_from_json(value["tensor_meta"], where + ".tensor_meta");
+      } catch (const json::serialization_error& e) {
+        throw archive_error(archive, entry, e.what());
+      }
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+inline std::string shape_text(const std::vector<std::int64_t>& v) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+// The concrete value of a SymInt, or nothing when symbolic.
+inline std::optional<std::int64_t> concrete(const SymInt& s) {
+  if (const auto* v = std::get_if<std::int64_t>(&s)) return *v;
+  return std::nullopt;
+}
+
+// Reads a raw (use_pickle false) payload: `bytes` is the untyped storage, `meta` says which
+// elements the tensor views (torch: as_strided(storage, sizes, strides, storage_offset)).
+// Returns the tensor's elements, contiguous. `what` is "weight 'fqn'" / "constant 'fqn'".
+struct gathered {
+  dtype type;
+  std::vector<std::int64_t> sizes;
+  std::vector<std::byte> bytes;
+};
+inline gathered gather_payload(const std::string& archive, const std::string& entry,
+                               const std::string& what, const TensorMeta& meta,
+                               std::vector<std::byte> storage) {
+  const std::size_t esize = element_size(meta.dtype);
+  if (esize == 0) {
+    throw archive_error(archive, entry,
+                        what + " has dtype " + std::to_string(static_cast<int>(meta.dtype)) +
+                            " of unknown element size");
+  }
+  std::vector<std::int64_t> sizes, strides;
+  for (const auto& s : meta.sizes) {
+    auto v = concrete(s);
+    if (!v || *v < 0)
+      throw archive_error(archive, entry, what + " has a symbolic or negative size");
+    sizes.push_back(*v);
+  }
+  for (const auto& s : meta.strides) {
+    auto v = concrete(s);
+    if (!v || *v < 0) {
+      throw archive_error(archive, entry, what + " has a symbolic or negative stride");
+    }
+    strides.push_back(*v);
+  }
+  const auto offset = concrete(meta.storage_offset);
+  if (!offset || *offset < 0) {
+    throw archive_error(archive, entry, what + " has a symbolic or negative storage_offset");
+  }
+  if (sizes.size() != strides.size()) {
+    throw archive_error(archive, entry,
+                        what + " has " + std::to_string(sizes.size()) + " sizes but " +
+                            std::to_string(strides.size()) + " strides");
+  }
+  const std::string layout = std::string(dtype_name(meta.dtype)) + ", sizes " + shape_text(sizes) +
+                             ", strides " + shape_text(strides) + ", storage_offset " +
+                             std::to_string(*offset);
+  if (storage.size() % esize != 0) {
+    throw archive_error(archive, entry,
+                        what + " (" + layout + "): the entry has " +
+                            std::to_string(storage.size()) +
+                            " bytes, not a multiple of the element size " + std::to_string(esize));
+  }
+  // Highest element index touched, with overflow checks; numel 0 touches nothing.
+  const auto kMax = static_cast<unsigned long long>(std::numeric_limits<std::int64_t>::max());
+  unsigned long long numel = 1, last = static_cast<unsigned long long>(*offset);
+  bool empty = false, too_large = false;
+  for (std::size_t d = 0; d < sizes.size(); ++d) {
+    const auto n = static_cast<unsigned long long>(sizes[d]);
+    const auto st = static_cast<unsigned long long>(strides[d]);
+    if (n == 0) empty = true;
+    if (n != 0 && numel > kMax / n) too_large = true;
+    if (!too_large) numel *= n;
+    if (n > 0 && st > 0 && (n - 1) > (kMax - last) / st) too_large = true;
+    if (!too_large && n > 0) last += (n - 1) * st;
+  }
+  if (too_large) throw archive_error(archive, entry, what + " (" + layout + ") is too large");
+  const unsigned long long need = empty ? 0ULL : (last + 1) * esize;
+  if (!empty && (last + 1) > kMax / esize) {
+    throw archive_error(archive, entry, what + " (" + layout + ") is too large");
+  }
+  if (storage.size() < need) {
+    throw archive_error(archive, entry,
+                        what + " (" + layout + ") needs " + std::to_string(need) +
+                            " bytes but the entry has " + std::to_string(storage.size()));
+  }
+  gathered out{meta.dtype, sizes, {}};
+  if (empty) return out;
+  // Fast path: the storage is exactly the contiguous tensor.
+  bool contiguous = true;
+  {
+    unsigned long long expect = 1;
+    for (std::size_t d = sizes.size(); d-- > 0;) {
+      if (sizes[d] != 1 && static_cast<unsigned long long>(strides[d]) != expect) {
+        contiguous = false;
+      }
+      expect *= static_cast<unsigned long long>(sizes[d]);
+    }
+  }
+  if (contiguous && *offset == 0 && storage.size() == numel * esize) {
+    out.bytes = std::move(storage);
+    return out;
+  }
+  out.bytes.resize(static_cast<std::size_t>(numel * esize));
+  std::vector<std::int64_t> index(sizes.size(), 0);
+  for (unsigned long long i = 0; i < numel; ++i) {
+    unsigned long long element = static_cast<unsigned long long>(*offset);
+    for (std::size_t d = 0; d < sizes.size(); ++d) {
+      element +=
+          static_cast<unsigned long long>(index[d]) * static_cast<unsigned long long>(strides[d]);
+    }
+    std::copy_n(storage.begin() + static_cast<std::ptrdiff_t>(element * esize), esize,
+                out.bytes.begin() + static_cast<std::ptrdiff_t>(i * esize));
+    for (std::size_t d = sizes.size(); d-- > 0;) {
+      if (++index[d] < sizes[d]) break;
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+inline std::vector<std::int64_t> contiguous_strides_of(const std::vector<std::int64_t>& sizes) {
+  std::vector<std::int64_t> strides(sizes.size(), 1);
+  for (std::size_t d = sizes.size(); d-- > 1;) {
+    strides[d - 1] = strides[d] * std::max<std::int64_t>(sizes[d], 1);
+  }
+  return strides;
+}
+
+// The names of one model's records in an archive.
+struct model_paths {
+  std::string program;           // models/<name>.json or serialized_exported_program.json
+  std::string weights_dir;       // <prefix>data/weights/
+  std::string weights_config;    // <prefix>data/weights/<name>_weights_config.json
+  std::string legacy_weights;    // <prefix>data/weights/<name>.pt
+  std::string constants_dir;     // <prefix>data/constants/
+  std::string constants_config;  // <prefix>data/constants/<name>_constants_config.json
+  std::string legacy_constants;  // <prefix>data/constants/<name>.pt
+};
+
+inline model_paths paths_of(const ArchiveInfo& info) {
+  model_paths p;
+  const std::string model = info.layout == "legacy" ? "model" : info.model_name;
+  p.program = info.layout == "legacy" ? std::string(kLegacyProgram)
+                                      : info.prefix + std::string(kModelsDir) + model + ".json";
+  p.weights_dir = info.prefix + std::string(kWeightsDir);
+  p.weights_config = p.weights_dir + model + "_weights_config.json";
+  p.legacy_weights = p.weights_dir + model + ".pt";
+  p.constants_dir = info.prefix + std::string(kConstantsDir);
+  p.constants_config = p.constants_dir + model + "_constants_config.json";
+  p.legacy_constants = p.constants_dir + model + ".pt";
+  return p;
+}
+
+inline std::string archive_text(const zip_reader& zip, std::size_t index) {
+  return to_text(zip.read(index));
+}
+
+// Finds the layout, root folder and model of the archive.
+inline ArchiveInfo detect_layout(const zip_reader& zip) {
+  ArchiveInfo info;
+  for (const auto& e : zip.entries()) info.entry_order.push_back(e.name);
+  if (zip.find(kLegacyProgram)) {
+    info.layout = "legacy";
+    return info;
+  }
+  std::optional<std::size_t> format;
+  for (std::size_t i = 0; i < zip.entries().size(); ++i) {
+    const std::string& name = zip.entries()[i].name;
+    if (!ends_with(name, kArchiveFormat)) continue;
+    const std::string prefix = name.substr(0, name.size() - kArchiveFormat.size());
+    if (prefix.empty() || (prefix.back() == '/' && prefix.find('/') == prefix.size() - 1)) {
+      format = i;
+      info.prefix = prefix;
+      break;
+    }
+  }
+  if (!format) {
+    throw archive_error(zip.path(), "",
+                        "neither a PT2 archive (no archive_format entry) nor a legacy "
+                        "torch.export archive (no serialized_exported_program.json entry)");
+  }
+  info.layout = "pt2";
+  const std::string format_text = archive_text(zip, *format);
+  if (format_text != "pt2") {
+    throw archive_error(zip.path(), zip.entries()[*format].name,
+                        "expected 'pt2', found '" + format_text + "'");
+  }
+  if (auto v = zip.find(info.prefix + std::string(kArchiveVersion))) {
+    const std::string version = archive_text(zip, *v);
+    if (version != "0") {
+      throw archive_error(
+          zip.path(), zip.entries()[*v].name,
+          "unsupported archive version '" + version + "' (epgraph reads version 0)");
+    }
+  }
+  if (auto b = zip.find(info.prefix + std::string(kByteorder))) {
+    const std::string order = archive_text(zip, *b);
+    if (order != "little") {
+      throw archive_error(
+          zip.path(), zip.entries()[*b].name,
+          "unsupported byte order '" + order + "' (epgraph reads little-endian archives only)");
+    }
+  }
+  std::vector<std::string> models;
+  const std::string models_dir = info.prefix + std::string(kModelsDir);
+  for (const auto& e : zip.entries()) {
+    if (starts_with(e.name, models_dir) && ends_with(e.name, ".json") &&
+        e.name.find('/', models_dir.size()) == std::string::npos) {
+      models.push_back(e.name.substr(models_dir.size(), e.name.size() - models_dir.size() - 5));
+    }
+  }
+  if (models.empty()) {
+    throw archive_error(zip.path(), "", "no model (no entry " + models_dir + "<name>.json)");
+  }
+  if (models.size() > 1) {
+    std::string list;
+    for (const auto& m : models) list += (list.empty() ? "" : ", ") + m;
+    throw archive_error(zip.path(), "",
+                        "holds " + std::to_string(models.size()) + " models (" + list +
+                            "); epgraph loads archives with exactly one model");
+  }
+  info.model_name = models.front();
+  return info;
+}
+
+// The class of the custom object `fqn` according to the signature ("" when unknown).
+inline std::string custom_obj_class(const ExportGraphSignature& sig, const std::string& fqn) {
+  for (const auto& s : sig.input_specs) {
+    if (s.kind() == InputKind::CUSTOM_OBJ && s.target() == fqn) {
+      if (const auto* a = std::get_if<CustomObjArgument>(&s.arg())) return a->class_fqn;
+    }
+  }
+  return "";
+}
+
+inline bool is_parameter(const ExportGraphSignature& sig, const std::string& fqn) {
+  for (const auto& s : sig.input_specs) {
+    if (s.kind() == InputKind::PARAMETER && s.target() == fqn) return true;
+  }
+  return false;
+}
+
+// Which config entries epgraph loads (raw tensors, custom objects) and which it passes through.
+inline bool loads_payload(const payload_entry& p, bool constants) {
+  if (!constants) return !p.use_pickle;
+  if (starts_with(p.path_name, kTensorPrefix)) return !p.use_pickle;
+  return starts_with(p.path_name, kCustomObjPrefix);
+}
+
+template <class Tensor>
+ExportedProgram<Tensor> load_archive_impl(const std::filesystem::path& file) {
+  const zip_reader zip(file);
+  const std::string& path = zip.path();
+  ArchiveInfo info = detect_layout(zip);
+  const model_paths paths = paths_of(info);
+
+  // The program.
+  const auto program_index = zip.find(paths.program);
+  ExportedProgram<Tensor> ep = [&] {
+    const std::string text = archive_text(zip, *program_index);
+    try {
+      return json::load_exported_program_from_string<Tensor>(text);
+    } catch (const json::serialization_error& e) {
+      throw archive_error(path, paths.program, e.what());
+    }
+  }();
+
+  // Payloads: weights, then constants.
+  std::set<std::string> loaded_files;  // raw payload entries read into the program
+  ordered_dict<Tensor> state_dict;
+  ordered_dict<typename ExportedProgram<Tensor>::constant_type> constants;
+  const bool legacy = info.layout == "legacy";
+  auto load_config = [&](const std::string& config_name, const std::string& legacy_name,
+                         const std::string& dir, bool is_constants) {
+    if (!legacy && zip.find(legacy_name)) return;  // torch's BC path: a pickle, passed through
+    const auto config_index = zip.find(config_name);
+    if (!config_index) {
+      if (legacy) return;
+      throw archive_error(path, config_name,
+                          std::string("entry not found (every PT2 archive model needs its ") +
+                              (is_constants ? "constants" : "weights") + " config)");
+    }
+    const auto entries = parse_payload_config(path, config_name, zip.read(*config_index));
+    std::set<std::string> pickled_files;
+    for (const auto& p : entries) {
+      if (!loads_payload(p, is_constants)) pickled_files.insert(dir + p.path_name);
+    }
+    for (const auto& p : entries) {
+      if (!loads_payload(p, is_constants)) continue;
+      const std::string entry = dir + p.path_name;
+      const std::string what = std::string(is_constants ? "constant '" : "weight '") + p.fqn + "'";
+      const auto idx = zip.find(entry);
+      if (!idx) {
+        throw archive_error(path, entry,
+                            "entry not found (named by '" + p.fqn + "' in " + config_name + ")");
+      }
+      if (!pickled_files.count(entry)) loaded_files.insert(entry);
+      if (is_constants && starts_with(p.path_name, kCustomObjPrefix)) {
+        ScriptObject obj{custom_obj_class(ep.graph_signature(), p.fqn), zip.read(*idx)};
+        constants.insert(p.fqn, std::move(obj));
+        continue;
+      }
+      if (!p.meta) {
+        throw archive_error(path, config_name, what + " has a raw payload but no tensor_meta");
+      }
+      gathered g = gather_payload(path, entry, what, *p.meta, zip.read(*idx));
+      Tensor t =
+          tensor_data_traits<Tensor>::from_bytes(g.type, std::move(g.sizes), std::move(g.bytes));
+      if (is_constants) {
+        constants.insert(p.fqn, std::move(t));
+      } else {
+        state_dict.insert(p.fqn, std::move(t));
+      }
+    }
+  };
+  load_config(paths.weights_config, paths.legacy_weights, paths.weights_dir, false);
+  load_config(paths.constants_config, paths.legacy_constants, paths.constants_dir, true);
+
+  // Everything else passes through verbatim.
+  for (std::size_t i = 0; i < zip.entries().size(); ++i) {
+    const std::string& name = zip.entries()[i].name;
+    if (name == paths.program || loaded_files.count(name)) continue;
+    info.records.push_back(
+        ArchiveRecord{name, std::make_shared<const std::vector<std::byte>>(zip.read(i))});
+  }
+
+  // Commit: nothing below throws except allocation in the moves of small containers.
+  for (auto& [fqn, t] : state_dict) ep.state_dict().insert_or_assign(fqn, std::move(t));
+  for (auto& [fqn, c] : constants) ep.constants().insert_or_assign(fqn, std::move(c));
+  ep.metadata().archive = std::move(info);
+  return ep;
+}
+
+template <class Tensor>
+void save_archive_impl(const ExportedProgram<Tensor>& ep, const std::filesystem::path& out) {
+  using bytes_ptr = std::shared_ptr<const std::vector<std::byte>>;
+  const std::string out_path = out.string();
+
+  ArchiveInfo info;
+  if (ep.metadata().archive) {
+    info = *ep.metadata().archive;
+  } else {
+    info.layout = "pt2";
+    info.prefix = out.stem().string() + "/";
+    info.model_name = "model";
+    const model_paths p = paths_of(info);
+    const std::string sample = info.prefix + std::string(kSampleInputsDir) + "model.pt";
+    info.entry_order = {p.weights_config,
+                        p.constants_config,
+                        p.program,
+                        sample,
+                        info.prefix + std::string(kArchiveFormat),
+                        info.prefix + std::string(kArchiveVersion),
+                        info.prefix + ".data/version",
+                        info.prefix + std::string(kByteorder)};
+    info.records = {ArchiveRecord{sample, to_bytes("")},
+                    ArchiveRecord{info.entry_order[4], to_bytes("pt2")},
+                    ArchiveRecord{info.entry_order[5], to_bytes("0")},
+                    ArchiveRecord{info.entry_order[6], to_bytes("6\n")},
+                    ArchiveRecord{info.entry_order[7], to_bytes("little")}};
+  }
+  const bool legacy = info.layout == "legacy";
+  const model_paths paths = paths_of(info);
+  std::map<std::string, bytes_ptr> records;
+  for (const auto& r : info.records) records.emplace(r.name, r.data);
+  std::set<std::string> taken(info.entry_order.begin(), info.entry_order.end());
+
+  // Regenerates one config; returns {config entry bytes or null, files name -> bytes, new files}.
+  struct config_out {
+    bytes_ptr config;                        // null: write no config
+    std::map<std::string, bytes_ptr> files;  // payload files to write (by name)
+    std::vector<std::string> new_files;      // files not in the input, in order
+    std::set<std::string> dropped;           // input payload files not written
+  };
+  auto regenerate = [&](const std::string& config_name, const std::string& legacy_name,
+                        const std::string& dir, bool is_constants) {
+    config_out r;
+    if (!legacy && records.count(legacy_name)) return r;  // BC pickle kept as a record
+    std::vector<payload_entry> original;
+    const auto rec = records.find(config_name);
+    if (rec != records.end()) original = parse_payload_config(out_path, config_name, *rec->second);
+    std::map<std::string, const payload_entry*> by_fqn;
+    std::set<std::string> pass_files;
+    for (const auto& p : original) {
+      by_fqn.emplace(p.fqn, &p);
+      if (!loads_payload(p, is_constants)) pass_files.insert(dir + p.path_name);
+    }
+    for (const auto& p : original) {
+      if (loads_payload(p, is_constants) && !pass_files.count(dir + p.path_name)) {
+        r.dropped.insert(dir + p.path_name);
+      }
+    }
+    ordered_json config = ordered_json::object();
+    std::set<std::string> used;
+    auto pick_path = [&](const payload_entry* o, std::string_view prefix) {
+      if (o && loads_payload(*o, is_constants) && !pass_files.count(dir + o->path_name) &&
+          !used.count(o->path_name)) {
+        used.insert(o->path_name);
+        return o->path_name;
+      }
+      for (std::size_t n = 0;; ++n) {
+        std::string name = std::string(prefix) + std::to_string(n);
+        if (!used.count(name) && !taken.count(dir + name)) {
+          used.insert(name);
+          return name;
+        }
+      }
+    };
+    auto add_tensor = [&](const std::string& fqn, const Tensor& t) {
+      const payload_entry* o = by_fqn.count(fqn) ? by_fqn[fqn] : nullptr;
+      if (o && !loads_payload(*o, is_constants)) o = nullptr;  // replaces a pickled entry
+      const std::string path_name = pick_path(o, is_constants ? kTensorPrefix : kWeightPrefix);
+      const std::string entry = dir + path_name;
+      using traits = tensor_traits<Tensor>;
+      const dtype type = traits::dtype(t);
+      const std::vector<std::int64_t> sizes = traits::sizes(t);
+      const std::size_t esize = element_size(type);
+      if (esize == 0) {
+        throw archive_error(out_path, entry,
+                            fqn + ": dtype " + std::to_string(static_cast<int>(type)) +
+                                " has no known element size");
+      }
+      std::uint64_t numel = 1;
+      for (auto s : sizes) numel *= static_cast<std::uint64_t>(s < 0 ? 0 : s);
+      const auto& data = tensor_data_traits<Tensor>::to_bytes(t);
+      if (static_cast<std::uint64_t>(data.size()) != numel * esize) {
+        throw archive_error(out_path, entry,
+                            fqn + ": the tensor's data has " + std::to_string(data.size()) +
+                                " bytes but dtype " + std::string(dtype_name(type)) +
+                                " and sizes " + shape_text(sizes) + " need " +
+                                std::to_string(numel * esize));
+      }
+      auto copy = std::make_shared<std::vector<std::byte>>(data.begin(), data.end());
+      TensorMeta meta;
+      meta.dtype = type;
+      for (auto s : sizes) meta.sizes.emplace_back(s);
+      for (auto s : contiguous_strides_of(sizes)) meta.strides.emplace_back(s);
+      meta.device = traits::device(t);
+      const bool is_param =
+          o ? o->is_param : (!is_constants && is_parameter(ep.graph_signature(), fqn));
+      meta.requires_grad = o && o->meta ? o->meta->requires_grad : is_param;
+      ordered_json e = ordered_json::object();
+      e["path_name"] = path_name;
+      e["is_param"] = is_param;
+      e["use_pickle"] = false;
+      e["tensor_meta"] = json::tensor_meta_to_json(meta);
+      config[fqn] = std::move(e);
+      if (!taken.count(entry)) r.new_files.push_back(entry);
+      r.files[entry] = std::move(copy);
+      r.dropped.erase(entry);
+    };
+    auto add_object = [&](const std::string& fqn, const ScriptObject& obj) {
+      const payload_entry* o = by_fqn.count(fqn) ? by_fqn[fqn] : nullptr;
+      if (o && !loads_payload(*o, true)) o = nullptr;
+      const std::string path_name = pick_path(o, kCustomObjPrefix);
+      const std::string entry = dir + path_name;
+      ordered_json e = ordered_json::object();
+      e["path_name"] = path_name;
+      e["is_param"] = false;
+      e["use_pickle"] = true;
+      e["tensor_meta"] = nullptr;
+      config[fqn] = std::move(e);
+      if (!taken.count(entry)) r.new_files.push_back(entry);
+      r.files[entry] = std::make_shared<const std::vector<std::byte>>(obj.payload);
+      r.dropped.erase(entry);
+    };
+    if (is_constants) {
+      for (const auto& [fqn, c] : ep.constants()) {
+        if (const auto* t = std::get_if<Tensor>(&c)) {
+          add_tensor(fqn, *t);
+        } else {
+          add_object(fqn, std::get<ScriptObject>(c));
+        }
+      }
+    } else {
+      for (const auto& [fqn, t] : ep.state_dict()) add_tensor(fqn, t);
+    }
+    for (const auto& p : original) {  // pickled entries pass through unless replaced
+      if (!loads_payload(p, is_constants) && !config.contains(p.fqn)) config[p.fqn] = p.raw;
+    }
+    if (legacy && rec == records.end() && config.empty()) return r;  // nothing to add
+    ordered_json doc = ordered_json::object();
+    doc["config"] = std::move(config);
+    bool unchanged = false;
+    if (rec != records.end()) {
+      try {
+        unchanged = ordered_json::parse(to_text(*rec->second)) == doc;
+      } catch (const nlohmann::json::parse_error&) {
+        unchanged = false;
+      }
+    }
+    r.config = unchanged ? rec->second : to_bytes(doc.dump());
+    return r;
+  };
+  const config_out weights =
+      regenerate(paths.weights_config, paths.legacy_weights, paths.weights_dir, false);
+  const config_out constants =
+      regenerate(paths.constants_config, paths.legacy_constants, paths.constants_dir, true);
+  const bytes_ptr program = to_bytes(json::save_exported_program_to_string(ep));
+
+  // Assemble in the input's order.
+  std::vector<std::pair<std::string, bytes_ptr>> entries;
+  auto emit_config = [&](const config_out& c, const std::string& name) {
+    for (const auto& f : c.new_files) entries.emplace_back(f, c.files.at(f));
+    if (c.config) entries.emplace_back(name, c.config);
+  };
+  bool weights_done = false, constants_done = false;
+  for (const auto& name : info.entry_order) {
+    if (name == paths.program) {
+      entries.emplace_back(name, program);
+    } else if (name == paths.weights_config && (weights.config || !weights.new_files.empty())) {
+      emit_config(weights, name);
+      weights_done = true;
+    } else if (name == paths.constants_config &&
+               (constants.config || !constants.new_files.empty())) {
+      emit_config(constants, name);
+      constants_done = true;
+    } else if (weights.files.count(name)) {
+      entries.emplace_back(name, weights.files.at(name));
+    } else if (constants.files.count(name)) {
+      entries.emplace_back(name, constants.files.at(name));
+    } else if (weights.dropped.count(name) || constants.dropped.count(name)) {
+      continue;
+    } else if (auto it = records.find(name); it != records.end()) {
+      entries.emplace_back(name, it->second);
+    }
+  }
+  if (!weights_done && weights.config) emit_config(weights, paths.weights_config);
+  if (!constants_done && constants.config) emit_config(constants, paths.constants_config);
+
+  zip_writer writer(out);
+  for (auto& [name, data] : entries) writer.add(name, std::move(data));
+  writer.commit();
+}
+
+}  // namespace detail
+
+/// Loads a torch.export archive (torch.export.load). Reads the whole file into memory.
+///
+/// Layouts:
+/// - current ("pt2", torch >= 2.8; `package_pt2`): an optional root folder holding
+///   `models/<name>.json` (exactly one model), `data/weights/<name>_weights_config.json` plus one
+///   raw file per weight storage, `data/constants/<name>_constants_config.json` plus files,
+///   `data/sample_inputs/`, `archive_format` (must be `pt2`), `archive_version` (must be `0`
+///   when present), `byteorder` (must be `little` when present), `.data/version`, ...
+///   Raw (use_pickle false) weights load into state_dict and raw tensor constants
+///   (`tensor_<n>`) into constants as `Tensor` (through tensor_data_traits<Tensor>::from_bytes;
+///   the elements selected by the config's sizes/strides/storage_offset, made contiguous, like
+///   torch's `as_strided`); custom objects (`custom_obj_<n>`) load into constants as a
+///   ScriptObject holding the entry's bytes and the class named by the signature's CUSTOM_OBJ
+///   input. Pickled payloads (tensor subclasses, opaque objects) are not decoded: they are
+///   absent from state_dict / constants and pass through (config entry and file) on save.
+/// - legacy (torch <= 2.7): `serialized_exported_program.json`, `serialized_state_dict.pt`,
+///   `serialized_constants.pt`, `serialized_example_inputs.pt` (torch.save pickles), `version`.
+///   The pickles are not decoded: state_dict and constants stay empty (verify with
+///   check_state=false) and every record passes through. Tensors that epgraph itself added and
+///   saved into a legacy archive (see save_archive) are read back from its
+///   `data/weights/model_weights_config.json` / `data/constants/model_constants_config.json`.
+///
+/// The program's `metadata().archive` records the layout, root folder, model name, entry order
+/// and every entry except the program JSON and loaded raw payloads, so save_archive can write
+/// the same layout back. Entries may be stored or compressed.
+///
+/// Throws (nothing is returned on error: no partial program):
+/// - archive_error "<file>: <problem>" for an unreadable file: "no such file", "not a zip file
+///   (no end of central directory record)" (also a truncated file), "corrupt zip file
+///   (inconsistent central directory)", "neither a PT2 archive (no archive_format entry) nor a
+///   legacy torch.export archive (no serialized_exported_program.json entry)", "no model (no
+///   entry <prefix>models/<name>.json)", "holds 2 models (a, b); epgraph loads archives with
+///   exactly one model";
+/// - archive_error "<file>: <entry>: <problem>" for a bad entry: "corrupt data (CRC mismatch)",
+///   "the entry appears twice in the archive", "expected 'pt2', found '<x>'" (archive_format),
+///   "unsupported archive version '<v>' (epgraph reads version 0)", "unsupported byte order
+///   '<x>' (epgraph reads little-endian archives only)", "entry not found (every PT2 archive
+///   model needs its weights config)" / "... constants config", "invalid JSON (parse error at byte
+///   <n>)", "config: expected an object", "config['<fqn>'].<field>: missing / expected a
+///   ...", "entry not found (named by '<fqn>' in <config entry>)" (a payload file is missing),
+///   "weight '<fqn>' (<dtype>, sizes [..], strides [..], storage_offset <n>) needs <n> bytes but
+///   the entry has <m>", "... the entry has <n> bytes, not a multiple of the element size <e>",
+///   "weight '<fqn>' has a raw payload but no tensor_meta", symbolic/negative sizes;
+/// - archive_error "<file>: <program entry>: <json path>: <problem>" when the program JSON is
+///   rejected by epgraph::json (its serialization_error text after the entry name);
+/// - what tensor_data_traits<Tensor>::from_bytes throws.
+///
+/// Complexity: O(archive size + program size).
+template <class Tensor = HostTensor>
+[[nodiscard]] ExportedProgram<Tensor> load_archive(const std::filesystem::path& file) {
+  return detail::load_archive_impl<Tensor>(file);
+}
+
+/// Saves `ep` as a torch.export archive at `out` (torch.export.save), replacing any file there.
+///
+/// When `ep.metadata().archive` is set (the program came from load_archive), the output keeps
+/// that archive's layout, root folder, model name, entry order and every pass-through record
+/// byte for byte; the program JSON is regenerated by epgraph::json; the weights / constants
+/// configs are regenerated from state_dict / constants (an unchanged config is written back
+/// byte for byte) with their pickled entries kept verbatim. A tensor keeps its payload file
+/// name when it had one of its own; new tensors (e.g. from create_mutable_buffer) get new files
+/// `weight_<n>` / `tensor_<n>` (the smallest free n) placed just before the config, with config
+/// entries `{"path_name", "is_param" (true for PARAMETER targets of the signature),
+/// "use_pickle": false, "tensor_meta"}` describing contiguous little-endian bytes; payload files
+/// no longer referenced are dropped. For a legacy archive, whose state is in pickles epgraph
+/// cannot write, tensors in state_dict / constants are written the same way into
+/// `data/weights/` / `data/constants/` next to the legacy records (an epgraph extension: torch's
+/// legacy loader ignores these entries); nothing is added when both are empty.
+///
+/// Without archive metadata, writes the current layout as torch 2.13 does: root folder
+/// `<out stem>/`, model `model`, weights files + config, constants files + config,
+/// `models/model.json`, an empty `data/sample_inputs/model.pt` (read by torch as "no example
+/// inputs"), `archive_format` (`pt2`), `archive_version` (`0`), `.data/version` (`6\n`) and
+/// `byteorder` (`little`). Entries are stored (uncompressed), not aligned to 64 bytes (torch's
+/// reader does not need it).
+///
+/// The file is written to a temporary file and renamed over `out` at the end, so on any error
+/// `out` is untouched. Throws:
+/// - archive_error "<out>: directory '<dir>' does not exist";
+/// - archive_error "<out>: <entry>: <fqn>: the tensor's data has <n> bytes but dtype <d> and
+///   sizes [..] need <m>" when tensor_data_traits<Tensor>::to_bytes disagrees with tensor_traits;
+/// - archive_error "<out>: <entry>: <fqn>: dtype <n> has no known element size";
+/// - archive_error "<out>: <config entry>: ..." when the config record kept from the input is
+///   not valid (see load_archive);
+/// - archive_error "<out>: <libzip text>" when writing fails;
+/// - what epgraph::json::save_exported_program_to_string throws.
+///
+/// Complexity: O(archive size + program size).
+template <class Tensor>
+void save_archive(const ExportedProgram<Tensor>& ep, const std::filesystem::path& out) {
+  detail::save_archive_impl(ep, out);
+}
+
+}  // namespace epgraph::archive

@@ -1,0 +1,230 @@
+// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+
+/// Thin RAII wrappers over libzip (https://libzip.org, `#include <zip.h>`, link `-lzip`): read
+/// every entry of a zip file, write a zip file of stored (uncompressed) entries. Used by
+/// pt2_archive.hpp; usable on their own.
+
+#include <zip.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <ctime>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "archive_error.hpp"
+
+namespace epgraph::archive {
+
+namespace detail {
+
+struct zip_closer {
+  void operator()(zip_t* z) const noexcept {
+    if (z) zip_discard(z);
+  }
+};
+using zip_handle = std::unique_ptr<zip_t, zip_closer>;
+
+struct zip_file_closer {
+  void operator()(zip_file_t* f) const noexcept {
+    if (f) zip_fclose(f);
+  }
+};
+using zip_file_handle = std::unique_ptr<zip_file_t, zip_file_closer>;
+
+// Our wording for the libzip error codes a reader meets; libzip's own text otherwise.
+inline std::string zip_problem(int code) {
+  switch (code) {
+    case ZIP_ER_NOENT: return "no such file";
+    case ZIP_ER_OPEN: return "cannot open the file";
+    case ZIP_ER_NOZIP: return "not a zip file (no end of central directory record)";
+    case ZIP_ER_INCONS: return "corrupt zip file (inconsistent central directory)";
+    case ZIP_ER_CRC: return "corrupt data (CRC mismatch)";
+    case ZIP_ER_EOF: return "truncated data (premature end of file)";
+    case ZIP_ER_COMPNOTSUPP: return "unsupported compression method";
+    case ZIP_ER_ENCRNOTSUPP:
+    case ZIP_ER_NOPASSWD: return "encrypted entries are not supported";
+    case ZIP_ER_MULTIDISK: return "multi-disk zip files are not supported";
+    default: {
+      zip_error_t e;
+      zip_error_init_with_code(&e, code);
+      std::string text = zip_error_strerror(&e);
+      zip_error_fini(&e);
+      return text;
+    }
+  }
+}
+
+}  // namespace detail
+
+/// One entry of a zip file as listed by its central directory.
+struct zip_entry {
+  /// Entry name, bytes as stored (no encoding conversion).
+  std::string name;
+  /// Uncompressed size in bytes.
+  std::uint64_t size = 0;
+  /// True when the entry is stored (not compressed).
+  bool stored = true;
+};
+
+/// A zip file opened for reading (libzip `zip_open(..., ZIP_RDONLY | ZIP_CHECKCONS)`). Lists the
+/// entries on construction; reads an entry's bytes on demand. Movable, not copyable; closes the
+/// file on destruction.
+class zip_reader {
+ public:
+  /// Opens `file` and lists its entries. Throws archive_error "<file>: <problem>" where problem
+  /// is "no such file", "cannot open the file", "not a zip file (no end of central directory
+  /// record)" (also for a file truncated before its central directory), "corrupt zip file
+  /// (inconsistent central directory)", or libzip's text for other failures; and archive_error
+  /// "<file>: <entry>: the entry appears twice in the archive" for a duplicate name.
+  /// O(number of entries).
+  explicit zip_reader(const std::filesystem::path& file) : path_(file.string()) {
+    int code = 0;
+    zip_.reset(zip_open(path_.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code));
+    if (!zip_) throw archive_error(path_, "", detail::zip_problem(code));
+    const zip_int64_t n = zip_get_num_entries(zip_.get(), 0);
+    if (n < 0) throw archive_error(path_, "", zip_strerror(zip_.get()));
+    entries_.reserve(static_cast<std::size_t>(n));
+    for (zip_uint64_t i = 0; i < static_cast<zip_uint64_t>(n); ++i) {
+      zip_stat_t st;
+      zip_stat_init(&st);
+      if (zip_stat_index(zip_.get(), i, ZIP_FL_ENC_RAW, &st) != 0 || !(st.valid & ZIP_STAT_NAME) ||
+          !(st.valid & ZIP_STAT_SIZE)) {
+        throw archive_error(path_, "", zip_strerror(zip_.get()));
+      }
+      zip_entry e;
+      e.name = st.name;
+      e.size = st.size;
+      e.stored = !(st.valid & ZIP_STAT_COMP_METHOD) || st.comp_method == ZIP_CM_STORE;
+      if (!index_.emplace(e.name, entries_.size()).second) {
+        throw archive_error(path_, e.name, "the entry appears twice in the archive");
+      }
+      entries_.push_back(std::move(e));
+    }
+  }
+
+  /// The path as given.
+  [[nodiscard]] const std::string& path() const noexcept { return path_; }
+  /// Every entry, in central-directory order.
+  [[nodiscard]] const std::vector<zip_entry>& entries() const noexcept { return entries_; }
+  /// Index of the entry called `name`, or nothing. O(1) on average.
+  [[nodiscard]] std::optional<std::size_t> find(std::string_view name) const {
+    auto it = index_.find(std::string(name));
+    if (it == index_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  /// The uncompressed bytes of entry `index` (< entries().size()), CRC-checked. Throws
+  /// archive_error "<file>: <entry>: <problem>" where problem is "corrupt data (CRC mismatch)",
+  /// "truncated data (premature end of file)", "unsupported compression method", "the entry
+  /// has <n> bytes but only <m> could be read", or libzip's text. O(entry size).
+  [[nodiscard]] std::vector<std::byte> read(std::size_t index) const {
+    const zip_entry& e = entries_.at(index);
+    detail::zip_file_handle f(zip_fopen_index(zip_.get(), index, 0));
+    if (!f)
+      throw archive_error(path_, e.name,
+                          detail::zip_problem(zip_error_code_zip(zip_get_error(zip_.get()))));
+    std::vector<std::byte> data(static_cast<std::size_t>(e.size));
+    std::uint64_t got = 0;
+    while (got < e.size) {
+      const zip_int64_t r = zip_fread(f.get(), data.data() + got, e.size - got);
+      if (r < 0) {
+        throw archive_error(path_, e.name,
+                            detail::zip_problem(zip_error_code_zip(zip_file_get_error(f.get()))));
+      }
+      if (r == 0) break;
+      got += static_cast<std::uint64_t>(r);
+    }
+    if (got != e.size) {
+      throw archive_error(path_, e.name,
+                          "the entry has " + std::to_string(e.size) + " bytes but only " +
+                              std::to_string(got) + " could be read");
+    }
+    // libzip checks the CRC when the end of the data is reached by a read.
+    std::byte probe{};
+    const zip_int64_t r = zip_fread(f.get(), &probe, 1);
+    if (r < 0) {
+      throw archive_error(path_, e.name,
+                          detail::zip_problem(zip_error_code_zip(zip_file_get_error(f.get()))));
+    }
+    const int rc = zip_fclose(f.release());
+    if (rc != 0) throw archive_error(path_, e.name, detail::zip_problem(rc));
+    return data;
+  }
+
+ private:
+  std::string path_;
+  detail::zip_handle zip_;
+  std::vector<zip_entry> entries_;
+  std::unordered_map<std::string, std::size_t> index_;
+};
+
+/// A zip file being written (libzip `zip_open(..., ZIP_CREATE | ZIP_TRUNCATE)`): entries are
+/// added in order, all stored (uncompressed) with the fixed time 1980-01-01, and nothing touches
+/// the destination until commit(), which writes a temporary file and renames it over `file`
+/// (libzip's `zip_close`). Destroying an uncommitted writer leaves the destination untouched.
+/// Movable, not copyable.
+class zip_writer {
+ public:
+  /// Prepares to write `file`. Throws archive_error "<file>: directory '<dir>' does not exist"
+  /// when the parent directory is missing, or "<file>: <libzip text>" when libzip refuses.
+  explicit zip_writer(const std::filesystem::path& file) : path_(file.string()) {
+    const std::filesystem::path dir = file.has_parent_path() ? file.parent_path() : ".";
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) {
+      throw archive_error(path_, "", "directory '" + dir.string() + "' does not exist");
+    }
+    int code = 0;
+    zip_.reset(zip_open(path_.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &code));
+    if (!zip_) throw archive_error(path_, "", detail::zip_problem(code));
+  }
+
+  /// Appends a stored entry `name` holding `data` (not null; kept alive by the writer until
+  /// commit). Throws archive_error "<file>: <name>: the entry appears twice in the archive" for a
+  /// repeated name, or "<file>: <name>: <libzip text>". O(1) (the bytes are not copied).
+  void add(const std::string& name, std::shared_ptr<const std::vector<std::byte>> data) {
+    if (!names_.emplace(name).second) {
+      throw archive_error(path_, name, "the entry appears twice in the archive");
+    }
+    zip_source_t* src = zip_source_buffer(zip_.get(), data->data(), data->size(), 0);
+    if (!src) throw archive_error(path_, name, zip_strerror(zip_.get()));
+    const zip_int64_t idx = zip_file_add(zip_.get(), name.c_str(), src, ZIP_FL_ENC_UTF_8);
+    if (idx < 0) {
+      zip_source_free(src);
+      throw archive_error(path_, name, zip_strerror(zip_.get()));
+    }
+    keep_.push_back(std::move(data));
+    const auto u = static_cast<zip_uint64_t>(idx);
+    if (zip_set_file_compression(zip_.get(), u, ZIP_CM_STORE, 0) != 0 ||
+        zip_file_set_mtime(zip_.get(), u, kFixedTime, 0) != 0) {
+      throw archive_error(path_, name, zip_strerror(zip_.get()));
+    }
+  }
+
+  /// Writes the archive (temporary file, then rename). Throws archive_error "<file>: <libzip
+  /// text>" on failure, leaving the destination untouched. Call at most once.
+  void commit() {
+    if (zip_close(zip_.get()) != 0) throw archive_error(path_, "", zip_strerror(zip_.get()));
+    (void)zip_.release();  // zip_close freed it
+    keep_.clear();
+  }
+
+ private:
+  static constexpr std::time_t kFixedTime = 315576000;  // 1980-01-01 12:00 UTC
+  std::string path_;
+  detail::zip_handle zip_;
+  std::vector<std::shared_ptr<const std::vector<std::byte>>> keep_;
+  std::unordered_set<std::string> names_;
+};
+
+}  // namespace epgraph::archive
