@@ -1,0 +1,26 @@
+#!/bin/sh
+# Installs what epgraph's build, examples and tests need on Debian 12 (bookworm).
+#   tools/install-deps.sh            build + tests: cmake, ninja, g++, Catch2, nlohmann_json, libzip
+#   tools/install-deps.sh --ci       also clang (+ sanitizer runtime), clang-format, python3-pip
+# Runs apt-get as root, or through sudo when not root. Does nothing when
+# EPGRAPH_NO_APT=1 (for machines where everything is installed already).
+# SPDX-License-Identifier: BSD-3-Clause
+set -eu
+[ "${EPGRAPH_NO_APT:-0}" = 1 ] && exit 0
+packages="cmake ninja-build g++ pkg-config catch2 nlohmann-json3-dev libzip-dev"
+if [ "${1:-}" = "--ci" ]; then
+  packages="$packages clang libclang-rt-14-dev clang-format git python3 python3-pip libbenchmark-dev"
+fi
+if [ "$(id -u)" = 0 ]; then
+  sudo=""
+elif command -v sudo >/dev/null 2>&1; then
+  sudo="sudo"
+else
+  echo "install-deps: not root and no sudo; install these Debian packages yourself: $packages" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+# shellcheck disable=SC2086
+$sudo apt-get install -y -qq --no-install-recommends $packages >/dev/null
+echo "install-deps: installed $packages"
