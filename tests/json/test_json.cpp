@@ -170,3 +170,26 @@ TEST_CASE("bad input names the JSON path and the problem") {
     CHECK(std::string(e.what()) == "graph_module.graph.outputs[0]: union has no member set");
   }
 }
+
+TEST_CASE("saving refuses a tensor node without metadata instead of writing an unloadable file",
+          "[json][errors]") {
+  auto g = std::make_unique<epgraph::Graph>();
+  epgraph::Node* x = g->placeholder("x");
+  x->meta().val = epgraph::tensor_meta_of(epgraph::HostTensor::zeros(epgraph::dtype::float32, {2}));
+  epgraph::Node* relu = g->call_function("torch.ops.aten.relu.default", {x});
+  g->output({relu});
+  epgraph::ExportGraphSignature sig;
+  sig.input_specs = {epgraph::InputSpec(epgraph::InputKind::USER_INPUT, epgraph::TensorArgument{"x"})};
+  sig.output_specs = {
+      epgraph::OutputSpec(epgraph::OutputKind::USER_OUTPUT, epgraph::TensorArgument{"relu"})};
+  epgraph::ExportedProgram<epgraph::HostTensor> ep(std::move(g), std::move(sig));
+  CHECK_THROWS_AS(epgraph::json::save_exported_program_to_string(ep),
+                  epgraph::json::serialization_error);
+  CHECK_THROWS_WITH(epgraph::json::save_exported_program_to_string(ep),
+                    "graph_module.graph.tensor_values: node 'relu' produces a tensor but has no "
+                    "tensor metadata (NodeMeta::val); set it before saving");
+  relu->meta().val = x->meta().val;
+  const std::string text = epgraph::json::save_exported_program_to_string(ep);
+  auto back = epgraph::json::load_exported_program_from_string<epgraph::HostTensor>(text);
+  CHECK(epgraph::to_string(back.graph()) == epgraph::to_string(ep.graph()));
+}

@@ -123,6 +123,13 @@ class GraphWriter {
       return {{"as_custom_obj", {{"name", name}, {"class_fqn", fqn}}}};
     }
     if (k == "graph") return {{"as_graph", {{"name", name}, {"graph", info(n)["graph"]}}}};
+    if (!tensors_.contains(name)) {
+      // torch.export.load (and epgraph's loader) need the metadata of every tensor value.
+      throw serialization_error("graph_module.graph.tensor_values",
+                                "node '" + name +
+                                    "' produces a tensor but has no tensor metadata "
+                                    "(NodeMeta::val); set it before saving");
+    }
     return {{"as_tensor", {{"name", name}}}};
   }
 
@@ -257,7 +264,8 @@ class GraphWriter {
     if (hint == "as_sym_float")
       return {{"as_sym_float", {{"as_float", float_to_json(a.as<double>())}}}};
     if (hint == "as_sym_bool") return {{"as_sym_bool", {{"as_bool", a.as<bool>()}}}};
-    if (hint == "as_operator") return {{"as_operator", a.as<std::string>()}};
+    if (hint == "as_operator")
+      return {{"as_operator", operator_arg_to_json(a.as<std::string>(), "")}};
     if (hint == "as_complex") {
       const ArgumentList& l = *a.list();
       return {{"as_complex",
@@ -326,6 +334,16 @@ class GraphWriter {
     ojson dev = {{"type", d.type}, {"index", nullptr}};
     if (d.index) dev["index"] = *d.index;
     return {{"as_device", dev}};
+  }
+
+  // One node input, typed like the input read from the file (`rec`, null for a new input).
+  ojson input_arg(const Argument& a, const ojson* rec) {
+    const std::string hint = rec ? (*rec)["as"].get<std::string>() : std::string();
+    if (hint == "as_operator" && a.is<std::string>()) {
+      const std::string original = rec->value("operator", std::string());
+      return {{"as_operator", operator_arg_to_json(a.as<std::string>(), original)}};
+    }
+    return arg(a, hint);
   }
 
   // The getitem user of `n` reading index `idx`, or nullptr.
@@ -401,7 +419,7 @@ class GraphWriter {
   ojson node(const Node& n) {
     const ojson& info = this->info(&n);
     ojson jn;
-    jn["target"] = n.target();
+    jn["target"] = target_to_json(n.target());
     ojson inputs = ojson::array();
     const ojson no_records = ojson::array();
     const ojson& arg_recs = info.contains("args") ? info["args"] : no_records;
@@ -411,7 +429,7 @@ class GraphWriter {
       const ojson* rec = i < arg_recs.size() ? &arg_recs[i] : nullptr;
       ojson in;
       in["name"] = rec ? (*rec)["name"].get<std::string>() : std::string();
-      in["arg"] = arg(n.args()[i], rec ? (*rec)["as"].get<std::string>() : std::string());
+      in["arg"] = input_arg(n.args()[i], rec);
       if (!rec || rec->contains("kind"))
         in["kind"] = (rec && (*rec)["kind"].is_null()) ? ojson(nullptr) : ojson(1);
       inputs.push_back(std::move(in));
@@ -423,7 +441,7 @@ class GraphWriter {
       }
       ojson in;
       in["name"] = key;
-      in["arg"] = arg(value, rec ? (*rec)["as"].get<std::string>() : std::string());
+      in["arg"] = input_arg(value, rec);
       if (!rec || rec->contains("kind"))
         in["kind"] = (rec && (*rec)["kind"].is_null()) ? ojson(nullptr) : ojson(2);
       inputs.push_back(std::move(in));
@@ -544,6 +562,8 @@ inline ojson write_output_spec(const OutputSpec& s) {
 /// named `<node>_unused_<i>`, like torch); `tensor_values` from NodeMeta::val; symbolic and
 /// custom-object values, argument names, union kinds and optional fields from NodeMeta::serialized;
 /// signature, opset_version, range_constraints, verifiers, torch_version, and the opaque fields.
+/// Targets `operator.<f>` are written `_operator.<f>` and operator arguments get back their
+/// `torch.ops.` spelling (see load_exported_program), as torch's deserializer needs.
 /// state_dict and constants are not written (an archive holds them).
 ///
 /// Documented normalisations against the file a program was loaded from: `schema_version` becomes
@@ -554,7 +574,10 @@ inline ojson write_output_spec(const OutputSpec& s) {
 /// Nodes created in C++ get the current form (`kind`, `name`, `is_hop_single_tensor_return`);
 /// their positional argument names are empty (epgraph knows no operator schemas).
 ///
-/// Throws serialization_error when an opaque field holds malformed JSON text. O(program size).
+/// Throws serialization_error when an opaque field holds malformed JSON text, and
+/// "graph_module.graph.tensor_values: node '<n>' produces a tensor but has no tensor metadata
+/// (NodeMeta::val); set it before saving" for a tensor-valued node without metadata (torch's
+/// loader needs it; nodes created in C++ must be given their `meta().val`). O(program size).
 template <class Tensor>
 [[nodiscard]] std::string save_exported_program_to_string(const ExportedProgram<Tensor>& ep) {
   using detail::ojson;
