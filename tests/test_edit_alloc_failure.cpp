@@ -4,59 +4,19 @@
 // signature, dictionaries). The last run, with no failure, must give the same program as an
 // undisturbed run.
 //
-// This translation unit replaces the global operator new/delete of the test executable; the
-// replacement only differs from the default while a test arms it.
+// This translation unit replaces the global operator new/delete of the test executable (via
+// support/alloc_failure.hpp); the replacement only differs from the default while a test arms it.
 // SPDX-License-Identifier: BSD-3-Clause
 #include <catch2/catch.hpp>
-#include <cstdlib>
 #include <epgraph/edit.hpp>
 #include <epgraph/verify.hpp>
 #include <new>
 #include <string>
 #include <vector>
 
+#include "support/alloc_failure.hpp"
 #include "support/program_builders.hpp"
 #include "support/snapshot.hpp"
-
-namespace {
-
-// Allocations left before the one that fails; negative: never fail.
-long g_allocations_before_failure = -1;
-
-void* checked_malloc(std::size_t size) {
-  if (g_allocations_before_failure == 0) {
-    g_allocations_before_failure = -1;  // fail once
-    throw std::bad_alloc();
-  }
-  if (g_allocations_before_failure > 0) --g_allocations_before_failure;
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-
-}  // namespace
-
-void* operator new(std::size_t size) { return checked_malloc(size); }
-void* operator new[](std::size_t size) { return checked_malloc(size); }
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  try {
-    return checked_malloc(size);
-  } catch (...) {
-    return nullptr;
-  }
-}
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
-  try {
-    return checked_malloc(size);
-  } catch (...) {
-    return nullptr;
-  }
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace {
 
@@ -78,13 +38,13 @@ long check_strong_under_allocation_failure(Make make, Edit edit) {
   for (long n = 0; n < 100000; ++n) {
     const auto before = snapshot(ep);
     bool failed = false;
-    g_allocations_before_failure = n;
+    epgraph_test::fail_allocation_after(n);
     try {
       edit(ep);
     } catch (const std::bad_alloc&) {
       failed = true;
     }
-    g_allocations_before_failure = -1;
+    epgraph_test::stop_failing_allocations();
     if (!failed) break;
     ++failures;
     const bool unchanged = snapshot(ep) == before;

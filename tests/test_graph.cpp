@@ -1,11 +1,9 @@
 // Tests for Graph and Node (graph.hpp, node.hpp): order, names, users, insertion points,
 // erasure, renaming, lint and clone.
+#include <algorithm>
 #include <catch2/catch.hpp>
-
 #include <epgraph/graph.hpp>
 #include <epgraph/print.hpp>
-
-#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -124,8 +122,8 @@ TEST_CASE("users are kept in first-use order, each once", "[graph][users]") {
   CHECK(a->users() == std::vector<Node*>{b});
 
   // kwargs count as uses, nested lists too.
-  Node* c = g.call_function("torch.ops.aten.cat.default", {Argument(ArgumentList{y, ArgumentList{y, a}})},
-                            {{"dim", 0}});
+  Node* c = g.call_function("torch.ops.aten.cat.default",
+                            {Argument(ArgumentList{y, ArgumentList{y, a}})}, {{"dim", 0}});
   CHECK(y->users() == std::vector<Node*>{c});
   c->set_kwargs({{"out", x}});
   CHECK(x->users() == std::vector<Node*>{a, b, c});
@@ -205,7 +203,8 @@ TEST_CASE("arguments from another graph or null are refused", "[graph][errors]")
   CHECK(g.names() == names_before);  // the failed calls took no name
   Node* a = g.call_function(add_op, {x, x});
   CHECK(a->name() == "add");
-  CHECK_THROWS_WITH(a->set_args({x, z}), "Argument node 'z' of node 'add' belongs to another graph");
+  CHECK_THROWS_WITH(a->set_args({x, z}),
+                    "Argument node 'z' of node 'add' belongs to another graph");
   CHECK(a->args() == ArgumentList{x, x});
   CHECK_THROWS_WITH(a->set_args({x, Argument(static_cast<Node*>(nullptr))}),
                     "Null argument node given to node 'add'");

@@ -1,10 +1,8 @@
 // Golden tests for torch.fx's printed form (print.hpp). The expected texts are what
 // `print(ep.graph)` / `print(ep.graph_signature)` printed in torch 2.13 for the same programs.
 #include <catch2/catch.hpp>
-
 #include <epgraph/graph_signature.hpp>
 #include <epgraph/print.hpp>
-
 #include <limits>
 #include <sstream>
 #include <string>
@@ -92,20 +90,18 @@ TEST_CASE("the signature prints like torch's ExportGraphSignature", "[print][sig
         "add_1: USER_OUTPUT\n");
 }
 
-TEST_CASE("arguments print like FX's _format_arg and outputs like Python's repr",
-          "[print]") {
+TEST_CASE("arguments print like FX's _format_arg and outputs like Python's repr", "[print]") {
   Graph g;
   Node* x = g.placeholder("x");
-  Node* n = g.call_function(
-      "torch.ops.aten.to.dtype_layout", {x},
-      {{"dtype", epgraph::dtype::float16},
-       {"layout", epgraph::Layout::Strided},
-       {"device", epgraph::Device{"cuda", 0}},
-       {"memory_format", epgraph::MemoryFormat::ContiguousFormat},
-       {"mode", "floor"},
-       {"pad", epgraph::none},
-       {"scale", 2.0},
-       {"ids", ArgumentList{1, -2, ArgumentList{}}}});
+  Node* n = g.call_function("torch.ops.aten.to.dtype_layout", {x},
+                            {{"dtype", epgraph::dtype::float16},
+                             {"layout", epgraph::Layout::Strided},
+                             {"device", epgraph::Device{"cuda", 0}},
+                             {"memory_format", epgraph::MemoryFormat::ContiguousFormat},
+                             {"mode", "floor"},
+                             {"pad", epgraph::none},
+                             {"scale", 2.0},
+                             {"ids", ArgumentList{1, -2, ArgumentList{}}}});
   Node* out = g.output({n, "text", epgraph::none, 3, epgraph::Device{"cpu", {}}});
   CHECK(epgraph::format_node(*n) ==
         "%to : [num_users=1] = call_function[target=torch.ops.aten.to.dtype_layout](args = (%x,), "

@@ -1,10 +1,8 @@
 // Tests for ExportedProgram (exported_program.hpp), tensors (tensor.hpp) and ordered_dict.
 #include <catch2/catch.hpp>
-
+#include <cstring>
 #include <epgraph/exported_program.hpp>
 #include <epgraph/print.hpp>
-
-#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -111,7 +109,8 @@ TEST_CASE("HostTensor holds typed bytes and checks shapes", "[tensor]") {
   CHECK(std::to_integer<int>(bf.bytes()[1]) == 0xc0);
   CHECK(tensor_meta_of(t).sizes == std::vector<SymInt>{std::int64_t{2}, std::int64_t{3}});
   CHECK(tensor_meta_of(t).device.str() == "cpu");
-  CHECK_THROWS_WITH(HostTensor(dtype::float32, {2, -1}), "Tensor size -1 at dimension 1 is negative");
+  CHECK_THROWS_WITH(HostTensor(dtype::float32, {2, -1}),
+                    "Tensor size -1 at dimension 1 is negative");
   CHECK_THROWS_AS(HostTensor(dtype::float32, {1LL << 40, 1LL << 40}), value_error);
   CHECK_THROWS_WITH(HostTensor::from_bytes(dtype::float32, {2, 3}, std::vector<std::byte>(5)),
                     "Tensor data has 5 bytes but dtype float32 and sizes [2, 3] need 24");

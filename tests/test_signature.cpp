@@ -1,8 +1,6 @@
 // Tests for ExportGraphSignature (graph_signature.hpp): construction rules and derived views.
 #include <catch2/catch.hpp>
-
 #include <epgraph/graph_signature.hpp>
-
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,13 +43,13 @@ TEST_CASE("derived views are computed from the two spec lists", "[signature]") {
   CHECK(sig.non_persistent_buffers() == Strings{"mask"});
   CHECK(sig.lifted_tensor_constants() == Strings{"lifted_tensor_0"});
   CHECK(sig.lifted_custom_objs() == Strings{"attr"});
-  CHECK(sig.user_inputs() ==
-        std::vector<ConstantValue>{std::string("x"), std::string("s0"), true});
+  CHECK(sig.user_inputs() == std::vector<ConstantValue>{std::string("x"), std::string("s0"), true});
   CHECK(sig.user_outputs() ==
         std::vector<ConstantValue>{std::string("out"), std::int64_t{3}, None{}});
   CHECK(sig.inputs_to_parameters() == NameMap{{"p_w", "w"}});
   CHECK(sig.inputs_to_buffers() == NameMap{{"b_mean", "bn.mean"}, {"b_mask", "mask"}});
-  CHECK(sig.inputs_to_lifted_tensor_constants() == NameMap{{"c_lifted_tensor_0", "lifted_tensor_0"}});
+  CHECK(sig.inputs_to_lifted_tensor_constants() ==
+        NameMap{{"c_lifted_tensor_0", "lifted_tensor_0"}});
   CHECK(sig.inputs_to_lifted_custom_objs() == NameMap{{"obj", "attr"}});
   CHECK(sig.buffers_to_mutate() == NameMap{{"add_1", "bn.mean"}});
   CHECK(sig.parameters_to_mutate() == NameMap{{"mul", "w"}});

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -30,17 +31,78 @@ inline constexpr None none{};
 /// A list of arguments (a Python list or tuple inside FX `args`), e.g. the tensors of `aten.cat`.
 using ArgumentList = std::vector<Argument>;
 
+/// A heap-held value with value semantics (deep copy, equality of contents): how Argument keeps
+/// its rare large alternatives (string, Device, list) so that an Argument stays 16 bytes.
+/// `get()` (or `*`) gives the value. A box is never empty except after being moved from, and an
+/// Argument never exposes a moved-from box (a moved-from Argument holds None).
+template <class T>
+class Boxed {
+ public:
+  /// Boxes `value`. Throws std::bad_alloc.
+  explicit Boxed(T value) : ptr_(std::make_unique<T>(std::move(value))) {}
+  /// A deep copy. Throws std::bad_alloc.
+  Boxed(const Boxed& other) : ptr_(std::make_unique<T>(*other.ptr_)) {}
+  Boxed(Boxed&&) noexcept = default;
+  /// Deep copy assignment. Strong guarantee.
+  Boxed& operator=(const Boxed& other) {
+    ptr_ = std::make_unique<T>(*other.ptr_);
+    return *this;
+  }
+  Boxed& operator=(Boxed&&) noexcept = default;
+  ~Boxed() = default;
+
+  /// The boxed value.
+  [[nodiscard]] const T& get() const noexcept { return *ptr_; }
+  /// The boxed value.
+  [[nodiscard]] const T& operator*() const noexcept { return *ptr_; }
+  /// The boxed value's members.
+  const T* operator->() const noexcept { return ptr_.get(); }
+
+  /// Equal when the boxed values are equal.
+  friend bool operator==(const Boxed& a, const Boxed& b) { return *a.ptr_ == *b.ptr_; }
+  friend bool operator!=(const Boxed& a, const Boxed& b) { return !(a == b); }
+
+ private:
+  std::unique_ptr<T> ptr_;
+};
+
+namespace detail {
+// How Argument stores an alternative `A`: boxed for the big ones.
+template <class A>
+struct argument_storage {
+  using type = A;
+};
+template <>
+struct argument_storage<std::string> {
+  using type = Boxed<std::string>;
+};
+template <>
+struct argument_storage<Device> {
+  using type = Boxed<Device>;
+};
+template <>
+struct argument_storage<ArgumentList> {
+  using type = Boxed<ArgumentList>;
+};
+}  // namespace detail
+
 /// One value in a node's `args` or `kwargs`: what torch.fx calls an `Argument`. It holds exactly
 /// one of: None, bool, int64, double, string, a `Node*` (the value another node produces: a
 /// tensor, a symbolic int/float/bool, ...), a dtype, a Layout, a MemoryFormat, a Device, or a
 /// nested list of these. The kind is the held alternative; there is no separate tag.
 ///
+/// An Argument is 16 bytes: strings, devices and lists are kept in a `Boxed` heap cell, so the
+/// `Value` variant visited through `value()` has the alternatives `Boxed<std::string>`,
+/// `Boxed<Device>` and `Boxed<ArgumentList>` for them (use `.get()`); `is<std::string>()`,
+/// `as<std::string>()`, `list()` and the other accessors take the plain types. A moved-from
+/// Argument holds None.
+///
 /// A `Node*` held here is non-owning. Arguments are changed on a node only through
 /// `Node::set_args`/`set_kwargs`/`replace_input_with`, which keep `users()` in sync.
 class Argument {
  public:
-  using Value = std::variant<None, bool, std::int64_t, double, std::string, Node*, dtype, Layout,
-                             MemoryFormat, Device, ArgumentList>;
+  using Value = std::variant<None, bool, std::int64_t, double, Boxed<std::string>, Node*, dtype,
+                             Layout, MemoryFormat, Boxed<Device>, Boxed<ArgumentList>>;
 
   /// None.
   Argument() noexcept = default;
@@ -49,19 +111,18 @@ class Argument {
   /// A bool (Python `True`/`False`).
   Argument(bool b) noexcept : value_(b) {}
   /// Any integer type, stored as int64.
-  template <class I,
-            std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool> &&
-                                 !std::is_same_v<I, char>,
-                             int> = 0>
+  template <class I, std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool> &&
+                                          !std::is_same_v<I, char>,
+                                      int> = 0>
   Argument(I i) noexcept : value_(static_cast<std::int64_t>(i)) {}
   /// A double (Python float).
   Argument(double d) noexcept : value_(d) {}
-  /// A string.
-  Argument(std::string s) noexcept : value_(std::move(s)) {}
-  /// A string.
-  Argument(const char* s) : value_(std::string(s)) {}
-  /// A string.
-  Argument(std::string_view s) : value_(std::string(s)) {}
+  /// A string. Throws std::bad_alloc.
+  Argument(std::string s) : value_(Boxed<std::string>(std::move(s))) {}
+  /// A string. Throws std::bad_alloc.
+  Argument(const char* s) : value_(Boxed<std::string>(std::string(s))) {}
+  /// A string. Throws std::bad_alloc.
+  Argument(std::string_view s) : value_(Boxed<std::string>(std::string(s))) {}
   /// The value produced by `node` (non-owning; must be a node of the same graph when stored on a
   /// node). A null pointer is refused by the setters that store it.
   Argument(Node* node) noexcept : value_(node) {}
@@ -72,25 +133,56 @@ class Argument {
   Argument(Layout l) noexcept : value_(l) {}
   /// A memory format such as `torch.contiguous_format`.
   Argument(MemoryFormat m) noexcept : value_(m) {}
-  /// A device such as `cpu`.
-  Argument(Device d) noexcept : value_(std::move(d)) {}
-  /// A list.
-  Argument(ArgumentList list) noexcept : value_(std::move(list)) {}
-  /// A list: `Argument{x, y}` is the list `[x, y]`.
-  Argument(std::initializer_list<Argument> list) : value_(ArgumentList(list)) {}
+  /// A device such as `cpu`. Throws std::bad_alloc.
+  Argument(Device d) : value_(Boxed<Device>(std::move(d))) {}
+  /// A list. Throws std::bad_alloc.
+  Argument(ArgumentList list) : value_(Boxed<ArgumentList>(std::move(list))) {}
+  /// A list: `Argument{x, y}` is the list `[x, y]`. Throws std::bad_alloc.
+  Argument(std::initializer_list<Argument> list)
+      : value_(Boxed<ArgumentList>(ArgumentList(list))) {}
 
-  /// The held value.
+  /// A deep copy. Throws std::bad_alloc (strings, devices, lists).
+  Argument(const Argument&) = default;
+  /// Takes `other`'s value; `other` holds None afterwards.
+  Argument(Argument&& other) noexcept : value_(std::move(other.value_)) {
+    other.value_.emplace<None>();
+  }
+  /// Deep copy assignment. Strong guarantee.
+  Argument& operator=(const Argument& other) {
+    if (this != &other) {
+      Argument copy(other);
+      *this = std::move(copy);
+    }
+    return *this;
+  }
+  /// Takes `other`'s value; `other` holds None afterwards.
+  Argument& operator=(Argument&& other) noexcept {
+    if (this != &other) {
+      value_ = std::move(other.value_);
+      other.value_.emplace<None>();
+    }
+    return *this;
+  }
+  ~Argument() = default;
+
+  /// The held value (strings, devices and lists are `Boxed`, see the class comment).
   [[nodiscard]] const Value& value() const noexcept { return value_; }
 
-  /// True when the value is an `A` (one of Value's alternatives).
+  /// True when the value is an `A` (one of None, bool, std::int64_t, double, std::string, Node*,
+  /// dtype, Layout, MemoryFormat, Device, ArgumentList).
   template <class A>
   [[nodiscard]] bool is() const noexcept {
-    return std::holds_alternative<A>(value_);
+    return std::holds_alternative<typename detail::argument_storage<A>::type>(value_);
   }
   /// The value as an `A`; throws std::bad_variant_access when it holds another alternative.
   template <class A>
   [[nodiscard]] const A& as() const {
-    return std::get<A>(value_);
+    using S = typename detail::argument_storage<A>::type;
+    if constexpr (std::is_same_v<S, A>) {
+      return std::get<A>(value_);
+    } else {
+      return std::get<S>(value_).get();
+    }
   }
   /// True when the value is None.
   [[nodiscard]] bool is_none() const noexcept { return is<None>(); }
@@ -101,7 +193,8 @@ class Argument {
   }
   /// The list when the value is a list, else nullptr.
   [[nodiscard]] const ArgumentList* list() const noexcept {
-    return std::get_if<ArgumentList>(&value_);
+    const auto* l = std::get_if<Boxed<ArgumentList>>(&value_);
+    return l ? &l->get() : nullptr;
   }
 
   /// Structural equality; nodes compare by identity.

@@ -10,12 +10,13 @@
 /// backends/transforms/utils.py (create_mutable_buffer, create_constant_placeholder,
 /// delete_constant_placeholder), without its bugs.
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -95,33 +96,59 @@ inline bool is_mutation_output(OutputKind k) noexcept {
 // Where a new mutation output goes: after the leading output tokens, inside the run of mutation
 // outputs that follows them, before the first one whose mutated input has index >= `threshold`
 // (or at the end of that run). Mutation outputs whose target names no input are passed over.
+// An output's mutated input is the first input of the matching kind (BUFFER, PARAMETER or, for a
+// user-input mutation, USER_INPUT named by the target). Only inputs at index >= `threshold` are
+// indexed (usually a handful: user inputs and non-persistent state), so the cost is
+// O(input specs + output specs) with no allocation per spec before the threshold.
 inline std::size_t mutation_output_index(const ExportGraphSignature& sig, std::size_t threshold) {
-  std::unordered_map<std::string_view, std::size_t> buffer_index;
-  std::unordered_map<std::string_view, std::size_t> parameter_index;
-  std::unordered_map<std::string_view, std::size_t> user_index;
   const auto& inputs = sig.input_specs;
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    const InputSpec& s = inputs[i];
-    if (s.kind() == InputKind::BUFFER && s.target()) buffer_index.emplace(*s.target(), i);
-    if (s.kind() == InputKind::PARAMETER && s.target()) parameter_index.emplace(*s.target(), i);
-    if (s.kind() == InputKind::USER_INPUT && names_graph_value(s.arg())) {
-      user_index.emplace(s.name(), i);
-    }
+  // The mutable kind an input answers to, or -1: 0 BUFFER, 1 PARAMETER, 2 USER_INPUT.
+  auto input_pool = [](const InputSpec& s) -> int {
+    if (s.kind() == InputKind::BUFFER && s.target()) return 0;
+    if (s.kind() == InputKind::PARAMETER && s.target()) return 1;
+    if (s.kind() == InputKind::USER_INPUT && names_graph_value(s.arg())) return 2;
+    return -1;
+  };
+  auto input_key = [](const InputSpec& s) -> std::string_view {
+    return s.kind() == InputKind::USER_INPUT ? std::string_view(s.name())
+                                             : std::string_view(*s.target());
+  };
+  // (pool, key) of inputs at index >= threshold, first occurrence kept.
+  std::vector<std::pair<int, std::string_view>> late;
+  for (std::size_t i = threshold; i < inputs.size(); ++i) {
+    const int pool = input_pool(inputs[i]);
+    if (pool >= 0) late.emplace_back(pool, input_key(inputs[i]));
   }
+  std::sort(late.begin(), late.end());
+  // True when the first input of `pool` keyed `key` has index >= threshold.
+  auto mutates_late_input = [&](int pool, std::string_view key) {
+    if (!std::binary_search(late.begin(), late.end(), std::make_pair(pool, key))) return false;
+    for (std::size_t i = 0; i < threshold && i < inputs.size(); ++i) {
+      if (input_pool(inputs[i]) == pool && input_key(inputs[i]) == key) return false;
+    }
+    return true;
+  };
   const auto& outputs = sig.output_specs;
   std::size_t k = 0;
   while (k < outputs.size() && outputs[k].kind() == OutputKind::TOKEN) ++k;
   for (; k < outputs.size() && is_mutation_output(outputs[k].kind()); ++k) {
     const OutputSpec& o = outputs[k];
     if (!o.target()) continue;
-    const auto& pool = o.kind() == OutputKind::BUFFER_MUTATION      ? buffer_index
-                       : o.kind() == OutputKind::PARAMETER_MUTATION ? parameter_index
-                                                                    : user_index;
-    auto it = pool.find(*o.target());
-    if (it != pool.end() && it->second >= threshold) return k;
+    const int pool = o.kind() == OutputKind::BUFFER_MUTATION      ? 0
+                     : o.kind() == OutputKind::PARAMETER_MUTATION ? 1
+                                                                  : 2;
+    if (mutates_late_input(pool, *o.target())) return k;
   }
   return k;
 }
+
+// Specs are inserted into the live signature vectors after their capacity was reserved: with
+// no-throw moves that insertion cannot fail, so no copy of the signature is needed.
+static_assert(std::is_nothrow_move_constructible_v<InputSpec> &&
+                  std::is_nothrow_move_assignable_v<InputSpec> &&
+                  std::is_nothrow_move_constructible_v<OutputSpec> &&
+                  std::is_nothrow_move_assignable_v<OutputSpec>,
+              "signature specs must move without throwing");
 
 }  // namespace detail
 
@@ -192,18 +219,11 @@ Node* create_mutable_buffer(ExportedProgram<T>& ep, std::string_view name, T dat
 
   // Everything that can fail is prepared here; the commit below cannot throw.
   TensorMeta meta = tensor_meta_of(data);
-  std::vector<InputSpec> new_inputs;
-  new_inputs.reserve(sig.input_specs.size() + 1);
-  const auto in_at = sig.input_specs.begin() + static_cast<std::ptrdiff_t>(in_pos);
-  new_inputs.insert(new_inputs.end(), sig.input_specs.begin(), in_at);
-  new_inputs.emplace_back(InputKind::BUFFER, TensorArgument{node_name}, target, true);
-  new_inputs.insert(new_inputs.end(), in_at, sig.input_specs.end());
-  std::vector<OutputSpec> new_outputs;
-  new_outputs.reserve(sig.output_specs.size() + 1);
-  const auto out_at = sig.output_specs.begin() + static_cast<std::ptrdiff_t>(out_pos);
-  new_outputs.insert(new_outputs.end(), sig.output_specs.begin(), out_at);
-  new_outputs.emplace_back(OutputKind::BUFFER_MUTATION, TensorArgument{node_name}, target);
-  new_outputs.insert(new_outputs.end(), out_at, sig.output_specs.end());
+  InputSpec new_input(InputKind::BUFFER, TensorArgument{node_name}, target, true);
+  OutputSpec new_output(OutputKind::BUFFER_MUTATION, TensorArgument{node_name}, target);
+  // Room for the new specs (moving the existing ones changes nothing observable).
+  detail::reserve_more(ep.graph_signature().input_specs, 1);
+  detail::reserve_more(ep.graph_signature().output_specs, 1);
   Node* output = graph.output_node();
   ArgumentList results = detail::output_results(graph);
   results.insert(results.begin() + static_cast<std::ptrdiff_t>(out_pos), Argument());
@@ -226,8 +246,11 @@ Node* create_mutable_buffer(ExportedProgram<T>& ep, std::string_view name, T dat
     auto at = graph.inserting_before(anchor);
     node = graph.create_node(OpCode::placeholder, node_name, {}, {}, name, finish);
   }
-  ep.graph_signature().input_specs.swap(new_inputs);
-  ep.graph_signature().output_specs.swap(new_outputs);
+  // No-throw: capacity is reserved and specs move without throwing.
+  auto& in_specs = ep.graph_signature().input_specs;
+  auto& out_specs = ep.graph_signature().output_specs;
+  in_specs.insert(in_specs.begin() + static_cast<std::ptrdiff_t>(in_pos), std::move(new_input));
+  out_specs.insert(out_specs.begin() + static_cast<std::ptrdiff_t>(out_pos), std::move(new_output));
   return node;
 }
 

@@ -137,8 +137,8 @@ class ExportedProgram : private GraphObserver {
   /// A program from its parts. Takes ownership of `graph` (must not be null: value_error "Exported
   /// program needs a graph"). Nothing is validated here: call validate_graph_signature / verify.
   ExportedProgram(std::unique_ptr<Graph> graph, ExportGraphSignature graph_signature,
-                  ordered_dict<Tensor> state_dict = {},
-                  ordered_dict<constant_type> constants = {}, ProgramMetadata metadata = {})
+                  ordered_dict<Tensor> state_dict = {}, ordered_dict<constant_type> constants = {},
+                  ProgramMetadata metadata = {})
       : graph_(std::move(graph)),
         signature_(std::move(graph_signature)),
         state_dict_(std::move(state_dict)),
@@ -151,10 +151,7 @@ class ExportedProgram : private GraphObserver {
   ExportedProgram(const ExportedProgram&) = delete;
   ExportedProgram& operator=(const ExportedProgram&) = delete;
   /// Moves; node pointers into the graph stay valid. The moved-from program is empty.
-  ExportedProgram(ExportedProgram&& other)
-      : ExportedProgram() {
-    swap(other);
-  }
+  ExportedProgram(ExportedProgram&& other) : ExportedProgram() { swap(other); }
   /// Moves; node pointers into the graph stay valid.
   ExportedProgram& operator=(ExportedProgram&& other) {
     if (this != &other) {
@@ -194,9 +191,7 @@ class ExportedProgram : private GraphObserver {
   /// Lifted tensor constants, non-persistent buffers and custom objects (torch `ep.constants`).
   [[nodiscard]] ordered_dict<constant_type>& constants() noexcept { return constants_; }
   /// Lifted tensor constants, non-persistent buffers and custom objects (torch `ep.constants`).
-  [[nodiscard]] const ordered_dict<constant_type>& constants() const noexcept {
-    return constants_;
-  }
+  [[nodiscard]] const ordered_dict<constant_type>& constants() const noexcept { return constants_; }
   /// Versions, range constraints, verifiers and opaque fields.
   [[nodiscard]] ProgramMetadata& metadata() noexcept { return metadata_; }
   /// Versions, range constraints, verifiers and opaque fields.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <iterator>
 #include <memory>
@@ -74,7 +75,7 @@ class [[nodiscard]] InsertingGuard {
 class Graph {
  public:
   /// An empty graph (no nodes, no output node yet).
-  Graph() = default;
+  Graph() noexcept { namespace_.attach(this, &holds_name, &count_names); }
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
   Graph(Graph&&) = delete;
@@ -220,8 +221,8 @@ class Graph {
   ///   non-placeholder node 'add'" when the insertion point does not allow this op there;
   /// - runtime_error "Graph already has an output node 'output'" for a second output node.
   /// Strong guarantee. O(length of name + size of arguments).
-  Node* create_node(OpCode op, std::string_view target, ArgumentList args = {},
-                    Kwargs kwargs = {}, std::string_view name = {}) {
+  Node* create_node(OpCode op, std::string_view target, ArgumentList args = {}, Kwargs kwargs = {},
+                    std::string_view name = {}) {
     return create_node_impl(op, target, std::move(args), std::move(kwargs), name, nullptr);
   }
 
@@ -292,6 +293,7 @@ class Graph {
                           "' while it anchors an insertion point");
     }
     const std::vector<Node*> inputs = node->all_input_nodes();
+    (void)namespace_.retire(node->name_);  // the name stays taken
     // No-throw from here on.
     for (Node* input : inputs) input->remove_user(node);
     unlink(node);
@@ -315,12 +317,19 @@ class Graph {
       new_target = intern(new_name);
     }
     detail::reserve_more_hashed(nodes_, 1);
-    namespace_.commit(proposal);
+    const auto retired = namespace_.retire(node->name_);  // the old name stays taken
+    try {
+      namespace_.commit(proposal);
+    } catch (...) {
+      if (retired.second) namespace_.unretire(retired.first);
+      throw;
+    }
     if (observer_ != nullptr) {
       try {
         observer_->before_rename(*node, new_name);
       } catch (...) {
         namespace_.uncommit(proposal);
+        if (retired.second) namespace_.unretire(retired.first);
         throw;
       }
     }
@@ -362,7 +371,7 @@ class Graph {
   /// the node list is consistently linked; every node is indexed under its name and the index
   /// holds nothing else; each argument node belongs to this graph and comes before its user; users
   /// and arguments agree both ways, each user listed once; placeholders form a prefix; there is
-  /// exactly one output node, it is last and has no users. Read-only. O(nodes + edges).
+  /// exactly one output node, it is last and has no users. Read-only. O(nodes + edges log edges).
   /// Mirrors `torch.fx.Graph.lint` (torch/fx/graph.py), with stricter placement rules.
   void lint() const {
     std::vector<std::string> problems;
@@ -425,6 +434,36 @@ class Graph {
         }
       }
     }
+    // Membership in long user / input lists goes through sorted copies built once per node, so
+    // a node with U users costs O(U log U) in total, not O(U^2).
+    std::unordered_map<const Node*, std::vector<const Node*>> sorted_users;
+    std::unordered_map<const Node*, std::vector<const Node*>> sorted_inputs;
+    auto sorted_contains = [](const std::vector<const Node*>& v, const Node* x) {
+      return std::binary_search(v.begin(), v.end(), x, std::less<const Node*>());
+    };
+    auto sorted_copy = [](const std::vector<Node*>& v) {
+      std::vector<const Node*> s(v.begin(), v.end());
+      std::sort(s.begin(), s.end(), std::less<const Node*>());
+      return s;
+    };
+    auto has_user = [&](const Node* node, const Node* user) {
+      const auto& u = node->users_;
+      if (u.size() <= 16) return std::find(u.begin(), u.end(), user) != u.end();
+      auto it = sorted_users.find(node);
+      if (it == sorted_users.end()) it = sorted_users.emplace(node, sorted_copy(u)).first;
+      return sorted_contains(it->second, user);
+    };
+    auto uses = [&](const Node* user, const Node* input) {
+      auto it = sorted_inputs.find(user);
+      if (it == sorted_inputs.end()) {
+        const std::vector<Node*> inputs = user->all_input_nodes();
+        if (inputs.size() <= 16) {
+          return std::find(inputs.begin(), inputs.end(), input) != inputs.end();
+        }
+        it = sorted_inputs.emplace(user, sorted_copy(inputs)).first;
+      }
+      return sorted_contains(it->second, input);
+    };
     for (const Node* n = head_; n != nullptr && position.count(n); n = n->next_) {
       const std::size_t here = position[n];
       for (Node* input : n->all_input_nodes()) {
@@ -438,8 +477,7 @@ class Graph {
           problems.push_back("Node '" + n->name_ + "' uses node '" + input->name_ +
                              "' that is defined after it");
         }
-        const auto& u = input->users_;
-        if (std::find(u.begin(), u.end(), n) == u.end()) {
+        if (!has_user(input, n)) {
           problems.push_back("Node '" + n->name_ + "' uses '" + input->name_ +
                              "' but is missing from its users");
         }
@@ -455,10 +493,9 @@ class Graph {
                              "' that is not in this graph");
           continue;
         }
-        const auto inputs = user->all_input_nodes();
-        if (std::find(inputs.begin(), inputs.end(), n) == inputs.end()) {
-          problems.push_back("Node '" + n->name_ + "' lists '" + user->name_ +
-                             "' as a user but '" + user->name_ + "' does not use it");
+        if (!uses(user, n)) {
+          problems.push_back("Node '" + n->name_ + "' lists '" + user->name_ + "' as a user but '" +
+                             user->name_ + "' does not use it");
         }
       }
     }
@@ -471,16 +508,15 @@ class Graph {
   /// that comes after it (run lint() to see why). O(nodes + edges).
   [[nodiscard]] std::unique_ptr<Graph> clone() const {
     auto copy = std::make_unique<Graph>();
-    copy->namespace_ = namespace_;
+    copy->namespace_.assign_names(namespace_);
     std::unordered_map<const Node*, Node*> map;
     map.reserve(size_);
     auto remap = [&](const Node* user) {
-      return [&map, user](const Argument& arg) {
-        return remap_argument(arg, map, user);
-      };
+      return [&map, user](const Argument& arg) { return remap_argument(arg, map, user); };
     };
     for (const Node* n = head_; n != nullptr; n = n->next_) {
-      auto node = std::make_unique<Node>(Node::create_key(), copy.get(), n->op_, copy->intern(*n->target_));
+      auto node =
+          std::make_unique<Node>(Node::create_key(), copy.get(), n->op_, copy->intern(*n->target_));
       node->name_ = n->name_;
       auto fn = remap(n);
       node->args_.reserve(n->args_.size());
@@ -542,16 +578,38 @@ class Graph {
   void check_member(const Node* node, const char* what) const {
     if (node == nullptr) throw value_error(std::string("Cannot ") + what + " a null node");
     if (!contains(node)) {
-      throw value_error("Node '" + node->name_ + "' does not belong to this graph (cannot " +
-                        what + " it)");
+      throw value_error("Node '" + node->name_ + "' does not belong to this graph (cannot " + what +
+                        " it)");
     }
   }
 
   const std::string* intern(std::string_view s) {
-    std::string key(s);
-    auto it = targets_.find(key);
-    if (it != targets_.end()) return &*it;
-    return &*targets_.insert(std::move(key)).first;
+    auto it = targets_.find(s);
+    if (it != targets_.end()) return it->second.get();
+    auto owned = std::make_unique<const std::string>(s);
+    const std::string* raw = owned.get();
+    targets_.emplace(std::string_view(*raw), std::move(owned));
+    return raw;
+  }
+
+  // A fresh epoch for Node::diff_inputs' scratch marks: a multiple of 16, never 0. When the
+  // counter wraps (after 2^28 edits) every mark is cleared first, so no stale mark can match.
+  std::uint32_t next_mark_epoch() noexcept {
+    mark_epoch_ += 16;
+    if (mark_epoch_ == 0) {
+      for (Node* n = head_; n != nullptr; n = n->next_) n->mark_ = 0;
+      mark_epoch_ = 16;
+    }
+    return mark_epoch_;
+  }
+
+  // The namespace's view of live node names: the name index.
+  static bool holds_name(const void* graph, std::string_view name) {
+    const auto& index = static_cast<const Graph*>(graph)->nodes_;
+    return index.find(name) != index.end();
+  }
+  static std::size_t count_names(const void* graph) noexcept {
+    return static_cast<const Graph*>(graph)->nodes_.size();
   }
 
   bool anchors_insertion_point(const Node* node) const noexcept {
@@ -683,13 +741,17 @@ class Graph {
   Node* output_ = nullptr;
   std::unordered_map<std::string_view, std::unique_ptr<Node>> nodes_;  // owns, keyed by name
   Namespace namespace_;
-  std::unordered_set<std::string> targets_;  // interned targets
+  // Interned targets, keyed by their own text (looked up without allocating).
+  std::unordered_map<std::string_view, std::unique_ptr<const std::string>> targets_;
   InsertPoint insert_;
   std::vector<InsertPoint> saved_points_;
   GraphObserver* observer_ = nullptr;
+  std::uint32_t mark_epoch_ = 0;  // see next_mark_epoch
 };
 
 inline InsertingGuard::~InsertingGuard() { graph_->pop_insert_point(); }
+
+inline std::uint32_t Node::next_mark_epoch() noexcept { return graph_->next_mark_epoch(); }
 
 inline void Node::notify_replace(const Node& old_input, const Node& new_input) const {
   if (GraphObserver* o = graph_->observer()) {
@@ -702,8 +764,8 @@ inline void Node::replace_input_with(Node* old_input, Node* new_input) {
     throw value_error("Cannot replace an input of node '" + name_ + "' with a null node");
   }
   if (new_input->graph_ != graph_) {
-    throw value_error("Replacement node '" + new_input->name_ + "' for an input of node '" +
-                      name_ + "' belongs to another graph");
+    throw value_error("Replacement node '" + new_input->name_ + "' for an input of node '" + name_ +
+                      "' belongs to another graph");
   }
   if (old_input == new_input) return;
   ArgumentList args;
@@ -766,7 +828,8 @@ inline std::vector<Node*> Node::replace_all_uses_with(
   }
   detail::NodeLookup changed_lookup(changed);
   if (!changed.empty()) {
-    if (GraphObserver* o = graph_->observer()) o->before_replace_uses(*this, *replacement, output_uses);
+    if (GraphObserver* o = graph_->observer())
+      o->before_replace_uses(*this, *replacement, output_uses);
   }
   // No-throw from here on.
   for (std::size_t i = 0; i < changed.size(); ++i) {

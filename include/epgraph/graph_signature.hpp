@@ -113,9 +113,8 @@ struct ConstantArgument {
 };
 
 /// What a spec refers to (torch `ArgumentSpec`). The kind is the held alternative.
-using ArgumentSpec = std::variant<TensorArgument, SymIntArgument, SymFloatArgument,
-                                  SymBoolArgument, ConstantArgument, CustomObjArgument,
-                                  TokenArgument>;
+using ArgumentSpec = std::variant<TensorArgument, SymIntArgument, SymFloatArgument, SymBoolArgument,
+                                  ConstantArgument, CustomObjArgument, TokenArgument>;
 
 /// The `name` field of any ArgumentSpec. O(1).
 [[nodiscard]] inline const std::string& arg_name(const ArgumentSpec& arg) noexcept {
@@ -143,8 +142,8 @@ class InputSpec {
   InputSpec(InputKind kind, ArgumentSpec arg, std::optional<std::string> target = {},
             std::optional<bool> persistent = {})
       : kind_(kind), arg_(std::move(arg)), target_(std::move(target)), persistent_(persistent) {
-    const std::string who = "Input spec '" + arg_name(arg_) + "' of kind " +
-                            std::string(kind_name(kind_));
+    const std::string who =
+        "Input spec '" + arg_name(arg_) + "' of kind " + std::string(kind_name(kind_));
     if (kind_ == InputKind::BUFFER && !persistent_) {
       throw value_error("Failed to specify persistent flag on BUFFER.");
     }
@@ -213,13 +212,12 @@ class OutputSpec {
   /// - "Output spec 'x' of kind BUFFER_MUTATION needs a target" (mutation and gradient kinds).
   OutputSpec(OutputKind kind, ArgumentSpec arg, std::optional<std::string> target = {})
       : kind_(kind), arg_(std::move(arg)), target_(std::move(target)) {
-    const std::string who = "Output spec '" + arg_name(arg_) + "' of kind " +
-                            std::string(kind_name(kind_));
-    const bool needs_target = kind_ == OutputKind::BUFFER_MUTATION ||
-                              kind_ == OutputKind::PARAMETER_MUTATION ||
-                              kind_ == OutputKind::USER_INPUT_MUTATION ||
-                              kind_ == OutputKind::GRADIENT_TO_PARAMETER ||
-                              kind_ == OutputKind::GRADIENT_TO_USER_INPUT;
+    const std::string who =
+        "Output spec '" + arg_name(arg_) + "' of kind " + std::string(kind_name(kind_));
+    const bool needs_target =
+        kind_ == OutputKind::BUFFER_MUTATION || kind_ == OutputKind::PARAMETER_MUTATION ||
+        kind_ == OutputKind::USER_INPUT_MUTATION || kind_ == OutputKind::GRADIENT_TO_PARAMETER ||
+        kind_ == OutputKind::GRADIENT_TO_USER_INPUT;
     if ((needs_target || kind_ == OutputKind::LOSS_OUTPUT) &&
         !std::holds_alternative<TensorArgument>(arg_)) {
       throw value_error(who + " needs a TensorArgument");
@@ -284,8 +282,7 @@ struct ExportGraphSignature {
   }
   /// Targets of CONSTANT_TENSOR inputs, in order.
   [[nodiscard]] std::vector<std::string> lifted_tensor_constants() const {
-    return input_targets(
-        [](const InputSpec& s) { return s.kind() == InputKind::CONSTANT_TENSOR; });
+    return input_targets([](const InputSpec& s) { return s.kind() == InputKind::CONSTANT_TENSOR; });
   }
   /// Targets of CUSTOM_OBJ inputs, in order.
   [[nodiscard]] std::vector<std::string> lifted_custom_objs() const {
@@ -310,9 +307,7 @@ struct ExportGraphSignature {
     return out;
   }
   /// Placeholder name -> parameter target.
-  [[nodiscard]] NameMap inputs_to_parameters() const {
-    return input_map(InputKind::PARAMETER);
-  }
+  [[nodiscard]] NameMap inputs_to_parameters() const { return input_map(InputKind::PARAMETER); }
   /// Placeholder name -> buffer target.
   [[nodiscard]] NameMap inputs_to_buffers() const { return input_map(InputKind::BUFFER); }
   /// Placeholder name -> lifted tensor constant target.

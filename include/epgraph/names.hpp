@@ -20,34 +20,201 @@ namespace epgraph {
 /// O(log 195).
 [[nodiscard]] inline bool is_reserved_name(std::string_view name) noexcept {
   static constexpr std::array<std::string_view, 195> reserved = {
-    "ArithmeticError", "AssertionError", "AttributeError", "BaseException", "BaseExceptionGroup",
-    "BlockingIOError", "BrokenPipeError", "BufferError", "BytesWarning", "ChildProcessError",
-    "ConnectionAbortedError", "ConnectionError", "ConnectionRefusedError", "ConnectionResetError",
-    "DeprecationWarning", "EOFError", "Ellipsis", "EncodingWarning", "EnvironmentError",
-    "Exception", "ExceptionGroup", "False", "FileExistsError", "FileNotFoundError",
-    "FloatingPointError", "FutureWarning", "GeneratorExit", "IOError", "ImportError",
-    "ImportWarning", "IndentationError", "IndexError", "InterruptedError", "IsADirectoryError",
-    "KeyError", "KeyboardInterrupt", "LookupError", "MemoryError", "ModuleNotFoundError",
-    "NameError", "NoneType", "NotADirectoryError", "NotImplemented", "NotImplementedError",
-    "OSError", "OverflowError", "PendingDeprecationWarning", "PermissionError",
-    "ProcessLookupError", "RecursionError", "ReferenceError", "ResourceWarning", "RuntimeError",
-    "RuntimeWarning", "StopAsyncIteration", "StopIteration", "SyntaxError", "SyntaxWarning",
-    "SystemError", "SystemExit", "TabError", "TimeoutError", "True", "TypeError",
-    "UnboundLocalError", "UnicodeDecodeError", "UnicodeEncodeError", "UnicodeError",
-    "UnicodeTranslateError", "UnicodeWarning", "UserWarning", "ValueError", "Warning",
-    "ZeroDivisionError", "__build_class__", "__debug__", "__doc__", "__import__", "__loader__",
-    "__name__", "__package__", "__spec__", "abs", "aiter", "all", "and", "anext", "any", "as",
-    "ascii", "assert", "async", "await", "bin", "bool", "break", "breakpoint", "bytearray",
-    "bytes", "callable", "chr", "class", "classmethod", "compile", "complex", "continue",
-    "copyright", "credits", "def", "del", "delattr", "device", "dict", "dir", "divmod", "elif",
-    "else", "enumerate", "eval", "except", "exec", "exit", "filter", "finally", "float", "for",
-    "format", "from", "frozenset", "fx_pytree", "getattr", "global", "globals", "hasattr", "hash",
-    "help", "hex", "id", "if", "import", "in", "inf", "input", "int", "is", "isinstance",
-    "issubclass", "iter", "lambda", "len", "license", "list", "locals", "map", "max",
-    "memoryview", "min", "nan", "next", "nonlocal", "not", "object", "oct", "open", "or", "ord",
-    "pass", "pow", "print", "property", "pytree", "quit", "raise", "range", "repr", "return",
-    "reversed", "round", "set", "setattr", "slice", "sorted", "staticmethod", "str", "sum",
-    "super", "torch", "try", "tuple", "type", "vars", "while", "with", "yield", "zip",
+      "ArithmeticError",
+      "AssertionError",
+      "AttributeError",
+      "BaseException",
+      "BaseExceptionGroup",
+      "BlockingIOError",
+      "BrokenPipeError",
+      "BufferError",
+      "BytesWarning",
+      "ChildProcessError",
+      "ConnectionAbortedError",
+      "ConnectionError",
+      "ConnectionRefusedError",
+      "ConnectionResetError",
+      "DeprecationWarning",
+      "EOFError",
+      "Ellipsis",
+      "EncodingWarning",
+      "EnvironmentError",
+      "Exception",
+      "ExceptionGroup",
+      "False",
+      "FileExistsError",
+      "FileNotFoundError",
+      "FloatingPointError",
+      "FutureWarning",
+      "GeneratorExit",
+      "IOError",
+      "ImportError",
+      "ImportWarning",
+      "IndentationError",
+      "IndexError",
+      "InterruptedError",
+      "IsADirectoryError",
+      "KeyError",
+      "KeyboardInterrupt",
+      "LookupError",
+      "MemoryError",
+      "ModuleNotFoundError",
+      "NameError",
+      "NoneType",
+      "NotADirectoryError",
+      "NotImplemented",
+      "NotImplementedError",
+      "OSError",
+      "OverflowError",
+      "PendingDeprecationWarning",
+      "PermissionError",
+      "ProcessLookupError",
+      "RecursionError",
+      "ReferenceError",
+      "ResourceWarning",
+      "RuntimeError",
+      "RuntimeWarning",
+      "StopAsyncIteration",
+      "StopIteration",
+      "SyntaxError",
+      "SyntaxWarning",
+      "SystemError",
+      "SystemExit",
+      "TabError",
+      "TimeoutError",
+      "True",
+      "TypeError",
+      "UnboundLocalError",
+      "UnicodeDecodeError",
+      "UnicodeEncodeError",
+      "UnicodeError",
+      "UnicodeTranslateError",
+      "UnicodeWarning",
+      "UserWarning",
+      "ValueError",
+      "Warning",
+      "ZeroDivisionError",
+      "__build_class__",
+      "__debug__",
+      "__doc__",
+      "__import__",
+      "__loader__",
+      "__name__",
+      "__package__",
+      "__spec__",
+      "abs",
+      "aiter",
+      "all",
+      "and",
+      "anext",
+      "any",
+      "as",
+      "ascii",
+      "assert",
+      "async",
+      "await",
+      "bin",
+      "bool",
+      "break",
+      "breakpoint",
+      "bytearray",
+      "bytes",
+      "callable",
+      "chr",
+      "class",
+      "classmethod",
+      "compile",
+      "complex",
+      "continue",
+      "copyright",
+      "credits",
+      "def",
+      "del",
+      "delattr",
+      "device",
+      "dict",
+      "dir",
+      "divmod",
+      "elif",
+      "else",
+      "enumerate",
+      "eval",
+      "except",
+      "exec",
+      "exit",
+      "filter",
+      "finally",
+      "float",
+      "for",
+      "format",
+      "from",
+      "frozenset",
+      "fx_pytree",
+      "getattr",
+      "global",
+      "globals",
+      "hasattr",
+      "hash",
+      "help",
+      "hex",
+      "id",
+      "if",
+      "import",
+      "in",
+      "inf",
+      "input",
+      "int",
+      "is",
+      "isinstance",
+      "issubclass",
+      "iter",
+      "lambda",
+      "len",
+      "license",
+      "list",
+      "locals",
+      "map",
+      "max",
+      "memoryview",
+      "min",
+      "nan",
+      "next",
+      "nonlocal",
+      "not",
+      "object",
+      "oct",
+      "open",
+      "or",
+      "ord",
+      "pass",
+      "pow",
+      "print",
+      "property",
+      "pytree",
+      "quit",
+      "raise",
+      "range",
+      "repr",
+      "return",
+      "reversed",
+      "round",
+      "set",
+      "setattr",
+      "slice",
+      "sorted",
+      "staticmethod",
+      "str",
+      "sum",
+      "super",
+      "torch",
+      "try",
+      "tuple",
+      "type",
+      "vars",
+      "while",
+      "with",
+      "yield",
+      "zip",
   };
   return std::binary_search(reserved.begin(), reserved.end(), name);
 }
@@ -124,10 +291,18 @@ struct NameParts {
   return {name.substr(0, pos), name.substr(pos + 1)};
 }
 
+class Graph;
+
 /// FX's `_Namespace`: hands out unique node names. Every name ever created stays taken, so a name
 /// freed by erasing a node is never handed out again (FX's `_used_names` never shrinks).
 ///
 /// Numbers are kept as decimal strings, so suffixes of any length behave exactly as in Python.
+///
+/// A Graph's own namespace does not store the names of its live nodes a second time: it asks the
+/// graph's name index whether a name is held by a node, and stores only the names given up by
+/// erased or renamed nodes. A copy of a graph's namespace (`Namespace ns = graph.names();`) is a
+/// namespace of its own for the names it creates, and still asks the graph about live node names
+/// (so the graph must outlive the copy's `propose`/`create_name`/`is_used`/`size` calls).
 /// Mirrors `torch.fx.graph._Namespace` (torch 2.13).
 class Namespace {
  public:
@@ -141,6 +316,23 @@ class Namespace {
     friend class Namespace;
     bool new_base_ = false;
   };
+
+  /// An empty namespace.
+  Namespace() = default;
+  /// A copy: same names taken, same counters (see the class comment for a graph's namespace).
+  Namespace(const Namespace& other)
+      : used_(other.used_),
+        base_count_(other.base_count_),
+        owner_(other.owner_),
+        owner_holds_(other.owner_holds_),
+        owner_count_(other.owner_count_) {}
+  /// Copies names and counters (see the copy constructor). Strong guarantee.
+  Namespace& operator=(const Namespace& other) {
+    Namespace copy(other);
+    swap(copy);
+    return *this;
+  }
+  ~Namespace() = default;
 
   /// Computes the unique name FX would give `candidate` now, without taking it. O(length + k)
   /// where k is the number of taken names skipped (usually 0 or 1).
@@ -172,22 +364,25 @@ class Namespace {
 
   /// Takes the proposed name. Strong guarantee: on failure (allocation) nothing changes. The
   /// proposal must come from `propose` on this namespace with no other change in between; commit
-  /// keeps in it what `uncommit` needs to undo the step.
+  /// keeps in it what `uncommit` needs to undo the step. (A graph's own namespace records the
+  /// name in the graph's index instead, which the graph does right after.)
   void commit(Proposal& p) {
-    auto used = used_.insert(p.name);
+    const bool record = !owned_;
+    std::unordered_set<std::string>::iterator used;
+    if (record) used = used_.insert(p.name).first;
     try {
       auto counter = base_count_.try_emplace(p.base);
       p.new_base_ = counter.second;
       counter.first->second.swap(p.number);  // p.number now holds the previous counter
     } catch (...) {
-      used_.erase(used.first);
+      if (record) used_.erase(used);
       throw;
     }
   }
 
   /// Undoes the last `commit(p)` (nothing else may have been committed since). No-throw.
   void uncommit(Proposal& p) noexcept {
-    used_.erase(p.name);
+    if (!owned_) used_.erase(p.name);
     auto it = base_count_.find(p.base);
     if (it == base_count_.end()) return;
     if (p.new_base_) {
@@ -204,33 +399,75 @@ class Namespace {
     return std::move(p.name);
   }
 
-  /// True when `name` was handed out (or marked used) before. O(1) on average.
+  /// True when `name` was handed out (or marked used) before. O(1) on average; allocates only
+  /// when names were given up by erased or renamed nodes (or for a standalone namespace).
   [[nodiscard]] bool is_used(std::string_view name) const {
-    return used_.find(std::string(name)) != used_.end();
+    if (owner_ != nullptr && owner_holds_(owner_, name)) return true;
+    return !used_.empty() && used_.find(std::string(name)) != used_.end();
   }
 
-  /// Exchanges contents. No-throw.
+  /// Exchanges contents (names, counters, and the graph consulted for live names; which
+  /// namespace belongs to a graph does not move). No-throw.
   void swap(Namespace& other) noexcept {
     used_.swap(other.used_);
     base_count_.swap(other.base_count_);
+    std::swap(owner_, other.owner_);
+    std::swap(owner_holds_, other.owner_holds_);
+    std::swap(owner_count_, other.owner_count_);
   }
 
   /// Number of names taken so far. O(1).
-  [[nodiscard]] std::size_t size() const noexcept { return used_.size(); }
+  [[nodiscard]] std::size_t size() const noexcept {
+    return used_.size() + (owner_ != nullptr ? owner_count_(owner_) : 0);
+  }
 
-  /// Equal when the same names are taken and the same counters are kept.
+  /// Equal when the same names are taken and the same counters are kept. For namespaces that
+  /// consult a graph (a graph's own namespace and its copies), the names held by live nodes are
+  /// the graph's node names and are not compared; the names given up by erased or renamed nodes
+  /// and the counters are.
   friend bool operator==(const Namespace& a, const Namespace& b) {
     return a.used_ == b.used_ && a.base_count_ == b.base_count_;
   }
 
  private:
+  friend class Graph;
+
+  using holds_fn = bool (*)(const void*, std::string_view);
+  using count_fn = std::size_t (*)(const void*) noexcept;
+
+  // Makes this the namespace of `owner`, which holds the names of its live nodes. Graph only.
+  void attach(const void* owner, holds_fn holds, count_fn count) noexcept {
+    owner_ = owner;
+    owner_holds_ = holds;
+    owner_count_ = count;
+    owned_ = true;
+  }
+  // Takes names and counters of `other` (a graph's clone). Strong guarantee.
+  void assign_names(const Namespace& other) {
+    std::unordered_set<std::string> used = other.used_;
+    std::unordered_map<std::string, std::string> counts = other.base_count_;
+    used_.swap(used);
+    base_count_.swap(counts);
+  }
+  // Records a name a live node gives up (erase, rename): it stays taken. Returns where it was
+  // recorded and whether it was new. Strong guarantee.
+  std::pair<std::unordered_set<std::string>::iterator, bool> retire(std::string_view name) {
+    return used_.insert(std::string(name));
+  }
+  // Undoes a retire() that recorded a new name. No-throw.
+  void unretire(std::unordered_set<std::string>::iterator it) noexcept { used_.erase(it); }
+
   static bool is_identifier(std::string_view s) noexcept {
     if (s.empty() || detail::is_ascii_digit(s.front())) return false;
     return std::all_of(s.begin(), s.end(), detail::is_ident_char);
   }
 
-  std::unordered_set<std::string> used_;
+  std::unordered_set<std::string> used_;  // every name, or for a graph: names given up
   std::unordered_map<std::string, std::string> base_count_;
+  const void* owner_ = nullptr;  // the graph whose live node names count as used
+  holds_fn owner_holds_ = nullptr;
+  count_fn owner_count_ = nullptr;
+  bool owned_ = false;  // this is owner_'s own namespace: live names are not stored here
 };
 
 }  // namespace epgraph

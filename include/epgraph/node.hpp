@@ -10,7 +10,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -84,34 +83,59 @@ void reserve_more_hashed(HashMap& m, std::size_t extra) {
 // Declared only: tests define it to reach internals and break invariants on purpose.
 struct test_access;
 
+// Keeps the first occurrence of each pointer, in order. Small inputs are deduplicated by a
+// quadratic scan, larger ones by sorting (pointer, position) pairs: O(n log n) with two
+// allocations, no hashing.
+inline void keep_first_occurrences(std::vector<Node*>& v) {
+  if (v.size() <= 16) {
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      bool seen = false;
+      for (std::size_t j = 0; j < kept && !seen; ++j) seen = v[j] == v[i];
+      if (!seen) v[kept++] = v[i];
+    }
+    v.resize(kept);
+    return;
+  }
+  std::vector<std::pair<Node*, std::size_t>> order(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) order[i] = {v[i], i};
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return std::less<Node*>()(a.first, b.first) || (a.first == b.first && a.second < b.second);
+  });
+  std::vector<bool> duplicate(v.size(), false);
+  for (std::size_t i = 1; i < order.size(); ++i) {
+    if (order[i].first == order[i - 1].first) duplicate[order[i].second] = true;
+  }
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (!duplicate[i]) v[kept++] = v[i];
+  }
+  v.resize(kept);
+}
+
 // Unique nodes referenced by args then kwargs, in first-occurrence order (FX's _input_nodes).
 inline std::vector<Node*> collect_input_nodes(const ArgumentList& args, const Kwargs& kwargs) {
   std::vector<Node*> out;
-  std::unordered_set<Node*> seen;
-  auto add = [&](Node* n) {
-    if (out.size() < 16) {
-      for (Node* m : out) {
-        if (m == n) return;
-      }
-      out.push_back(n);
-      if (out.size() == 16) seen.insert(out.begin(), out.end());
-    } else if (seen.insert(n).second) {
-      out.push_back(n);
-    }
-  };
+  auto add = [&](Node* n) { out.push_back(n); };
   for (const Argument& a : args) for_each_node(a, add);
   for (const auto& kv : kwargs) for_each_node(kv.second, add);
+  keep_first_occurrences(out);
   return out;
 }
 
-// Membership test that stays linear for big inputs.
+// Membership test that stays O(log n) for big inputs (a sorted copy; no hashing).
 class NodeLookup {
  public:
   explicit NodeLookup(const std::vector<Node*>& nodes) : nodes_(nodes) {
-    if (nodes.size() > 16) set_.insert(nodes.begin(), nodes.end());
+    if (nodes.size() > 16) {
+      sorted_.assign(nodes.begin(), nodes.end());
+      std::sort(sorted_.begin(), sorted_.end(), std::less<const Node*>());
+    }
   }
   bool contains(const Node* n) const {
-    if (nodes_.size() > 16) return set_.count(const_cast<Node*>(n)) != 0;
+    if (nodes_.size() > 16) {
+      return std::binary_search(sorted_.begin(), sorted_.end(), n, std::less<const Node*>());
+    }
     for (const Node* m : nodes_) {
       if (m == n) return true;
     }
@@ -120,7 +144,7 @@ class NodeLookup {
 
  private:
   const std::vector<Node*>& nodes_;
-  std::unordered_set<Node*> set_;
+  std::vector<const Node*> sorted_;
 };
 
 }  // namespace detail
@@ -168,7 +192,9 @@ class Node {
   /// The next node in graph order, or nullptr for the last (FX `node.next`, minus the root).
   [[nodiscard]] Node* next() const noexcept { return next_; }
   /// Metadata (read-only view; empty when never set).
-  [[nodiscard]] const NodeMeta& meta() const noexcept { return extra_ ? extra_->meta : empty_meta(); }
+  [[nodiscard]] const NodeMeta& meta() const noexcept {
+    return extra_ ? extra_->meta : empty_meta();
+  }
   /// Metadata, writable. Allocates on first use (may throw std::bad_alloc).
   [[nodiscard]] NodeMeta& meta() { return ensure_extra().meta; }
 
@@ -230,8 +256,8 @@ class Node {
   /// or when `replacement` itself uses this node and would be changed ("Cannot replace uses of
   /// 'x' with 'relu': 'relu' uses 'x' itself; pass a delete_user_cb that skips it"). Strong
   /// guarantee. O(U * size of a user's arguments) for U users changed.
-  std::vector<Node*> replace_all_uses_with(
-      Node* replacement, const std::function<bool(Node*)>& delete_user_cb = {});
+  std::vector<Node*> replace_all_uses_with(Node* replacement,
+                                           const std::function<bool(Node*)>& delete_user_cb = {});
 
  private:
   friend class Graph;
@@ -303,16 +329,61 @@ class Node {
   // move to `new_input`. May throw; defined in graph.hpp.
   void notify_replace(const Node& old_input, const Node& new_input) const;
 
+  // A fresh mark epoch of the graph (a multiple of 16, never 0). Defined in graph.hpp.
+  std::uint32_t next_mark_epoch() noexcept;
+
+  // Phase 1 of an edge change from the current arguments to `args`/`kwargs` (nodes already
+  // checked to be of this graph): which nodes become inputs (in first-occurrence order) and which
+  // stop being inputs (in old order). Uses the per-node scratch marks under a fresh epoch, so it
+  // is O(size of old and new arguments) with no sorting or hashing; needs exclusive access to
+  // the graph (any mutation has it). Reserves room in users() of the added nodes. May throw;
+  // changes nothing observable.
+  InputChange diff_inputs(const ArgumentList& args, const Kwargs& kwargs) {
+    const std::uint32_t epoch = next_mark_epoch();
+    auto flag = [epoch](Node* n, std::uint32_t f) {
+      if ((n->mark_ & ~15u) != epoch) n->mark_ = epoch;
+      n->mark_ |= f;
+    };
+    auto has = [epoch](const Node* n, std::uint32_t f) {
+      return (n->mark_ & ~15u) == epoch && (n->mark_ & f) != 0;
+    };
+    constexpr std::uint32_t in_old = 1, in_new = 2, added = 4, removed = 8;
+    auto each_old = [&](auto&& f) {
+      for (const Argument& a : args_) for_each_node(a, f);
+      for (const auto& kv : this->kwargs()) for_each_node(kv.second, f);
+    };
+    auto each_new = [&](auto&& f) {
+      for (const Argument& a : args) for_each_node(a, f);
+      for (const auto& kv : kwargs) for_each_node(kv.second, f);
+    };
+    each_old([&](Node* n) { flag(n, in_old); });
+    each_new([&](Node* n) { flag(n, in_new); });
+    InputChange change;
+    each_new([&](Node* n) {
+      if (!has(n, in_old) && !has(n, added)) {
+        flag(n, added);
+        change.added.push_back(n);
+      }
+    });
+    each_old([&](Node* n) {
+      if (!has(n, in_new) && !has(n, removed)) {
+        flag(n, removed);
+        change.removed.push_back(n);
+      }
+    });
+    for (Node* n : change.added) detail::reserve_more(n->users_, 1);
+    return change;
+  }
+
   // Replaces args and kwargs, keeping users() in sync. When `replaced` is set, the graph's observer
   // hears of it after every allocation and before any change. Strong guarantee.
+  // O(size of old and new arguments).
   void reset_inputs(ArgumentList args, Kwargs kwargs, const Node* replaced = nullptr,
                     const Node* replacement = nullptr) {
     check_argument_nodes(args, kwargs);
-    std::vector<Node*> old_inputs = all_input_nodes();
-    std::vector<Node*> new_inputs = detail::collect_input_nodes(args, kwargs);
     std::unique_ptr<Extra> new_extra;
     if (!kwargs.empty() && !extra_) new_extra = std::make_unique<Extra>();
-    const InputChange change = prepare_input_change(old_inputs, new_inputs);
+    const InputChange change = diff_inputs(args, kwargs);
     if (replaced != nullptr) notify_replace(*replaced, *replacement);
     // No-throw from here on.
     if (new_extra) extra_ = std::move(new_extra);
@@ -336,6 +407,7 @@ class Node {
   std::string name_;
   const std::string* target_;  // interned by the graph
   OpCode op_;
+  std::uint32_t mark_ = 0;  // scratch for diff_inputs (epoch | flags); not observable
   ArgumentList args_;
   std::vector<Node*> users_;
   std::unique_ptr<Extra> extra_;  // kwargs and metadata; null when both are empty

@@ -106,8 +106,8 @@ inline void format_argument(std::string& out, const Argument& arg, ArgStyle styl
           out += std::to_string(v);
         } else if constexpr (std::is_same_v<V, double>) {
           out += python_float_repr(v);
-        } else if constexpr (std::is_same_v<V, std::string>) {
-          out += style == ArgStyle::fx_str ? v : python_str_repr(v);
+        } else if constexpr (std::is_same_v<V, Boxed<std::string>>) {
+          out += style == ArgStyle::fx_str ? v.get() : python_str_repr(v.get());
         } else if constexpr (std::is_same_v<V, Node*>) {
           if (style == ArgStyle::fx_str) out += '%';
           out += v->name();
@@ -120,19 +120,21 @@ inline void format_argument(std::string& out, const Argument& arg, ArgStyle styl
         } else if constexpr (std::is_same_v<V, MemoryFormat>) {
           out += "torch.";
           out += memory_format_name(v);
-        } else if constexpr (std::is_same_v<V, Device>) {
+        } else if constexpr (std::is_same_v<V, Boxed<Device>>) {
+          const Device& d = v.get();
           if (style == ArgStyle::fx_str) {
-            out += v.str();
+            out += d.str();
           } else {
-            out += "device(type=" + python_str_repr(v.type);
-            if (v.index) out += ", index=" + std::to_string(*v.index);
+            out += "device(type=" + python_str_repr(d.type);
+            if (d.index) out += ", index=" + std::to_string(*d.index);
             out += ")";
           }
-        } else if constexpr (std::is_same_v<V, ArgumentList>) {
+        } else if constexpr (std::is_same_v<V, Boxed<ArgumentList>>) {
+          const ArgumentList& l = v.get();
           out += '[';
-          for (std::size_t i = 0; i < v.size(); ++i) {
+          for (std::size_t i = 0; i < l.size(); ++i) {
             if (i) out += ", ";
-            format_argument(out, v[i], style);
+            format_argument(out, l[i], style);
           }
           out += ']';
         }
@@ -162,8 +164,8 @@ inline void format_tuple(std::string& out, const ArgumentList& items, ArgStyle s
 }
 
 /// One node line as torch.fx prints it (`Node.format_node` in torch/fx/node.py), e.g.
-/// `%add : [num_users=1] = call_function[target=torch.ops.aten.add.Tensor](args = (%x, 1), kwargs = {})`
-/// or `return (add, sum_1)` for the output node. O(size of the node's arguments).
+/// `%add : [num_users=1] = call_function[target=torch.ops.aten.add.Tensor](args = (%x, 1), kwargs =
+/// {})` or `return (add, sum_1)` for the output node. O(size of the node's arguments).
 [[nodiscard]] inline std::string format_node(const Node& node) {
   std::string out;
   if (node.op() == OpCode::output) {

@@ -175,7 +175,7 @@ enum class MemoryFormat : std::int32_t {
 
 /// A device such as `cpu` or `cuda:0` (schema `Device{type, index}`).
 struct Device {
-  std::string type = "cpu";        ///< "cpu", "cuda", "meta", ...
+  std::string type = "cpu";           ///< "cpu", "cuda", "meta", ...
   std::optional<std::int64_t> index;  ///< device ordinal, absent for "cpu"
 
   /// Torch's `str(device)`: "cpu", "cuda:0". O(1).
@@ -365,8 +365,7 @@ class HostTensor {
         break;
       case dtype::float32: detail::fill_as(b, static_cast<float>(value)); break;
       case dtype::float64: detail::fill_as(b, value); break;
-      default:
-        throw value_error("Cannot fill a tensor of dtype " + std::string(dtype_name(type)));
+      default: throw value_error("Cannot fill a tensor of dtype " + std::string(dtype_name(type)));
     }
     return t;
   }

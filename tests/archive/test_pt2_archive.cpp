@@ -364,17 +364,97 @@ TEST_CASE("raw payloads are read like torch's as_strided over the file's storage
   CHECK(ep.state_dict().at("w").sizes() == std::vector<std::int64_t>{3, 2});
   CHECK(floats_of(ep.state_dict().at("w")) == std::vector<float>{0, 3, 1, 4, 2, 5});
   CHECK(floats_of(ep.state_dict().at("buf")) == std::vector<float>{4, 5});
-  // Saved back contiguous: the first keeps the file name, the second gets a new one.
+  // Saved back unchanged: one file laid out as before, the config entries verbatim (found by the
+  // PyTorch interop tests: a contiguous copy untied tied weights and changed a transposed
+  // buffer's strides, and with them torch's matmul results).
   save_archive(ep, dir / "out.pt2");
-  CHECK(entry_text(dir / "out.pt2", "m/data/weights/weight_0") ==
+  CHECK(read_zip(dir / "out.pt2") == read_zip(dir / "in.pt2"));
+
+  // When the tensors no longer agree about the shared elements, both are saved contiguous: the
+  // first keeps the file name, the second gets a new one.
+  Program edited = ep.clone();
+  edited.state_dict().insert_or_assign(
+      "buf", HostTensor::from_bytes(dtype::float32, {2}, floats({9.0f, 9.0f})));
+  save_archive(edited, dir / "edited.pt2");
+  CHECK(entry_text(dir / "edited.pt2", "m/data/weights/weight_0") ==
         text_of(floats({0, 3, 1, 4, 2, 5})));
-  CHECK(entry_text(dir / "out.pt2", "m/data/weights/weight_1") == text_of(floats({4, 5})));
+  CHECK(entry_text(dir / "edited.pt2", "m/data/weights/weight_1") == text_of(floats({9, 9})));
   const auto config = nlohmann::ordered_json::parse(
-      entry_text(dir / "out.pt2", "m/data/weights/model_weights_config.json"));
+      entry_text(dir / "edited.pt2", "m/data/weights/model_weights_config.json"));
   CHECK(config["config"]["w"]["tensor_meta"]["strides"].dump() == R"([{"as_int":2},{"as_int":1}])");
   CHECK(config["config"]["w"]["tensor_meta"]["requires_grad"] == true);
   CHECK(config["config"]["buf"]["path_name"] == "weight_1");
   CHECK(config["config"]["buf"]["tensor_meta"]["storage_offset"].dump() == R"({"as_int":0})");
+  const Program back = load_archive(dir / "edited.pt2");
+  CHECK(floats_of(back.state_dict().at("w")) == std::vector<float>{0, 3, 1, 4, 2, 5});
+  CHECK(floats_of(back.state_dict().at("buf")) == std::vector<float>{9, 9});
+}
+
+TEST_CASE("tied and strided payloads keep torch's storage layout when saved", "[archive]") {
+  TempDir dir;
+  // As torch 2.13 writes a tied embedding / head weight ("emb", "head": one file, identical
+  // entries) and a transposed buffer ("proj_t": sizes [3, 2], strides [1, 3]).
+  const std::string tied =
+      meta_json(R"({"as_int": 2}, {"as_int": 2})", R"({"as_int": 2}, {"as_int": 1})", 0, true);
+  const std::string transposed =
+      meta_json(R"({"as_int": 3}, {"as_int": 2})", R"({"as_int": 1}, {"as_int": 3})", 0, false);
+  auto es =
+      pt2_entries(R"({"config": {"emb": )" + payload("weight_0", true, false, tied) +
+                      R"(, "head": )" + payload("weight_0", true, false, tied) + R"(, "proj_t": )" +
+                      payload("weight_1", false, false, transposed) + "}}",
+                  kConstants);
+  set_entry(es, "m/data/weights/weight_0", floats({1, 2, 3, 4}));
+  set_entry(es, "m/data/weights/weight_1", floats({0, 1, 2, 3, 4, 5}));
+  write_zip(dir / "in.pt2", es);
+  Program ep = load_archive(dir / "in.pt2");
+  REQUIRE(keys(ep.state_dict()) == std::vector<std::string>{"emb", "head", "proj_t"});
+  CHECK(floats_of(ep.state_dict().at("head")) == std::vector<float>{1, 2, 3, 4});
+  CHECK(floats_of(ep.state_dict().at("proj_t")) == std::vector<float>{0, 3, 1, 4, 2, 5});
+
+  // Unchanged: every entry byte for byte (one shared file, the transposed layout).
+  save_archive(ep, dir / "same.pt2");
+  CHECK(read_zip(dir / "same.pt2") == read_zip(dir / "in.pt2"));
+
+  // New values that keep dtype and sizes keep the layout too.
+  ep.state_dict().insert_or_assign(
+      "proj_t", HostTensor::from_bytes(dtype::float32, {3, 2}, floats({10, 13, 11, 14, 12, 15})));
+  create_mutable_buffer(ep, "b_cache", HostTensor::full(dtype::float32, {2}, 0.5));
+  save_archive(ep, dir / "out.pt2");
+  CHECK(names_of(read_zip(dir / "out.pt2")) ==
+        std::vector<std::string>{
+            "m/data/weights/weight_0", "m/data/weights/weight_1", "m/data/weights/weight_2",
+            "m/data/weights/model_weights_config.json", "m/data/constants/tensor_0",
+            "m/data/constants/model_constants_config.json", "m/models/model.json",
+            "m/data/sample_inputs/model.pt", "m/archive_format", "m/archive_version",
+            "m/.data/version", "m/byteorder"});
+  CHECK(entry_text(dir / "out.pt2", "m/data/weights/weight_0") == text_of(floats({1, 2, 3, 4})));
+  CHECK(entry_text(dir / "out.pt2", "m/data/weights/weight_1") ==
+        text_of(floats({10, 11, 12, 13, 14, 15})));
+  CHECK(entry_text(dir / "out.pt2", "m/data/weights/weight_2") == text_of(floats({0.5f, 0.5f})));
+  const auto in_config = nlohmann::ordered_json::parse(
+      entry_text(dir / "in.pt2", "m/data/weights/model_weights_config.json"));
+  const auto config = nlohmann::ordered_json::parse(
+      entry_text(dir / "out.pt2", "m/data/weights/model_weights_config.json"));
+  CHECK(config["config"]["emb"] == in_config["config"]["emb"]);
+  CHECK(config["config"]["head"] == in_config["config"]["head"]);
+  CHECK(config["config"]["proj_t"] == in_config["config"]["proj_t"]);
+  CHECK(config["config"]["cache"]["path_name"] == "weight_2");
+  const Program back = load_archive(dir / "out.pt2");
+  CHECK(keys(back.state_dict()) == std::vector<std::string>{"emb", "head", "proj_t", "cache"});
+  CHECK(floats_of(back.state_dict().at("proj_t")) == std::vector<float>{10, 13, 11, 14, 12, 15});
+
+  // A tensor whose sizes changed leaves the shared file; the other keeps it.
+  ep.state_dict().insert_or_assign("head", HostTensor::full(dtype::float32, {3}, 7.0));
+  save_archive(ep, dir / "untied.pt2");
+  CHECK(entry_text(dir / "untied.pt2", "m/data/weights/weight_0") == text_of(floats({1, 2, 3, 4})));
+  const auto untied = nlohmann::ordered_json::parse(
+      entry_text(dir / "untied.pt2", "m/data/weights/model_weights_config.json"));
+  CHECK(untied["config"]["emb"] == in_config["config"]["emb"]);
+  CHECK(untied["config"]["head"]["path_name"] == "weight_2");
+  CHECK(entry_text(dir / "untied.pt2", "m/data/weights/weight_2") == text_of(floats({7, 7, 7})));
+  CHECK(untied["config"]["cache"]["path_name"] == "weight_3");
+  CHECK(floats_of(load_archive(dir / "untied.pt2").state_dict().at("emb")) ==
+        std::vector<float>{1, 2, 3, 4});
 }
 
 TEST_CASE("records epgraph does not interpret pass through unchanged", "[archive]") {

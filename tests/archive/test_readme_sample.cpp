@@ -28,7 +28,8 @@ fs::path write_model(const fs::path& dir) {
   epgraph::Node* mul = g->call_function("torch.ops.aten.mul.Tensor", {k, w});
   g->output({mul});
   for (epgraph::Node* n : {w, k, mul}) {
-    n->meta().val = epgraph::tensor_meta_of(HostTensor::zeros(epgraph::dtype::float32, {1, 8, 1, 64}));
+    n->meta().val =
+        epgraph::tensor_meta_of(HostTensor::zeros(epgraph::dtype::float32, {1, 8, 1, 64}));
   }
   g->find_node("input_pos")->meta().val =
       epgraph::tensor_meta_of(HostTensor::zeros(epgraph::dtype::int64, {1}));
@@ -47,8 +48,7 @@ fs::path write_model(const fs::path& dir) {
 }  // namespace
 
 TEST_CASE("the README sample runs as written", "[archive][readme]") {
-  const fs::path dir =
-      fs::temp_directory_path() / ("epgraph_readme_" + std::to_string(::getpid()));
+  const fs::path dir = fs::temp_directory_path() / ("epgraph_readme_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const fs::path model = write_model(dir);
   std::ostringstream printed;
@@ -61,11 +61,12 @@ TEST_CASE("the README sample runs as written", "[archive][readme]") {
     epgraph::Node* k = ep.graph().find_node("k");
     epgraph::Node* updated = ep.graph().call_function(  // inserted before the output node
         "torch.ops.aten.index_copy.default", {cache, 2, pos, k});
-    updated->meta().val = cache->meta().val;                 // shape and dtype, for the file
+    updated->meta().val = cache->meta().val;                // shape and dtype, for the file
     epgraph::set_buffer_mutation(ep, "kv_cache", updated);  // the mutation output returns it
-    epgraph::verify(ep);                                     // throws, listing every violation
-    printed << ep.graph();                                   // torch.fx's printed form
-    epgraph::archive::save_archive(ep, dir / "model_kv.pt2");  // loads in torch.export.load
+    epgraph::verify(ep);                                    // throws, listing every violation
+    printed << ep.graph();                                  // torch.fx's printed form
+    epgraph::archive::save_archive(ep,
+                                   dir / "model_kv.pt2");  // same layout and records as the input
     // --- README: end ---
   }
   CHECK(printed.str() ==
@@ -87,6 +88,7 @@ TEST_CASE("the README sample runs as written", "[archive][readme]") {
   REQUIRE(reloaded.state_dict().find("kv_cache") != nullptr);
   CHECK(reloaded.state_dict().at("kv_cache") ==
         HostTensor::zeros(epgraph::dtype::float32, {1, 8, 128, 64}));
-  CHECK(reloaded.state_dict().at("w") == HostTensor::full(epgraph::dtype::float32, {1, 8, 1, 64}, 2.0));
+  CHECK(reloaded.state_dict().at("w") ==
+        HostTensor::full(epgraph::dtype::float32, {1, 8, 1, 64}, 2.0));
   fs::remove_all(dir);
 }

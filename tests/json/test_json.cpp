@@ -179,7 +179,8 @@ TEST_CASE("saving refuses a tensor node without metadata instead of writing an u
   epgraph::Node* relu = g->call_function("torch.ops.aten.relu.default", {x});
   g->output({relu});
   epgraph::ExportGraphSignature sig;
-  sig.input_specs = {epgraph::InputSpec(epgraph::InputKind::USER_INPUT, epgraph::TensorArgument{"x"})};
+  sig.input_specs = {
+      epgraph::InputSpec(epgraph::InputKind::USER_INPUT, epgraph::TensorArgument{"x"})};
   sig.output_specs = {
       epgraph::OutputSpec(epgraph::OutputKind::USER_OUTPUT, epgraph::TensorArgument{"relu"})};
   epgraph::ExportedProgram<epgraph::HostTensor> ep(std::move(g), std::move(sig));

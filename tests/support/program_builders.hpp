@@ -246,6 +246,24 @@ inline Program user_input_mutation_program() {
   return Program(std::move(g), std::move(sig));
 }
 
+/// `ep` with tensor metadata (NodeMeta::val) on every call_function node that lacks it, as the
+/// JSON saver requires: the metadata of its first argument node that has some, else a float32
+/// scalar's.
+inline Program with_tensor_meta(Program ep) {
+  for (epgraph::Node& n : ep.graph().nodes()) {
+    if (n.op() != epgraph::OpCode::call_function || n.meta().val) continue;
+    epgraph::TensorMeta m = epgraph::tensor_meta_of(tensor({}));
+    for (const epgraph::Argument& a : n.args()) {
+      if (a.node() != nullptr && a.node()->meta().val) {
+        m = *a.node()->meta().val;
+        break;
+      }
+    }
+    n.meta().val = m;
+  }
+  return ep;
+}
+
 /// Names of the placeholders, in order.
 inline std::vector<std::string> placeholder_names(const epgraph::Graph& g) {
   std::vector<std::string> out;

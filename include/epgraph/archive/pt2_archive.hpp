@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -17,6 +18,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -33,6 +35,12 @@
 #include "zip.hpp"
 
 namespace epgraph::archive {
+
+/// Largest tensor, in bytes, that load_archive materializes from a payload whose layout repeats
+/// storage elements (a stride of 0, overlapping strides), i.e. that is bigger than its entry:
+/// 256 MiB. A payload whose layout touches each stored element at most once is never bigger
+/// than its entry and has no limit beyond the entry's size.
+inline constexpr std::uint64_t max_expanded_tensor_bytes = std::uint64_t{256} << 20;
 
 namespace detail {
 
@@ -222,6 +230,18 @@ inline gathered gather_payload(const std::string& archive, const std::string& en
                         what + " (" + layout + ") needs " + std::to_string(need) +
                             " bytes but the entry has " + std::to_string(storage.size()));
   }
+  // numel * esize can exceed the entry only when the layout repeats storage elements (a stride
+  // of 0, overlapping strides); that expansion is checked for overflow and capped.
+  if (!empty && numel > kMax / esize) {
+    throw archive_error(archive, entry, what + " (" + layout + ") is too large");
+  }
+  if (!empty && numel * esize > storage.size() && numel * esize > max_expanded_tensor_bytes) {
+    throw archive_error(archive, entry,
+                        what + " (" + layout + ") would expand to " +
+                            std::to_string(numel * esize) + " bytes, more than the limit of " +
+                            std::to_string(max_expanded_tensor_bytes) +
+                            " bytes for a layout that repeats storage elements");
+  }
   gathered out{meta.dtype, sizes, {}};
   if (empty) return out;
   // Fast path: the storage is exactly the contiguous tensor.
@@ -260,9 +280,128 @@ inline gathered gather_payload(const std::string& archive, const std::string& en
 inline std::vector<std::int64_t> contiguous_strides_of(const std::vector<std::int64_t>& sizes) {
   std::vector<std::int64_t> strides(sizes.size(), 1);
   for (std::size_t d = sizes.size(); d-- > 1;) {
-    strides[d - 1] = strides[d] * std::max<std::int64_t>(sizes[d], 1);
+    // Unsigned: the sizes of an empty tensor may be huge; wrap-around instead of undefined
+    // behaviour (such strides are never used to address data).
+    strides[d - 1] =
+        static_cast<std::int64_t>(static_cast<std::uint64_t>(strides[d]) *
+                                  static_cast<std::uint64_t>(std::max<std::int64_t>(sizes[d], 1)));
   }
   return strides;
+}
+
+// The concrete layout of a raw payload's view (torch's as_strided arguments), or nothing when a
+// size, stride or offset is symbolic or negative, the dtype has no known element size, or the
+// byte counts overflow.
+struct payload_layout {
+  std::vector<std::int64_t> sizes, strides;
+  std::uint64_t offset = 0;
+  std::size_t esize = 0;
+  std::uint64_t numel = 0;
+  std::uint64_t extent = 0;  // bytes of storage the view reaches (0 when it is empty)
+};
+inline std::optional<payload_layout> layout_of(const TensorMeta& meta) {
+  payload_layout l;
+  l.esize = element_size(meta.dtype);
+  if (l.esize == 0 || meta.sizes.size() != meta.strides.size()) return std::nullopt;
+  for (std::size_t d = 0; d < meta.sizes.size(); ++d) {
+    const auto n = concrete(meta.sizes[d]);
+    const auto st = concrete(meta.strides[d]);
+    if (!n || !st || *n < 0 || *st < 0) return std::nullopt;
+    l.sizes.push_back(*n);
+    l.strides.push_back(*st);
+  }
+  const auto offset = concrete(meta.storage_offset);
+  if (!offset || *offset < 0) return std::nullopt;
+  l.offset = static_cast<std::uint64_t>(*offset);
+  const auto kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  std::uint64_t numel = 1, last = l.offset;
+  for (std::size_t d = 0; d < l.sizes.size(); ++d) {
+    const auto n = static_cast<std::uint64_t>(l.sizes[d]);
+    const auto st = static_cast<std::uint64_t>(l.strides[d]);
+    if (n == 0) return l;  // empty: numel and extent 0
+    if (numel > kMax / n || (st != 0 && (n - 1) > (kMax - last) / st)) return std::nullopt;
+    numel *= n;
+    last += (n - 1) * st;
+  }
+  if (last + 1 > kMax / l.esize || numel > kMax / l.esize) return std::nullopt;
+  l.numel = numel;
+  l.extent = (last + 1) * l.esize;
+  return l;
+}
+
+// Whether the view's elements are one contiguous run of storage (row-major, sizes-1 dims ignored).
+inline bool is_contiguous_view(const payload_layout& l) noexcept {
+  std::uint64_t expect = 1;
+  for (std::size_t d = l.sizes.size(); d-- > 0;) {
+    if (l.sizes[d] != 1 && static_cast<std::uint64_t>(l.strides[d]) != expect) return false;
+    expect *= static_cast<std::uint64_t>(l.sizes[d]);
+  }
+  return true;
+}
+
+// Calls f(i, k) for the i-th element of the view (row-major), stored at storage element k; a
+// contiguous view is one call f(0, offset) covering all numel elements (`run` is set to true).
+template <class F>
+void for_each_view_element(const payload_layout& l, F&& f, bool* run = nullptr) {
+  if (run != nullptr) {
+    *run = is_contiguous_view(l);
+    if (*run) {
+      if (l.numel != 0) f(0, l.offset);
+      return;
+    }
+  }
+  std::vector<std::int64_t> index(l.sizes.size(), 0);
+  for (std::uint64_t i = 0; i < l.numel; ++i) {
+    std::uint64_t k = l.offset;
+    for (std::size_t d = 0; d < l.sizes.size(); ++d) {
+      k += static_cast<std::uint64_t>(index[d]) * static_cast<std::uint64_t>(l.strides[d]);
+    }
+    f(i, k);
+    for (std::size_t d = l.sizes.size(); d-- > 0;) {
+      if (++index[d] < l.sizes[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
+// Rebuilds one storage file from the tensors viewing it: `views` pairs each tensor's layout (from
+// its config entry) with its contiguous bytes. Returns the storage (bytes no view reaches are
+// zero), or nothing when two views disagree about a shared element.
+inline std::optional<std::vector<std::byte>> rebuild_storage(
+    const std::vector<std::pair<payload_layout, const std::vector<std::byte>*>>& views) {
+  std::uint64_t size = 0;
+  for (const auto& v : views) size = std::max(size, v.first.extent);
+  if (size != static_cast<std::size_t>(size)) return std::nullopt;
+  std::vector<std::byte> storage(static_cast<std::size_t>(size));
+  for (const auto& view : views) {
+    const std::vector<std::byte>& bytes = *view.second;
+    const std::size_t e = view.first.esize;
+    bool run = false;
+    for_each_view_element(
+        view.first,
+        [&](std::uint64_t i, std::uint64_t k) {
+          const std::uint64_t n = run ? view.first.numel * e : e;
+          std::copy_n(bytes.begin() + static_cast<std::ptrdiff_t>(i * e), n,
+                      storage.begin() + static_cast<std::ptrdiff_t>(k * e));
+        },
+        &run);
+  }
+  for (const auto& view : views) {  // overlapping views must agree
+    const std::vector<std::byte>& bytes = *view.second;
+    const std::size_t e = view.first.esize;
+    bool same = true, run = false;
+    for_each_view_element(
+        view.first,
+        [&](std::uint64_t i, std::uint64_t k) {
+          const std::uint64_t n = run ? view.first.numel * e : e;
+          same = same && std::equal(bytes.begin() + static_cast<std::ptrdiff_t>(i * e),
+                                    bytes.begin() + static_cast<std::ptrdiff_t>(i * e + n),
+                                    storage.begin() + static_cast<std::ptrdiff_t>(k * e));
+        },
+        &run);
+    if (!same) return std::nullopt;
+  }
+  return storage;
 }
 
 // The names of one model's records in an archive.
@@ -531,6 +670,65 @@ void save_archive_impl(const ExportedProgram<Tensor>& ep, const std::filesystem:
     }
     ordered_json config = ordered_json::object();
     std::set<std::string> used;
+
+    // Storage layouts kept from the input (torch shares one file between tied weights and slices
+    // of one tensor, and keeps strides): a file is rebuilt from the tensors read from it when
+    // each still has its config entry's dtype and sizes and overlapping views agree; those
+    // entries are written back verbatim. Other tensors are written contiguous below.
+    std::map<std::string, bytes_ptr> kept_storage;  // path_name -> rebuilt file
+    std::set<std::string> kept_fqns;
+    {
+      std::map<std::string, std::vector<std::pair<payload_layout, const std::vector<std::byte>*>>>
+          views;  // path_name -> views of the current tensors
+      std::map<std::string, std::vector<std::string>> members;
+      std::deque<std::vector<std::byte>> owned;  // to_bytes results returned by value
+      auto consider = [&](const std::string& fqn, const Tensor& t) {
+        const auto o = by_fqn.find(fqn);
+        if (o == by_fqn.end() || !loads_payload(*o->second, is_constants) ||
+            pass_files.count(dir + o->second->path_name) || !o->second->meta) {
+          return;
+        }
+        const TensorMeta& m = *o->second->meta;
+        using traits = tensor_traits<Tensor>;
+        const std::vector<std::int64_t> sizes = traits::sizes(t);
+        auto l = layout_of(m);
+        if (!l || traits::dtype(t) != m.dtype || sizes != l->sizes) return;
+        decltype(auto) data = tensor_data_traits<Tensor>::to_bytes(t);
+        if (static_cast<std::uint64_t>(data.size()) != l->numel * l->esize) return;
+        const std::vector<std::byte>* bytes = &data;
+        if constexpr (!std::is_reference_v<decltype(data)>) {
+          owned.push_back(std::move(data));
+          bytes = &owned.back();
+        }
+        views[o->second->path_name].emplace_back(std::move(*l), bytes);
+        members[o->second->path_name].push_back(fqn);
+      };
+      if (is_constants) {
+        for (const auto& [fqn, c] : ep.constants()) {
+          if (const auto* t = std::get_if<Tensor>(&c)) consider(fqn, *t);
+        }
+      } else {
+        for (const auto& [fqn, t] : ep.state_dict()) consider(fqn, t);
+      }
+      for (const auto& [path_name, v] : views) {
+        auto storage = rebuild_storage(v);
+        if (!storage) continue;
+        kept_storage[path_name] =
+            std::make_shared<const std::vector<std::byte>>(std::move(*storage));
+        used.insert(path_name);
+        for (const auto& fqn : members[path_name]) kept_fqns.insert(fqn);
+      }
+    }
+    auto add_kept = [&](const std::string& fqn) {
+      const payload_entry& o = *by_fqn.at(fqn);
+      const std::string entry = dir + o.path_name;
+      config[fqn] = o.raw;
+      if (!r.files.count(entry)) {
+        if (!taken.count(entry)) r.new_files.push_back(entry);
+        r.files[entry] = kept_storage.at(o.path_name);
+        r.dropped.erase(entry);
+      }
+    };
     auto pick_path = [&](const payload_entry* o, std::string_view prefix) {
       if (o && loads_payload(*o, is_constants) && !pass_files.count(dir + o->path_name) &&
           !used.count(o->path_name)) {
@@ -605,14 +803,22 @@ void save_archive_impl(const ExportedProgram<Tensor>& ep, const std::filesystem:
     };
     if (is_constants) {
       for (const auto& [fqn, c] : ep.constants()) {
-        if (const auto* t = std::get_if<Tensor>(&c)) {
+        if (kept_fqns.count(fqn)) {
+          add_kept(fqn);
+        } else if (const auto* t = std::get_if<Tensor>(&c)) {
           add_tensor(fqn, *t);
         } else {
           add_object(fqn, std::get<ScriptObject>(c));
         }
       }
     } else {
-      for (const auto& [fqn, t] : ep.state_dict()) add_tensor(fqn, t);
+      for (const auto& [fqn, t] : ep.state_dict()) {
+        if (kept_fqns.count(fqn)) {
+          add_kept(fqn);
+        } else {
+          add_tensor(fqn, t);
+        }
+      }
     }
     for (const auto& p : original) {  // pickled entries pass through unless replaced
       if (!loads_payload(p, is_constants) && !config.contains(p.fqn)) config[p.fqn] = p.raw;
@@ -716,7 +922,10 @@ void save_archive_impl(const ExportedProgram<Tensor>& ep, const std::filesystem:
 ///   ...", "entry not found (named by '<fqn>' in <config entry>)" (a payload file is missing),
 ///   "weight '<fqn>' (<dtype>, sizes [..], strides [..], storage_offset <n>) needs <n> bytes but
 ///   the entry has <m>", "... the entry has <n> bytes, not a multiple of the element size <e>",
-///   "weight '<fqn>' has a raw payload but no tensor_meta", symbolic/negative sizes;
+///   "weight '<fqn>' has a raw payload but no tensor_meta", symbolic/negative sizes, "weight
+///   '<fqn>' (<layout>) is too large" (byte count overflows), "weight '<fqn>' (<layout>) would
+///   expand to <n> bytes, more than the limit of 268435456 bytes for a layout that repeats
+///   storage elements" (see max_expanded_tensor_bytes);
 /// - archive_error "<file>: <program entry>: <json path>: <problem>" when the program JSON is
 ///   rejected by epgraph::json (its serialization_error text after the entry name);
 /// - what tensor_data_traits<Tensor>::from_bytes throws.
@@ -733,15 +942,20 @@ template <class Tensor = HostTensor>
 /// that archive's layout, root folder, model name, entry order and every pass-through record
 /// byte for byte; the program JSON is regenerated by epgraph::json; the weights / constants
 /// configs are regenerated from state_dict / constants (an unchanged config is written back
-/// byte for byte) with their pickled entries kept verbatim. A tensor keeps its payload file
-/// name when it had one of its own; new tensors (e.g. from create_mutable_buffer) get new files
-/// `weight_<n>` / `tensor_<n>` (the smallest free n) placed just before the config, with config
-/// entries `{"path_name", "is_param" (true for PARAMETER targets of the signature),
-/// "use_pickle": false, "tensor_meta"}` describing contiguous little-endian bytes; payload files
-/// no longer referenced are dropped. For a legacy archive, whose state is in pickles epgraph
-/// cannot write, tensors in state_dict / constants are written the same way into
-/// `data/weights/` / `data/constants/` next to the legacy records (an epgraph extension: torch's
-/// legacy loader ignores these entries); nothing is added when both are empty.
+/// byte for byte) with their pickled entries kept verbatim. Storage layouts are kept: the
+/// tensors read from one payload file (torch writes one file for tied weights and for slices of
+/// one tensor, and keeps strides such as a transposed buffer's) that all still have their
+/// entry's dtype and sizes are written back into one file of that name, laid out as their
+/// entries say (bytes no tensor reaches are zero), with their config entries verbatim, unless
+/// two of them disagree about a shared element. Any other tensor is written contiguous: it keeps
+/// its payload file name when that file is not kept for others; new tensors (e.g. from
+/// create_mutable_buffer) get new files `weight_<n>` / `tensor_<n>` (the smallest free n) placed
+/// just before the config, with config entries `{"path_name", "is_param" (true for PARAMETER
+/// targets of the signature), "use_pickle": false, "tensor_meta"}` describing contiguous
+/// little-endian bytes; payload files no longer referenced are dropped. For a legacy archive, whose
+/// state is in pickles epgraph cannot write, tensors in state_dict / constants are written the same
+/// way into `data/weights/` / `data/constants/` next to the legacy records (an epgraph extension:
+/// torch's legacy loader ignores these entries); nothing is added when both are empty.
 ///
 /// Without archive metadata, writes the current layout as torch 2.13 does: root folder
 /// `<out stem>/`, model `model`, weights files + config, constants files + config,

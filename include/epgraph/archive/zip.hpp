@@ -8,6 +8,7 @@
 
 #include <zip.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <ctime>
@@ -127,24 +128,31 @@ class zip_reader {
   /// The uncompressed bytes of entry `index` (< entries().size()), CRC-checked. Throws
   /// archive_error "<file>: <entry>: <problem>" where problem is "corrupt data (CRC mismatch)",
   /// "truncated data (premature end of file)", "unsupported compression method", "the entry
-  /// has <n> bytes but only <m> could be read", or libzip's text. O(entry size).
+  /// has <n> bytes but only <m> could be read", or libzip's text. O(entry size); memory grows
+  /// with the bytes actually read, never with the size the directory declares.
   [[nodiscard]] std::vector<std::byte> read(std::size_t index) const {
     const zip_entry& e = entries_.at(index);
     detail::zip_file_handle f(zip_fopen_index(zip_.get(), index, 0));
     if (!f)
       throw archive_error(path_, e.name,
                           detail::zip_problem(zip_error_code_zip(zip_get_error(zip_.get()))));
-    std::vector<std::byte> data(static_cast<std::size_t>(e.size));
+    // The declared size is not trusted for allocation (a corrupt or hostile directory can claim
+    // terabytes): the buffer grows with the data actually read, at most doubling each time.
+    std::vector<std::byte> data;
     std::uint64_t got = 0;
     while (got < e.size) {
-      const zip_int64_t r = zip_fread(f.get(), data.data() + got, e.size - got);
+      const std::uint64_t room = std::max<std::uint64_t>(got, std::uint64_t{1} << 16);
+      const std::uint64_t chunk = std::min<std::uint64_t>(e.size - got, room);
+      data.resize(static_cast<std::size_t>(got + chunk));
+      const zip_int64_t r = zip_fread(f.get(), data.data() + got, chunk);
       if (r < 0) {
         throw archive_error(path_, e.name,
                             detail::zip_problem(zip_error_code_zip(zip_file_get_error(f.get()))));
       }
-      if (r == 0) break;
       got += static_cast<std::uint64_t>(r);
+      if (r == 0) break;
     }
+    data.resize(static_cast<std::size_t>(got));
     if (got != e.size) {
       throw archive_error(path_, e.name,
                           "the entry has " + std::to_string(e.size) + " bytes but only " +

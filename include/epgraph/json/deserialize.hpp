@@ -30,7 +30,42 @@ inline constexpr std::int64_t schema_major = 8;
 /// Schema minor version written by save.
 inline constexpr std::int64_t schema_minor = 20;
 
+/// Deepest nesting of JSON arrays and objects the loader accepts. Real exported programs nest
+/// about 10 levels (each nested control-flow graph adds about 7); the limit keeps the recursive
+/// parts of loading and saving (nested graphs, arguments, opaque fields) far from the stack's end.
+inline constexpr std::size_t max_json_depth = 512;
+
 namespace detail {
+
+// Throws serialization_error "JSON nesting deeper than 512 levels (at byte N)" when arrays and
+// objects nest deeper than max_json_depth. Brackets inside strings do not count; malformed text
+// is left to the parser. O(size of the text), no allocation.
+inline void check_nesting(std::string_view text) {
+  std::size_t depth = 0;
+  bool in_string = false;
+  bool escaped = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (ch == '\\') {
+        escaped = true;
+      } else if (ch == '"') {
+        in_string = false;
+      }
+    } else if (ch == '"') {
+      in_string = true;
+    } else if (ch == '[' || ch == '{') {
+      if (++depth > max_json_depth) {
+        throw serialization_error("", "JSON nesting deeper than " + std::to_string(max_json_depth) +
+                                          " levels (at byte " + std::to_string(i) + ")");
+      }
+    } else if ((ch == ']' || ch == '}') && depth > 0) {
+      --depth;
+    }
+  }
+}
 
 inline bool is_hop_target(std::string_view t) {
   return t.find("torch.ops.higher_order.") != std::string_view::npos;
@@ -349,7 +384,8 @@ class GraphReader {
 
   void read_node(const ojson& jn, const std::string& path) {
     expect_object(jn, path);
-    const std::string target = get_string(field(jn, path, "target"), at_key(path, "target"));
+    const std::string target =
+        target_from_json(get_string(field(jn, path, "target"), at_key(path, "target")));
     const std::string ip = at_key(path, "inputs");
     const auto& inputs = expect_array(field(jn, path, "inputs"), ip);
     const std::string op = at_key(path, "outputs");
@@ -367,6 +403,13 @@ class GraphReader {
       std::string member;
       Argument a = read_arg(field(in, p, "arg"), at_key(p, "arg"), &member);
       ojson rec = {{"name", name}, {"as", member}};
+      if (member == "as_operator") {  // kept as torch.fx prints it; the file's text is recorded
+        std::string shown = operator_arg_from_json(a.as<std::string>());
+        if (shown != a.as<std::string>()) {
+          rec["operator"] = a.as<std::string>();
+          a = Argument(std::move(shown));
+        }
+      }
       std::optional<std::int64_t> kind;
       if (const ojson* k = opt_field(in, p, "kind")) {
         rec["kind"] = *k;
@@ -748,11 +791,18 @@ inline ojson strip_null_members(const ojson& j) {
 /// (GraphModuleDeserializer in torch/_export/serde/serialize.py):
 /// - one placeholder per graph input, named after the input (a constant input takes its spec's
 ///   name), with tensor metadata from `tensor_values`;
-/// - one call_function node per serialized node, its target the serialized target string; a node
+/// - one call_function node per serialized node, its target the serialized target string except
+///   that Python's operator module is spelled as torch.fx prints it (`_operator.mul` in the file
+///   is `operator.mul`, like the getitem nodes; save writes `_operator.mul` back); a node
 ///   returning one value is named after that value; a node returning several gets one
 ///   `operator.getitem` node per output named after it (a list output gets an unnamed getitem and
 ///   nested getitems; an `as_none` output a getitem named `as_none`); a node returning only None
 ///   is named `<op>_unused`; otherwise the node takes its serialized `name` or FX's default;
+/// - an operator argument (`as_operator`, e.g. the op of with_effects or auto_functionalized) is
+///   kept as torch.fx prints the operator, `str(op)`: `torch.ops.aten._print.default` in the file
+///   is the string `aten._print.default`, `torch.ops.higher_order.print` is `print`; save writes
+///   the file's spelling back (a new or changed string gets `torch.ops.` /
+///   `torch.ops.higher_order.` when it has / has no dot);
 /// - NamedArgument `kind` 1 makes a positional argument, 2 a keyword argument; without `kind`
 ///   (schema 7.x and older) arguments are positional (torch consults the operator schema instead,
 ///   so an explicitly passed defaulted argument of an old file is a keyword argument in torch);
@@ -774,7 +824,8 @@ inline ojson strip_null_members(const ojson& j) {
 /// malformed JSON ("malformed JSON: ..."), "missing required field 'x'", "expected an array, got
 /// string", "unknown union member 'as_foo'", "union has no member set", "value 'x' is not
 /// produced by any graph input or node", "duplicate value name 'x'", "schema major version 9 is
-/// newer than the newest supported (8)", "unknown ScalarType 99", and a spec breaking the
+/// newer than the newest supported (8)", "unknown ScalarType 99", "JSON nesting deeper than 512
+/// levels (at byte N)" (see max_json_depth; checked before parsing), and a spec breaking the
 /// signature rules (the InputSpec/OutputSpec message at the spec's path). O(size of the text).
 template <class Tensor = HostTensor>
 [[nodiscard]] ExportedProgram<Tensor> load_exported_program_from_string(
@@ -784,6 +835,7 @@ template <class Tensor = HostTensor>
   using detail::field;
   using detail::ojson;
   using detail::opt_field;
+  detail::check_nesting(json_text);
   ojson doc;
   try {
     doc = ojson::parse(json_text.begin(), json_text.end());

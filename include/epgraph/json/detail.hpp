@@ -128,4 +128,48 @@ inline ojson float_to_json(double v) {
   return v;
 }
 
+// Node targets of Python's `operator` module: torch writes `_operator.mul` (the function's
+// __module__), torch.fx prints and epgraph keeps `operator.mul` (Node._pretty_print_target in
+// torch/fx/node.py), the spelling of the getitem nodes epgraph creates.
+inline constexpr std::string_view kSerializedOperatorModule = "_operator.";
+inline constexpr std::string_view kOperatorModule = "operator.";
+
+inline std::string target_from_json(std::string_view serialized) {
+  if (serialized.substr(0, kSerializedOperatorModule.size()) == kSerializedOperatorModule) {
+    serialized.remove_prefix(kSerializedOperatorModule.size());
+    return std::string(kOperatorModule) + std::string(serialized);
+  }
+  return std::string(serialized);
+}
+inline std::string target_to_json(std::string_view target) {
+  if (target.substr(0, kOperatorModule.size()) == kOperatorModule) {
+    target.remove_prefix(kOperatorModule.size());
+    return std::string(kSerializedOperatorModule) + std::string(target);
+  }
+  return std::string(target);
+}
+
+// An operator passed as an argument (`as_operator`, e.g. with_effects' op): torch writes
+// `torch.ops.aten._print.default` / `torch.ops.higher_order.print`; torch.fx prints the operator
+// object, `str(op)`: `aten._print.default` / `print`. epgraph keeps the printed form.
+inline constexpr std::string_view kOpsPrefix = "torch.ops.";
+inline constexpr std::string_view kHigherOrderPrefix = "torch.ops.higher_order.";
+
+inline std::string operator_arg_from_json(const std::string& serialized) {
+  if (serialized.rfind(kHigherOrderPrefix, 0) == 0) {
+    return serialized.substr(kHigherOrderPrefix.size());
+  }
+  if (serialized.rfind(kOpsPrefix, 0) == 0) return serialized.substr(kOpsPrefix.size());
+  return serialized;
+}
+// Inverse of operator_arg_from_json: `original` is the string read from the file (or empty), kept
+// when it still names `shown`; otherwise a name without a dot is a higher-order operator, one
+// starting with `torch.` is written as is, anything else gets `torch.ops.`.
+inline std::string operator_arg_to_json(const std::string& shown, const std::string& original) {
+  if (!original.empty() && operator_arg_from_json(original) == shown) return original;
+  if (shown.rfind("torch.", 0) == 0) return shown;
+  if (shown.find('.') == std::string::npos) return std::string(kHigherOrderPrefix) + shown;
+  return std::string(kOpsPrefix) + shown;
+}
+
 }  // namespace epgraph::json::detail

@@ -1,0 +1,511 @@
+// epgraph benchmarks: prints one machine-readable line per measurement (see bench/README.md).
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// Timings are the minimum over several repetitions (the machines are shared and noisy); each
+// target is checked as a ratio of figures measured in the same run. Memory is counted by the
+// replaced global operator new/delete below (bytes the allocator hands out, via
+// malloc_usable_size) and, independently, by glibc's mallinfo2 (which also counts malloc's own
+// chunk headers).
+
+#include <malloc.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <epgraph/epgraph.hpp>
+#include <functional>
+#include <memory>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
+
+#ifdef EPGRAPH_BENCH_JSON
+#include <epgraph/json/json.hpp>
+#endif
+
+// --- counting allocator ---------------------------------------------------------------------
+
+namespace {
+
+bool g_counting = false;         // count only while a memory figure is being measured
+std::int64_t g_live_bytes = 0;   // bytes handed out and not yet freed (malloc_usable_size)
+std::int64_t g_requested = 0;    // bytes requested through operator new (never decreases)
+std::int64_t g_allocations = 0;  // operator new calls
+
+void* counted_alloc(std::size_t n) {
+  void* p = std::malloc(n == 0 ? 1 : n);
+  if (p == nullptr) throw std::bad_alloc();
+  if (g_counting) {
+    g_live_bytes += static_cast<std::int64_t>(malloc_usable_size(p));
+    g_requested += static_cast<std::int64_t>(n);
+    ++g_allocations;
+  }
+  return p;
+}
+
+void counted_free(void* p) noexcept {
+  if (p == nullptr) return;
+  if (g_counting) g_live_bytes -= static_cast<std::int64_t>(malloc_usable_size(p));
+  std::free(p);
+}
+
+}  // namespace
+
+void* operator new(std::size_t n) { return counted_alloc(n); }
+void* operator new[](std::size_t n) { return counted_alloc(n); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  try {
+    return counted_alloc(n);
+  } catch (...) {
+    return nullptr;
+  }
+}
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
+  try {
+    return counted_alloc(n);
+  } catch (...) {
+    return nullptr;
+  }
+}
+void operator delete(void* p) noexcept { counted_free(p); }
+void operator delete[](void* p) noexcept { counted_free(p); }
+void operator delete(void* p, std::size_t) noexcept { counted_free(p); }
+void operator delete[](void* p, std::size_t) noexcept { counted_free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { counted_free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { counted_free(p); }
+
+namespace {
+
+using epgraph::Argument;
+using epgraph::ArgumentList;
+using epgraph::Graph;
+using epgraph::Node;
+using epgraph::OpCode;
+using Tensor = epgraph::HostTensor;
+using Program = epgraph::ExportedProgram<Tensor>;
+using Clock = std::chrono::steady_clock;
+
+// The minimum wall time in seconds of `reps` runs of `run`; `setup` runs before each, untimed.
+double min_seconds(int reps, const std::function<void()>& setup, const std::function<void()>& run) {
+  double best = 1e300;
+  for (int r = 0; r < reps; ++r) {
+    if (setup) setup();
+    const auto t0 = Clock::now();
+    run();
+    const auto t1 = Clock::now();
+    best = std::min(best, std::chrono::duration<double>(t1 - t0).count());
+  }
+  return best;
+}
+
+void print_line(const std::string& s) {
+  std::printf("%s\n", s.c_str());
+  std::fflush(stdout);
+}
+
+std::string fmt(double v, int digits = 1) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+const char* const kAdd = "torch.ops.aten.add.Tensor";
+
+// --- program shapes ----------------------------------------------------------------------------
+
+// `nodes` compute nodes add(prev, p_i) in a chain (FX names add, add_1, ...), `params` parameter
+// placeholders p_layer<i>_weight, one user input x, one user output (the last add).
+Program chain_program(std::size_t nodes, std::size_t params) {
+  auto g = std::make_unique<Graph>();
+  epgraph::ExportGraphSignature sig;
+  epgraph::ordered_dict<Tensor> sd;
+  std::vector<Node*> ps;
+  ps.reserve(params);
+  for (std::size_t i = 0; i < params; ++i) {
+    const std::string name = "p_layer" + std::to_string(i) + "_weight";
+    const std::string target = "layer" + std::to_string(i) + ".weight";
+    ps.push_back(g->placeholder(name));
+    sig.input_specs.emplace_back(epgraph::InputKind::PARAMETER, epgraph::TensorArgument{name},
+                                 target);
+    sd.insert(target, Tensor::zeros(epgraph::dtype::float32, {1}));
+  }
+  Node* prev = g->placeholder("x");
+  sig.input_specs.emplace_back(epgraph::InputKind::USER_INPUT, epgraph::TensorArgument{"x"});
+  for (std::size_t i = 0; i < nodes; ++i) {
+    prev = g->call_function(kAdd, {prev, ps.empty() ? prev : ps[i % ps.size()]});
+  }
+  g->output({prev});
+  sig.output_specs.emplace_back(epgraph::OutputKind::USER_OUTPUT,
+                                epgraph::TensorArgument{std::string(prev->name())});
+  return Program(std::move(g), std::move(sig), std::move(sd));
+}
+
+// Figure 1: K successive create_mutable_buffer calls on chain programs of the given (nodes,
+// params) shapes, measured in turns (see bench_build); returns ns per call for each shape.
+std::vector<double> bench_create_mutable_buffer(
+    const std::vector<std::pair<std::size_t, std::size_t>>& shapes, std::size_t calls, int reps) {
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < calls; ++i) names.push_back("b_cache_" + std::to_string(i));
+  std::vector<double> best(shapes.size(), 1e300);
+  for (int r = 0; r < reps; ++r) {
+    for (std::size_t k = 0; k < shapes.size(); ++k) {
+      auto ep = std::make_unique<Program>(chain_program(shapes[k].first, shapes[k].second));
+      std::vector<Tensor> data(calls, Tensor::zeros(epgraph::dtype::float32, {1}));
+      const double s = min_seconds(1, {}, [&] {
+        for (std::size_t i = 0; i < calls; ++i) {
+          (void)epgraph::create_mutable_buffer(*ep, names[i], std::move(data[i]));
+        }
+      });
+      if (r == 0) epgraph::verify(*ep);
+      best[k] = std::min(best[k], s * 1e9 / static_cast<double>(calls));
+    }
+  }
+  for (std::size_t k = 0; k < shapes.size(); ++k) {
+    print_line("bench=create_mutable_buffer nodes=" + std::to_string(shapes[k].first) +
+               " params=" + std::to_string(shapes[k].second) + " calls=" + std::to_string(calls) +
+               " ns_per_call=" + fmt(best[k]));
+  }
+  return best;
+}
+
+// Figure 2: building a bare graph of N auto-named compute nodes (x, then add, add_1, ...).
+// The sizes are measured in turns (small, big, small, big, ...) so that a burst of load on the
+// shared machine hits both alike; each keeps its minimum.
+std::vector<double> bench_build(const std::vector<std::size_t>& sizes, int reps) {
+  std::vector<double> best(sizes.size(), 1e300);
+  for (int r = 0; r < reps; ++r) {
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+      std::unique_ptr<Graph> g;
+      const double s = min_seconds(1, {}, [&] {
+        g = std::make_unique<Graph>();
+        Node* p = g->placeholder("p_weight");
+        Node* prev = g->placeholder("x");
+        for (std::size_t i = 0; i < sizes[k]; ++i) prev = g->call_function(kAdd, {prev, p});
+        g->output({prev});
+      });
+      best[k] = std::min(best[k], s);
+    }
+  }
+  for (std::size_t k = 0; k < sizes.size(); ++k) {
+    print_line("bench=build nodes=" + std::to_string(sizes[k]) + " seconds=" + fmt(best[k], 4) +
+               " ns_per_node=" + fmt(best[k] * 1e9 / static_cast<double>(sizes[k])));
+  }
+  return best;
+}
+
+// Figure 3: heap bytes per compute node of a chain graph (2 node arguments, one user, names
+// add_<k> shorter than 16 characters, no metadata). The 100 parameters are created before the
+// measurement starts; their user lists, which grow with N, are counted.
+void bench_memory(std::size_t nodes, std::size_t params) {
+  auto g = std::make_unique<Graph>();
+  std::vector<Node*> ps;
+  for (std::size_t i = 0; i < params; ++i) {
+    ps.push_back(g->placeholder("p_layer" + std::to_string(i) + "_weight"));
+  }
+  Node* prev = g->placeholder("x");
+  const std::size_t before_mi = mallinfo2().uordblks;
+  g_live_bytes = 0;
+  g_requested = 0;
+  g_allocations = 0;
+  g_counting = true;
+  for (std::size_t i = 0; i < nodes; ++i) prev = g->call_function(kAdd, {prev, ps[i % params]});
+  g_counting = false;
+  const std::size_t after_mi = mallinfo2().uordblks;
+  const double n = static_cast<double>(nodes);
+  print_line("bench=memory nodes=" + std::to_string(nodes) + " params=" + std::to_string(params) +
+             " bytes_per_node=" + fmt(static_cast<double>(g_live_bytes) / n) +
+             " mallinfo2_bytes_per_node=" + fmt(static_cast<double>(after_mi - before_mi) / n) +
+             " allocations_per_node=" + fmt(static_cast<double>(g_allocations) / n, 2) +
+             " sizeof_node=" + std::to_string(sizeof(Node)) +
+             " sizeof_argument=" + std::to_string(sizeof(Argument)) + " target<=128");
+  g_counting = false;
+}
+
+// Figure 5: lint, verify, clone on chain programs of the given sizes (in turns).
+void bench_walks(const std::vector<std::size_t>& sizes, int reps) {
+  std::vector<std::unique_ptr<Program>> eps;
+  for (std::size_t n : sizes) eps.push_back(std::make_unique<Program>(chain_program(n, 100)));
+  const char* const what[] = {"lint", "verify", "clone"};
+  std::vector<std::array<double, 3>> best(sizes.size(), {1e300, 1e300, 1e300});
+  for (int r = 0; r < reps; ++r) {
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+      Program& ep = *eps[k];
+      std::unique_ptr<Graph> copy;
+      const double t[3] = {min_seconds(1, {}, [&] { ep.graph().lint(); }),
+                           min_seconds(1, {}, [&] { epgraph::verify(ep); }),
+                           min_seconds(1, {}, [&] { copy = ep.graph().clone(); })};
+      for (int i = 0; i < 3; ++i) best[k][i] = std::min(best[k][i], t[i]);
+    }
+  }
+  for (int i = 0; i < 3; ++i) {
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+      const double n = static_cast<double>(eps[k]->graph().size());
+      print_line(std::string("bench=") + what[i] + " nodes=" + std::to_string(sizes[k]) +
+                 " seconds=" + fmt(best[k][i], 4) + " ns_per_node=" + fmt(best[k][i] * 1e9 / n));
+    }
+    print_line(std::string("bench=") + what[i] + "_ratio nodes=" + std::to_string(sizes.back()) +
+               "/" + std::to_string(sizes.front()) +
+               " ratio=" + fmt(best.back()[i] / best.front()[i], 2) + " linear=" +
+               fmt(static_cast<double>(sizes.back()) / static_cast<double>(sizes.front()), 0));
+  }
+}
+
+// Figure 5: replace_all_uses_with on a node with U users (relu(x) read by U neg nodes), swapped
+// back and forth between two equivalent nodes.
+void bench_rauw(std::size_t users) {
+  Graph g;
+  Node* x = g.placeholder("x");
+  Node* a = g.call_function("torch.ops.aten.relu.default", {x});
+  Node* b = g.call_function("torch.ops.aten.relu.default", {x});
+  ArgumentList results;
+  for (std::size_t i = 0; i < users; ++i) {
+    results.emplace_back(g.call_function("torch.ops.aten.neg.default", {a}));
+  }
+  g.output(std::move(results));
+  const double s = min_seconds(5, {}, [&] {
+    (void)a->replace_all_uses_with(b);
+    (void)b->replace_all_uses_with(a);
+  });
+  print_line("bench=replace_all_uses_with users=" + std::to_string(users) +
+             " seconds=" + fmt(s / 2, 5) + " ns_per_user=" + fmt(s / 2 * 1e9 / users));
+}
+
+#ifdef EPGRAPH_BENCH_JSON
+
+epgraph::TensorMeta meta(std::vector<std::int64_t> sizes) {
+  epgraph::TensorMeta m;
+  std::int64_t stride = 1;
+  std::vector<std::int64_t> strides(sizes.size());
+  for (std::size_t i = sizes.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= sizes[i];
+  }
+  for (auto s : sizes) m.sizes.emplace_back(s);
+  for (auto s : strides) m.strides.emplace_back(s);
+  return m;
+}
+
+// A decoder-only transformer as torch.export + run_decompositions() gives it (shapes only, no
+// weights): per layer 9 parameters, a KV-cache pair (mutable buffers written by index_copy), an
+// RMSNorm before attention and FFN, q/k/v/o and w1/w2/w3 linears, attention with softmax, 34
+// compute nodes. Every node has tensor metadata.
+Program transformer_program(std::size_t layers) {
+  auto g = std::make_unique<Graph>();
+  epgraph::ExportGraphSignature sig;
+  const std::int64_t d = 64, seq = 8, cache = 128, heads = 4, hd = 16, ffn = 128;
+  auto param = [&](const std::string& target, std::vector<std::int64_t> sizes) {
+    std::string name = "p_";
+    for (char c : target) name.push_back(c == '.' ? '_' : c);
+    Node* n = g->placeholder(name);
+    n->meta().val = meta(std::move(sizes));
+    sig.input_specs.emplace_back(epgraph::InputKind::PARAMETER,
+                                 epgraph::TensorArgument{std::string(n->name())}, target);
+    return n;
+  };
+  struct Layer {
+    Node *attn_norm, *wq, *wk, *wv, *wo, *ffn_norm, *w1, *w2, *w3, *k_cache, *v_cache;
+  };
+  std::vector<Layer> ls(layers);
+  Node* emb = param("tok_embeddings.weight", {1000, d});
+  for (std::size_t l = 0; l < layers; ++l) {
+    const std::string p = "layers." + std::to_string(l) + ".";
+    ls[l].attn_norm = param(p + "attention_norm.weight", {d});
+    ls[l].wq = param(p + "attention.wq.weight", {d, d});
+    ls[l].wk = param(p + "attention.wk.weight", {d, d});
+    ls[l].wv = param(p + "attention.wv.weight", {d, d});
+    ls[l].wo = param(p + "attention.wo.weight", {d, d});
+    ls[l].ffn_norm = param(p + "ffn_norm.weight", {d});
+    ls[l].w1 = param(p + "feed_forward.w1.weight", {ffn, d});
+    ls[l].w2 = param(p + "feed_forward.w2.weight", {d, ffn});
+    ls[l].w3 = param(p + "feed_forward.w3.weight", {ffn, d});
+  }
+  Node* norm_w = param("norm.weight", {d});
+  Node* out_w = param("output.weight", {1000, d});
+  for (std::size_t l = 0; l < layers; ++l) {
+    for (int kv = 0; kv < 2; ++kv) {
+      const std::string target =
+          "layers." + std::to_string(l) + ".attention.kv_cache." + (kv ? "v_cache" : "k_cache");
+      std::string name = "b_";
+      for (char c : target) name.push_back(c == '.' ? '_' : c);
+      Node* n = g->placeholder(name);
+      n->meta().val = meta({1, heads, cache, hd});
+      sig.input_specs.emplace_back(epgraph::InputKind::BUFFER,
+                                   epgraph::TensorArgument{std::string(n->name())}, target, true);
+      (kv ? ls[l].v_cache : ls[l].k_cache) = n;
+    }
+  }
+  Node* tokens = g->placeholder("tokens");
+  tokens->meta().val = meta({1, seq});
+  tokens->meta().val->dtype = epgraph::dtype::int64;
+  Node* input_pos = g->placeholder("input_pos");
+  input_pos->meta().val = meta({seq});
+  input_pos->meta().val->dtype = epgraph::dtype::int64;
+  sig.input_specs.emplace_back(epgraph::InputKind::USER_INPUT, epgraph::TensorArgument{"tokens"});
+  sig.input_specs.emplace_back(epgraph::InputKind::USER_INPUT,
+                               epgraph::TensorArgument{"input_pos"});
+
+  auto op = [&](const char* target, ArgumentList args, std::vector<std::int64_t> sizes) {
+    Node* n = g->call_function(target, std::move(args));
+    n->meta().val = meta(std::move(sizes));
+    return n;
+  };
+  auto rms_norm = [&](Node* x, Node* w) {
+    Node* pow = op("torch.ops.aten.pow.Tensor_Scalar", {x, 2}, {1, seq, d});
+    Node* mean = op("torch.ops.aten.mean.dim", {pow, ArgumentList{-1}, true}, {1, seq, 1});
+    Node* add = op("torch.ops.aten.add.Scalar", {mean, 1e-05}, {1, seq, 1});
+    Node* rsqrt = op("torch.ops.aten.rsqrt.default", {add}, {1, seq, 1});
+    Node* mul = op("torch.ops.aten.mul.Tensor", {x, rsqrt}, {1, seq, d});
+    return op("torch.ops.aten.mul.Tensor", {mul, w}, {1, seq, d});
+  };
+  auto linear = [&](Node* x, Node* w, std::int64_t out) {
+    return op("torch.ops.aten.linear.default", {x, w}, {1, seq, out});
+  };
+  std::vector<std::pair<Node*, std::string>> mutations;
+  Node* h = op("torch.ops.aten.embedding.default", {emb, tokens}, {1, seq, d});
+  for (std::size_t l = 0; l < layers; ++l) {
+    const Layer& L = ls[l];
+    Node* x = rms_norm(h, L.attn_norm);
+    Node* q = linear(x, L.wq, d);
+    Node* k = linear(x, L.wk, d);
+    Node* v = linear(x, L.wv, d);
+    Node* qv = op("torch.ops.aten.view.default", {q, ArgumentList{1, seq, heads, hd}},
+                  {1, seq, heads, hd});
+    Node* kv = op("torch.ops.aten.view.default", {k, ArgumentList{1, heads, seq, hd}},
+                  {1, heads, seq, hd});
+    Node* vv = op("torch.ops.aten.view.default", {v, ArgumentList{1, heads, seq, hd}},
+                  {1, heads, seq, hd});
+    Node* kc = op("torch.ops.aten.index_copy.default", {L.k_cache, 2, input_pos, kv},
+                  {1, heads, cache, hd});
+    Node* vc = op("torch.ops.aten.index_copy.default", {L.v_cache, 2, input_pos, vv},
+                  {1, heads, cache, hd});
+    mutations.emplace_back(kc, "layers." + std::to_string(l) + ".attention.kv_cache.k_cache");
+    mutations.emplace_back(vc, "layers." + std::to_string(l) + ".attention.kv_cache.v_cache");
+    Node* kt = op("torch.ops.aten.transpose.int", {kc, 2, 3}, {1, heads, hd, cache});
+    Node* scores = op("torch.ops.aten.matmul.default", {qv, kt}, {1, heads, seq, cache});
+    Node* scaled = op("torch.ops.aten.mul.Scalar", {scores, 0.25}, {1, heads, seq, cache});
+    Node* probs =
+        op("torch.ops.aten._softmax.default", {scaled, -1, false}, {1, heads, seq, cache});
+    Node* attn = op("torch.ops.aten.matmul.default", {probs, vc}, {1, heads, seq, hd});
+    Node* merged = op("torch.ops.aten.view.default", {attn, ArgumentList{1, seq, d}}, {1, seq, d});
+    Node* o = linear(merged, L.wo, d);
+    Node* h1 = op("torch.ops.aten.add.Tensor", {h, o}, {1, seq, d});
+    Node* y = rms_norm(h1, L.ffn_norm);
+    Node* a = linear(y, L.w1, ffn);
+    Node* silu = op("torch.ops.aten.silu.default", {a}, {1, seq, ffn});
+    Node* b = linear(y, L.w3, ffn);
+    Node* gated = op("torch.ops.aten.mul.Tensor", {silu, b}, {1, seq, ffn});
+    Node* down = linear(gated, L.w2, d);
+    h = op("torch.ops.aten.add.Tensor", {h1, down}, {1, seq, d});
+  }
+  Node* final_norm = rms_norm(h, norm_w);
+  Node* logits = linear(final_norm, out_w, 1000);
+  ArgumentList results;
+  for (const auto& m : mutations) {
+    results.emplace_back(m.first);
+    sig.output_specs.emplace_back(epgraph::OutputKind::BUFFER_MUTATION,
+                                  epgraph::TensorArgument{std::string(m.first->name())}, m.second);
+  }
+  results.emplace_back(logits);
+  sig.output_specs.emplace_back(epgraph::OutputKind::USER_OUTPUT,
+                                epgraph::TensorArgument{std::string(logits->name())});
+  g->output(std::move(results));
+  Program ep(std::move(g), std::move(sig));
+  ep.metadata().opset_version = {{"aten", 10}};
+  return ep;
+}
+
+std::size_t compute_nodes(const Graph& g) {
+  std::size_t n = 0;
+  for (const Node& node : g.nodes()) n += node.op() == OpCode::call_function ? 1 : 0;
+  return n;
+}
+
+// Figure 4: load and save against nlohmann::json's parse and dump of the same text.
+std::array<double, 2> bench_json(std::size_t layers, int reps) {
+  const Program built = transformer_program(layers);
+  const std::string text = epgraph::json::save_exported_program_to_string(built);
+  const std::size_t nodes = compute_nodes(built.graph());
+  const double mb = static_cast<double>(text.size()) / 1e6;
+  nlohmann::json parsed;
+  const double parse = min_seconds(
+      reps, [&] { parsed = nullptr; }, [&] { parsed = nlohmann::json::parse(text); });
+  std::string dumped;
+  const double dump = min_seconds(
+      reps, [&] { dumped.clear(); }, [&] { dumped = parsed.dump(); });
+  parsed = nullptr;
+  std::unique_ptr<Program> loaded;
+  const double load = min_seconds(
+      reps, [&] { loaded.reset(); },
+      [&] {
+        loaded = std::make_unique<Program>(epgraph::json::load_exported_program_from_string(text));
+      });
+  epgraph::verify(*loaded, {false});
+  std::string saved;
+  const double save = min_seconds(
+      reps, [&] { saved.clear(); },
+      [&] { saved = epgraph::json::save_exported_program_to_string(*loaded); });
+  if (nlohmann::json::parse(saved) != nlohmann::json::parse(text)) {
+    print_line("bench=json error=round_trip_differs");
+  }
+  const std::string head =
+      " nodes=" + std::to_string(nodes) + " layers=" + std::to_string(layers) + " mb=" + fmt(mb, 2);
+  print_line("bench=nlohmann_parse" + head + " seconds=" + fmt(parse, 4) +
+             " mb_per_s=" + fmt(mb / parse));
+  print_line("bench=json_load" + head + " seconds=" + fmt(load, 4) + " mb_per_s=" + fmt(mb / load) +
+             " ratio_to_parse=" + fmt(load / parse, 2));
+  print_line("bench=nlohmann_dump" + head + " seconds=" + fmt(dump, 4) +
+             " mb_per_s=" + fmt(mb / dump));
+  print_line("bench=json_save" + head + " seconds=" + fmt(save, 4) + " mb_per_s=" + fmt(mb / save) +
+             " ratio_to_dump=" + fmt(save / dump, 2));
+  return {load, save};
+}
+
+#endif
+
+}  // namespace
+
+// With no argument every figure is measured; `epgraph_bench <word>` measures only the groups
+// whose name contains <word> (cmb, build, memory, walks, rauw, json), e.g. for profiling.
+int main(int argc, char** argv) {
+  const std::string only = argc > 1 ? argv[1] : "";
+  auto want = [&](const char* group) { return std::string(group).find(only) != std::string::npos; };
+  const auto t0 = Clock::now();
+  if (want("cmb")) {
+    const std::vector<double> ns = bench_create_mutable_buffer(
+        {{1000, 100}, {10000, 100}, {100000, 100}, {1000000, 100}, {100000, 10}, {100000, 1000}},
+        1000, 3);
+    print_line("bench=create_mutable_buffer_ratio nodes=1000000/1000 params=100 ratio=" +
+               fmt(ns[3] / ns[0], 2) + " target<=1.5");
+  }
+  if (want("build")) {
+    const std::vector<double> s = bench_build({10000, 100000, 1000000}, 4);
+    print_line("bench=build_ratio nodes=1000000/100000 ratio=" + fmt(s[2] / s[1], 2) +
+               " target<=12");
+  }
+  if (want("memory")) bench_memory(1000000, 100);
+  if (want("walks")) {
+    bench_walks({100000, 1000000}, 3);
+  }
+  if (want("rauw")) {
+    for (std::size_t u : {1000, 10000, 100000}) bench_rauw(u);
+  }
+#ifdef EPGRAPH_BENCH_JSON
+  if (want("json")) {
+    const auto small = bench_json(10000 / 34, 3);
+    const auto big = bench_json(100000 / 34, 2);
+    print_line("bench=json_load_ratio nodes=100000/10000 ratio=" + fmt(big[0] / small[0], 2) +
+               " target<=12");
+    print_line("bench=json_save_ratio nodes=100000/10000 ratio=" + fmt(big[1] / small[1], 2) +
+               " target<=12");
+  }
+#endif
+  print_line("bench=total seconds=" +
+             fmt(std::chrono::duration<double>(Clock::now() - t0).count(), 1));
+  return 0;
+}

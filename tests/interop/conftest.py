@@ -1,0 +1,91 @@
+# pytest fixtures for epgraph's interop tests. SPDX-License-Identifier: BSD-3-Clause
+"""Shared fixtures: the pt2_edit binary, the work folder and the exported zoo programs.
+
+Environment:
+  EPGRAPH_PT2_EDIT        path of the built pt2_edit tool (set by ctest); required.
+  EPGRAPH_INTEROP_WORKDIR folder for every generated file (set by ctest to a folder in the build
+                          tree); default: a pytest temporary folder.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import zoo  # noqa: E402
+
+
+class Tool:
+    """Runs pt2_edit and returns its CompletedProcess (text mode)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        proc = subprocess.run([self.path, *map(str, args)], capture_output=True, text=True)
+        if check and proc.returncode != 0:
+            raise AssertionError(
+                f"pt2_edit {' '.join(map(str, args))} exited with {proc.returncode}\n"
+                f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
+        return proc
+
+
+@pytest.fixture(scope="session")
+def pt2_edit() -> Tool:
+    path = os.environ.get("EPGRAPH_PT2_EDIT")
+    if not path:
+        pytest.skip("EPGRAPH_PT2_EDIT is not set (run through ctest, label 'interop')")
+    if not os.access(path, os.X_OK):
+        raise AssertionError(f"EPGRAPH_PT2_EDIT={path} is not an executable file")
+    return Tool(path)
+
+
+@pytest.fixture(scope="session")
+def workdir(tmp_path_factory) -> pathlib.Path:
+    path = os.environ.get("EPGRAPH_INTEROP_WORKDIR")
+    if path:
+        out = pathlib.Path(path)
+        out.mkdir(parents=True, exist_ok=True)
+        return out
+    return tmp_path_factory.mktemp("interop")
+
+
+class Exported:
+    """One zoo program: the in-memory ExportedProgram and the archive torch.export.save wrote."""
+
+    def __init__(self, entry: zoo.ZooEntry, folder: pathlib.Path) -> None:
+        self.entry = entry
+        self.ep = zoo.export_entry(entry)
+        self.folder = folder / entry.name
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.path = self.folder / "torch.pt2"
+        torch.export.save(self.ep, str(self.path))
+
+    def load_fresh(self) -> "torch.export.ExportedProgram":
+        """The program as torch.export.load reads it back from torch's own archive."""
+        return torch.export.load(str(self.path))
+
+
+@pytest.fixture(scope="session")
+def exported(workdir):
+    cache: dict[str, Exported] = {}
+
+    def get(name: str) -> Exported:
+        entry = zoo.BY_NAME[name]
+        if entry.requires is not None:
+            reason = entry.requires()
+            if reason:
+                pytest.skip(f"{name} cannot be exported here: {reason}")
+        if name not in cache:
+            cache[name] = Exported(zoo.BY_NAME[name], workdir)
+        return cache[name]
+
+    return get

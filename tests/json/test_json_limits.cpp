@@ -1,0 +1,75 @@
+// Limits of the JSON loader: absurd inputs are refused with a clear serialization_error instead
+// of exhausting the stack or memory.
+// SPDX-License-Identifier: BSD-3-Clause
+#include <catch2/catch.hpp>
+#include <epgraph/json/json.hpp>
+#include <string>
+
+#include "../support/program_builders.hpp"
+
+namespace {
+
+std::string nested_arrays(std::size_t depth) {
+  return std::string(depth, '[') + std::string(depth, ']');
+}
+
+}  // namespace
+
+TEST_CASE("limits: JSON nesting deeper than max_json_depth is refused before parsing",
+          "[json][limits]") {
+  CHECK(epgraph::json::max_json_depth == 512);
+  const std::string text =
+      epgraph::json::save_exported_program_to_string(epgraph_test::plain_program());
+  // 513 levels inside an opaque field (module_call_graph is kept verbatim and re-dumped on save,
+  // recursively): refused with the byte offset of the 513th bracket.
+  const std::string key = "\"module_call_graph\":[]";
+  const std::size_t at = text.find(key);
+  REQUIRE(at != std::string::npos);
+  const std::size_t value_at = at + key.size() - 2;
+  auto with_value = [&](const std::string& value) {
+    std::string out = text;
+    out.replace(value_at, 2, value);
+    return out;
+  };
+  // The document object and graph_module are levels 1 and 2, so 511 more arrays reach 513.
+  const std::string deep = with_value("[" + nested_arrays(510) + "]");
+  const std::size_t offending = value_at + 510;
+  CHECK_THROWS_AS(epgraph::json::load_exported_program_from_string(deep),
+                  epgraph::json::serialization_error);
+  CHECK_THROWS_WITH(
+      epgraph::json::load_exported_program_from_string(deep),
+      "JSON nesting deeper than 512 levels (at byte " + std::to_string(offending) + ")");
+  // Exactly 512 levels load, and save back.
+  const auto ep =
+      epgraph::json::load_exported_program_from_string(with_value("[" + nested_arrays(509) + "]"));
+  CHECK(epgraph::json::save_exported_program_to_string(ep).find(nested_arrays(509)) !=
+        std::string::npos);
+  // A million levels: refused at once (no deep recursion, no large allocation).
+  CHECK_THROWS_WITH(epgraph::json::load_exported_program_from_string(nested_arrays(1000000)),
+                    "JSON nesting deeper than 512 levels (at byte 512)");
+  // Brackets inside strings do not count.
+  CHECK_NOTHROW(epgraph::json::load_exported_program_from_string(
+      with_value("[\"" + std::string(2000, '[') + "\\\"" + std::string(2000, '{') + "\"]")));
+}
+
+TEST_CASE("limits: truncated strings and arrays are malformed JSON", "[json][limits]") {
+  CHECK_THROWS_AS(epgraph::json::load_exported_program_from_string("{\"schema_version\": \"abc"),
+                  epgraph::json::serialization_error);
+  CHECK_THROWS_AS(epgraph::json::load_exported_program_from_string("[1, 2, 3"),
+                  epgraph::json::serialization_error);
+}
+
+TEST_CASE("limits: declared tensor sizes are metadata only when loading JSON", "[json][limits]") {
+  // A JSON record carries no data: sizes whose byte count overflows int64 load as metadata and
+  // allocate nothing.
+  std::string text = epgraph::json::save_exported_program_to_string(epgraph_test::plain_program());
+  const std::string sizes = "\"sizes\":[{\"as_int\":2},{\"as_int\":3}]";
+  const std::size_t at = text.find(sizes);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, sizes.size(),
+               "\"sizes\":[{\"as_int\":9223372036854775807},{\"as_int\":9223372036854775807}]");
+  const auto ep = epgraph::json::load_exported_program_from_string(text);
+  const auto& meta = *ep.graph().find_node("x")->meta().val;
+  CHECK(std::get<std::int64_t>(meta.sizes[0]) == 9223372036854775807);
+  CHECK(std::get<std::int64_t>(meta.sizes[1]) == 9223372036854775807);
+}

@@ -1,0 +1,164 @@
+// epgraph test support: what each fuzz target does with one input, shared by the fuzz targets
+// (tests/fuzz/*.cpp, which abort on a problem) and the unit tests that replay the committed
+// regression inputs (tests/fuzz/regressions/<target>/). Each function returns "" when every
+// check held, otherwise the problem. Needs epgraph::json; define EPGRAPH_TEST_WITH_ARCHIVE before
+// including it (and link epgraph::archive) for the archive body.
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <epgraph/json/json.hpp>
+#ifdef EPGRAPH_TEST_WITH_ARCHIVE
+#include <epgraph/archive/archive.hpp>
+#endif
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "edit_sequences.hpp"
+#include "snapshot.hpp"
+
+namespace epgraph_test {
+
+/// save -> load -> save: the reloaded program prints like `ep` (graph and signature), verifies
+/// (without state: JSON carries no weights) and saves to the same text. "" or the problem.
+inline std::string json_round_trip(const Program& ep) {
+  std::string first;
+  try {
+    first = epgraph::json::save_exported_program_to_string(ep);
+  } catch (const std::exception& e) {
+    return std::string("save threw: ") + e.what();
+  }
+  Program back;
+  try {
+    back = epgraph::json::load_exported_program_from_string<Tensor>(first);
+  } catch (const std::exception& e) {
+    return std::string("loading the saved text threw: ") + e.what() + "\n" + first;
+  }
+  if (epgraph::to_string(back.graph()) != epgraph::to_string(ep.graph())) {
+    return "the reloaded graph differs:\n" + epgraph::to_string(ep.graph()) + "\nvs\n" +
+           epgraph::to_string(back.graph());
+  }
+  if (epgraph::to_string(back.graph_signature()) != epgraph::to_string(ep.graph_signature())) {
+    return "the reloaded signature differs:\n" + epgraph::to_string(ep.graph_signature()) +
+           "\nvs\n" + epgraph::to_string(back.graph_signature());
+  }
+  std::string second;
+  try {
+    second = epgraph::json::save_exported_program_to_string(back);
+  } catch (const std::exception& e) {
+    return std::string("saving the reloaded program threw: ") + e.what();
+  }
+  if (second != first) return "save(load(save(p))) != save(p):\n" + first + "\nvs\n" + second;
+  return "";
+}
+
+/// fuzz_json: the input is JSON text. Loading either throws serialization_error (and nothing
+/// else) or gives a program that saves, reloads and saves again to the same text.
+inline std::string fuzz_json_body(const std::uint8_t* data, std::size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  Program ep;
+  try {
+    ep = epgraph::json::load_exported_program_from_string<Tensor>(text);
+  } catch (const epgraph::json::serialization_error&) {
+    return "";
+  } catch (const std::exception& e) {
+    return std::string("load threw something other than serialization_error: ") + e.what();
+  }
+  std::string first;
+  try {
+    first = epgraph::json::save_exported_program_to_string(ep);
+  } catch (const epgraph::json::serialization_error&) {
+    return "";  // e.g. an opaque field that is not valid JSON on its own: reported, not a crash
+  } catch (const std::exception& e) {
+    return std::string("save of a loaded program threw: ") + e.what();
+  }
+  Program back;
+  try {
+    back = epgraph::json::load_exported_program_from_string<Tensor>(first);
+  } catch (const std::exception& e) {
+    return std::string("reloading saved text threw: ") + e.what();
+  }
+  std::string second;
+  try {
+    second = epgraph::json::save_exported_program_to_string(back);
+  } catch (const std::exception& e) {
+    return std::string("saving the reloaded program threw: ") + e.what();
+  }
+  if (second != first) return "save(load(save(x))) != save(x)";
+  return "";
+}
+
+/// fuzz_edits: the input bytes drive random_program and run_random_edits (up to 64 edits) with
+/// JSON round trips among the operations.
+inline std::string fuzz_edits_body(const std::uint8_t* data, std::size_t size) {
+  Chooser chooser(data, size);
+  return run_random_sequence(chooser, 64, json_round_trip);
+}
+
+#ifdef EPGRAPH_TEST_WITH_ARCHIVE
+/// fuzz_archive: the input is a zip file, written to `scratch` (a path the caller owns). Loading
+/// either throws archive_error (and nothing else) or gives a program that saves to
+/// `scratch`.out.pt2 and reloads to the same snapshot.
+inline std::string fuzz_archive_body(const std::uint8_t* data, std::size_t size,
+                                     const std::filesystem::path& scratch) {
+  {
+    std::ofstream out(scratch, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+    if (!out) return "cannot write " + scratch.string();
+  }
+  Program ep;
+  try {
+    ep = epgraph::archive::load_archive<Tensor>(scratch);
+  } catch (const epgraph::archive::archive_error&) {
+    return "";
+  } catch (const std::exception& e) {
+    return std::string("load_archive threw something other than archive_error: ") + e.what();
+  }
+  const std::filesystem::path again = scratch.string() + ".out.pt2";
+  try {
+    epgraph::archive::save_archive(ep, again);
+  } catch (const epgraph::archive::archive_error&) {
+    return "";  // e.g. a config record kept verbatim that save refuses: reported, not a crash
+  } catch (const std::exception& e) {
+    return std::string("save_archive of a loaded program threw: ") + e.what();
+  }
+  Program back;
+  try {
+    back = epgraph::archive::load_archive<Tensor>(again);
+  } catch (const std::exception& e) {
+    return std::string("reloading the saved archive threw: ") + e.what();
+  }
+  if (snapshot(back) != snapshot(ep)) return "the reloaded archive differs from the loaded one";
+  return "";
+}
+#endif
+
+/// The committed regression inputs of one fuzz target: every file of
+/// `<source>/tests/fuzz/regressions/<target>/`, sorted by name.
+inline std::vector<std::filesystem::path> regression_inputs(const std::string& source_dir,
+                                                            const std::string& target) {
+  std::vector<std::filesystem::path> out;
+  const std::filesystem::path dir =
+      std::filesystem::path(source_dir) / "tests" / "fuzz" / "regressions" / target;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    if (e.is_regular_file() && e.path().filename().string()[0] != '.') out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+/// The bytes of `file`.
+inline std::vector<std::uint8_t> read_bytes(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+}  // namespace epgraph_test
