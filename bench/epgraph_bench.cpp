@@ -498,7 +498,7 @@ int main(int argc, char** argv) {
 #ifdef EPGRAPH_BENCH_JSON
   if (want("json")) {
     const auto small = bench_json(10000 / 34, 3);
-    const auto big = bench_json(100000 / 34, 2);
+    const auto big = bench_json(100000 / 34, 1);
     print_line("bench=json_load_ratio nodes=100000/10000 ratio=" + fmt(big[0] / small[0], 2) +
                " target<=12");
     print_line("bench=json_save_ratio nodes=100000/10000 ratio=" + fmt(big[1] / small[1], 2) +
