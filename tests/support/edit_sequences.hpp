@@ -140,7 +140,7 @@ inline Program random_program(Chooser& c) {
     constants.insert(target, epgraph::ScriptObject{custom_class, {std::byte{7}}});
     objects.push_back(n);
   }
-  static constexpr std::array<const char*, 4> user_names = {"x", "y", "x", "add"};
+  static constexpr std::array<const char*, 4> user_names = {"x", "y", "z", "add"};
   for (std::size_t i = 0; i < n_user; ++i) {
     epgraph::Node* n = add_placeholder(*g, user_names[i], random_tensor(c));
     sig.input_specs.push_back(user_input(std::string(n->name())));
@@ -182,6 +182,11 @@ inline Program random_program(Chooser& c) {
     epgraph::Node* effects = g->call_function("torch.ops.higher_order.with_effects",
                                               {t, "torch.ops.mylib.record.default", arg});
     epgraph::Node* out = g->call_function("operator.getitem", {effects, 0});
+    // As torch records it (the token placeholder keeps no metadata: the saver supplies it).
+    epgraph::TensorMeta token_meta;
+    token_meta.sizes = {epgraph::SymInt{std::int64_t{0}}};
+    token_meta.strides = {epgraph::SymInt{std::int64_t{1}}};
+    out->meta().val = token_meta;
     results.emplace_back(out);
     sig.output_specs.push_back(output_token(std::string(out->name())));
   }

@@ -28,12 +28,42 @@ namespace epgraph_test {
 
 /// save -> load -> save: the reloaded program prints like `ep` (graph and signature), verifies
 /// (without state: JSON carries no weights) and saves to the same text. "" or the problem.
+/// How many json_round_trip calls ended in one of the accepted save refusals (statistics).
+inline std::size_t json_round_trip_refusals = 0;
+
 inline std::string json_round_trip(const Program& ep) {
   std::string first;
   try {
     first = epgraph::json::save_exported_program_to_string(ep);
+  } catch (const epgraph::json::serialization_error& e) {
+    // Documented refusals for programs torch's format cannot hold, which edits can make (RAUW,
+    // set_buffer_mutation): a custom object as a graph output, and the tuple result of a
+    // with_effects node (no metadata: its getitem users carry it) used as a value. The latter is
+    // accepted only when the named node really is such a node.
+    const std::string_view what(e.what());
+    if (what.find("is a custom object, which torch's format cannot return") !=
+        std::string_view::npos) {
+      ++json_round_trip_refusals;
+      return "";
+    }
+    const std::string_view prefix = "graph_module.graph.tensor_values: node '";
+    if (what.rfind(prefix, 0) == 0) {
+      const std::string_view rest = what.substr(prefix.size());
+      const std::string name(rest.substr(0, rest.find('\'')));
+      const epgraph::Node* n = ep.graph().find_node(name);
+      if (n != nullptr && !n->meta().val && n->target() == "torch.ops.higher_order.with_effects" &&
+          rest.substr(name.size()) ==
+              "' produces a tensor but has no tensor metadata (NodeMeta::val); set it before "
+              "saving") {
+        ++json_round_trip_refusals;
+        return "";
+      }
+    }
+    return std::string("save threw: ") + e.what() + "\n" + epgraph::to_string(ep.graph()) + "\n" +
+           epgraph::to_string(ep.graph_signature());
   } catch (const std::exception& e) {
-    return std::string("save threw: ") + e.what();
+    return std::string("save threw: ") + e.what() + "\n" + epgraph::to_string(ep.graph()) + "\n" +
+           epgraph::to_string(ep.graph_signature());
   }
   Program back;
   try {

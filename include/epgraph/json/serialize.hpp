@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -36,16 +37,50 @@ inline bool is_getitem(const Node& n) {
   return n.op() == OpCode::call_function && n.target() == "operator.getitem";
 }
 
+// What the signature says about values whose node may carry no metadata (a program built in
+// C++): the names of TOKEN inputs/outputs, and CUSTOM_OBJ input names -> class_fqn.
+struct SignatureValues {
+  std::unordered_set<std::string> tokens;
+  std::unordered_map<std::string, std::string> custom_objs;
+};
+
+// torch's effect token value, `torch.tensor([])` (torch/_higher_order_ops/effects.py
+// new_token_tensor): float32, sizes [0], strides [1], on the CPU.
+inline TensorMeta token_tensor_meta() {
+  TensorMeta m;
+  m.sizes = {SymInt{std::int64_t{0}}};
+  m.strides = {SymInt{std::int64_t{1}}};
+  return m;
+}
+
 class GraphWriter {
  public:
+  GraphWriter() = default;
+  explicit GraphWriter(SignatureValues sig) : sig_(std::move(sig)) {}
+
   ojson write(const Graph& g) {
     ojson jg;
     jg["inputs"] = ojson::array();
     jg["outputs"] = ojson::array();
     jg["nodes"] = ojson::array();
     for (const Node& n : g.nodes()) {
-      info_.emplace(&n, node_info(n));
-      if (n.meta().val) tensors_[std::string(n.name())] = tensor_meta_to_json(*n.meta().val);
+      ojson node_json = node_info(n);
+      const std::string name(n.name());
+      // A CUSTOM_OBJ input placeholder without metadata (made in C++) is written as torch's
+      // serializer writes one (handle_placeholder): as_custom_obj plus a custom_obj_values entry.
+      if (n.op() == OpCode::placeholder && !n.meta().val && !node_json.contains("custom_obj") &&
+          !node_json.contains("class_fqn")) {
+        if (auto o = sig_.custom_objs.find(name); o != sig_.custom_objs.end()) {
+          node_json["class_fqn"] = o->second;
+        }
+      }
+      info_.emplace(&n, std::move(node_json));
+      if (n.meta().val) {
+        tensors_[name] = tensor_meta_to_json(*n.meta().val);
+      } else if (sig_.tokens.count(name) != 0 && value_kind(&n) == "tensor") {
+        // A TOKEN input/output without metadata: torch writes a token as the tensor it is.
+        tensors_[name] = tensor_meta_to_json(token_tensor_meta());
+      }
       const ojson& info = info_[&n];
       if (auto s = info.find("sym"); s != info.end()) {
         syms_[(*s)["table"].get<std::string>()][std::string(n.name())] = (*s)["value"];
@@ -140,7 +175,15 @@ class GraphWriter {
   }
 
   ojson graph_output(const Argument& a) {
-    if (Node* n = a.node()) return node_ref(n);
+    if (Node* n = a.node()) {
+      if (value_kind(n) == "custom_obj") {
+        // torch's deserialize_graph_output reads tensors, symbols and constants only.
+        throw serialization_error("graph_module.graph.outputs",
+                                  "graph output '" + std::string(n->name()) +
+                                      "' is a custom object, which torch's format cannot return");
+      }
+      return node_ref(n);
+    }
     if (a.is<bool>()) return {{"as_bool", a.as<bool>()}};
     if (a.is<std::int64_t>()) return {{"as_int", a.as<std::int64_t>()}};
     if (a.is<double>()) return {{"as_float", float_to_json(a.as<double>())}};
@@ -357,9 +400,40 @@ class GraphWriter {
     return nullptr;
   }
 
+  // The highest index a getitem user of `n` reads when `n` has no metadata of its own (no val,
+  // nothing from a file) and every user is such a getitem; -1 otherwise.
+  std::int64_t last_getitem_index(const Node& n) {
+    if (n.meta().val || !info(&n).empty() || n.users().empty()) return -1;
+    std::int64_t last = -1;
+    for (const Node* u : n.users()) {
+      if (!is_getitem(*u) || u->args().size() != 2 || u->args()[0].node() != &n ||
+          !u->args()[1].is<std::int64_t>() || u->args()[1].as<std::int64_t>() < 0) {
+        return -1;
+      }
+      last = std::max(last, u->args()[1].as<std::int64_t>());
+    }
+    return last;
+  }
+
   ojson outputs(const Node& n, const ojson& info) {
     const std::string name(n.name());
-    if (!info.contains("out")) return ojson::array({node_ref(&n)});
+    if (!info.contains("out")) {
+      if (const std::int64_t last = last_getitem_index(n); last >= 0) {
+        // Made in C++ and read through getitem nodes (a tuple result, e.g. with_effects): one
+        // output per index up to the last one read, named after its getitem node.
+        ojson out = ojson::array();
+        for (std::int64_t i = 0; i <= last; ++i) {
+          const Node* gi = getitem_at(n, i);
+          out.push_back(
+              gi ? node_ref(gi)
+                 : ojson{{"as_tensor", {{"name", name + "_unused_" + std::to_string(i)}}}});
+        }
+        if (last == 0 && !is_hop_target(n.target()))
+          return ojson::array({{{"as_tensors", ojson::array({out[0]["as_tensor"]})}}});
+        return out;
+      }
+      return ojson::array({node_ref(&n)});
+    }
     const ojson& layout = info["out"];
     ojson out = ojson::array();
     auto item_name = [&](const Node& parent, std::int64_t idx, const std::string& fallback) {
@@ -452,7 +526,9 @@ class GraphWriter {
     for (const auto& [k, v] : n.meta().other) md[k] = v;
     jn["metadata"] = std::move(md);
     if (fresh) {
-      jn["is_hop_single_tensor_return"] = nullptr;
+      // A higher-order operator read through getitem nodes returns a tuple, even of one value.
+      const bool tuple = is_hop_target(n.target()) && last_getitem_index(n) >= 0;
+      jn["is_hop_single_tensor_return"] = tuple ? ojson(false) : ojson(nullptr);
     } else if (auto h = info.find("hop"); h != info.end()) {
       jn["is_hop_single_tensor_return"] = *h;
     }
@@ -460,6 +536,7 @@ class GraphWriter {
     return jn;
   }
 
+  SignatureValues sig_;
   std::unordered_map<const Node*, ojson> info_;
   ojson tensors_ = ojson::object();
   ojson syms_ = ojson::object();
@@ -573,11 +650,19 @@ inline ojson write_output_spec(const OutputSpec& s) {
 /// (optional fields the file omitted stay omitted), so load -> save gives equal JSON values.
 /// Nodes created in C++ get the current form (`kind`, `name`, `is_hop_single_tensor_return`);
 /// their positional argument names are empty (epgraph knows no operator schemas).
+/// Values of a program built in C++ that the signature types: a TOKEN input or output value
+/// without NodeMeta::val is written as torch's token tensor (`torch.tensor([])`: float32, sizes
+/// [0], strides [1], cpu; torch/_higher_order_ops/effects.py new_token_tensor), so it loads back
+/// with that metadata; a CUSTOM_OBJ input placeholder is written `as_custom_obj` with the input
+/// spec's class_fqn (when empty, the class_fqn of the ScriptObject in constants()) and gets its
+/// `custom_obj_values` entry (torch's serialize.py GraphModuleSerializer.handle_placeholder).
 ///
 /// Throws serialization_error when an opaque field holds malformed JSON text, and
 /// "graph_module.graph.tensor_values: node '<n>' produces a tensor but has no tensor metadata
 /// (NodeMeta::val); set it before saving" for a tensor-valued node without metadata (torch's
-/// loader needs it; nodes created in C++ must be given their `meta().val`). O(program size).
+/// loader needs it; nodes created in C++ must be given their `meta().val`), and
+/// "graph_module.graph.outputs: graph output '<n>' is a custom object, which torch's format cannot
+/// return" (torch's deserialize_graph_output cannot read one back). O(program size).
 template <class Tensor>
 [[nodiscard]] std::string save_exported_program_to_string(const ExportedProgram<Tensor>& ep) {
   using detail::ojson;
@@ -601,7 +686,23 @@ template <class Tensor>
     return nullptr;
   };
   ojson gm;
-  ojson graph = detail::GraphWriter().write(ep.graph());
+  detail::SignatureValues values;
+  for (const auto& s : ep.graph_signature().input_specs) {
+    if (s.kind() == InputKind::TOKEN) values.tokens.insert(s.name());
+    if (s.kind() == InputKind::CUSTOM_OBJ) {
+      std::string fqn = std::get<CustomObjArgument>(s.arg()).class_fqn;
+      if (fqn.empty() && s.target()) {  // the constant's own class, as torch's _type()
+        if (const auto* c = ep.constants().find(*s.target())) {
+          if (const auto* o = std::get_if<ScriptObject>(c)) fqn = o->class_fqn;
+        }
+      }
+      values.custom_objs.emplace(s.name(), std::move(fqn));
+    }
+  }
+  for (const auto& s : ep.graph_signature().output_specs) {
+    if (s.kind() == OutputKind::TOKEN) values.tokens.insert(s.name());
+  }
+  ojson graph = detail::GraphWriter(std::move(values)).write(ep.graph());
   for (const char* key : {"custom_obj_values", "sym_float_values"}) {
     if (is_absent(std::string("graph_module.graph.") + key)) graph.erase(key);
   }

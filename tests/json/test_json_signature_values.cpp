@@ -1,0 +1,156 @@
+// Saving programs built in C++ whose placeholders carry no metadata but whose signature types
+// them: TOKEN inputs/outputs are written as torch's token tensor (torch.tensor([])), CUSTOM_OBJ
+// inputs as `as_custom_obj` with a custom_obj_values entry (torch's handle_placeholder); a
+// with_effects node read through getitem nodes is written as a tuple. Each program is saved,
+// checked field by field, loaded back and compared (printed graph and signature).
+// Regression for tests/fuzz/regressions/fuzz_edits/empty_input_token_and_custom_obj_round_trip.
+// SPDX-License-Identifier: BSD-3-Clause
+#include <catch2/catch.hpp>
+#include <epgraph/json/json.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "../support/program_builders.hpp"
+
+namespace {
+
+using epgraph_test::Program;
+using json = nlohmann::ordered_json;
+
+const json token_meta = {{"dtype", 7},
+                         {"sizes", json::array({{{"as_int", 0}}})},
+                         {"requires_grad", false},
+                         {"device", {{"type", "cpu"}, {"index", nullptr}}},
+                         {"strides", json::array({{{"as_int", 1}}})},
+                         {"storage_offset", {{"as_int", 0}}},
+                         {"layout", 7}};
+
+// Saves `ep`, loads the text back, and checks that the reloaded program prints like `ep` and
+// saves to the same text. Returns the saved document.
+json round_trip(const Program& ep) {
+  const std::string text = epgraph::json::save_exported_program_to_string(ep);
+  const Program back = epgraph::json::load_exported_program_from_string(text);
+  CHECK(epgraph::to_string(back.graph()) == epgraph::to_string(ep.graph()));
+  CHECK(epgraph::to_string(back.graph_signature()) == epgraph::to_string(ep.graph_signature()));
+  CHECK(epgraph::json::save_exported_program_to_string(back) == text);
+  return json::parse(text);
+}
+
+}  // namespace
+
+TEST_CASE("save: token input and output without metadata", "[json][token]") {
+  // [token: TOKEN, x: USER_INPUT]; with_effects(token, mylib.record.default, x); getitem 0 ->
+  // output TOKEN. Neither `token` nor `getitem` nor `with_effects` has NodeMeta::val.
+  const Program ep = epgraph_test::token_program(false);
+  const json doc = round_trip(ep);
+  const json& g = doc["graph_module"]["graph"];
+  CHECK(g["inputs"] ==
+        json::array({{{"as_tensor", {{"name", "token"}}}}, {{"as_tensor", {{"name", "x"}}}}}));
+  CHECK(g["outputs"] == json::array({{{"as_tensor", {{"name", "getitem"}}}}}));
+  REQUIRE(g["nodes"].size() == 1);
+  const json& effects = g["nodes"][0];
+  CHECK(effects["target"] == "torch.ops.higher_order.with_effects");
+  CHECK(effects["name"] == "with_effects");
+  // A tuple of one (the token), as torch writes a higher-order operator's tuple result.
+  CHECK(effects["outputs"] == json::array({{{"as_tensor", {{"name", "getitem"}}}}}));
+  CHECK(effects["is_hop_single_tensor_return"] == false);
+  CHECK(g["tensor_values"]["token"] == token_meta);
+  CHECK(g["tensor_values"]["getitem"] == token_meta);
+  CHECK(g["tensor_values"].size() == 3);  // token, x, getitem
+  CHECK(g["custom_obj_values"] == json::object());
+  CHECK(doc["graph_module"]["signature"] ==
+        json({{"input_specs",
+               json::array({{{"token", {{"arg", {{"name", "token"}}}}}},
+                            {{"user_input", {{"arg", {{"as_tensor", {{"name", "x"}}}}}}}}})},
+              {"output_specs", json::array({{{"token", {{"arg", {{"name", "getitem"}}}}}}})}}));
+
+  // Loaded back, the token values carry the token tensor's metadata.
+  const Program back = epgraph::json::load_exported_program_from_string(
+      epgraph::json::save_exported_program_to_string(ep));
+  for (const char* name : {"token", "getitem"}) {
+    INFO(name);
+    const epgraph::Node* n = back.graph().find_node(name);
+    REQUIRE(n != nullptr);
+    REQUIRE(n->meta().val.has_value());
+    CHECK(n->meta().val->dtype == epgraph::dtype::float32);
+    CHECK(n->meta().val->sizes == std::vector<epgraph::SymInt>{std::int64_t{0}});
+    CHECK(n->meta().val->strides == std::vector<epgraph::SymInt>{std::int64_t{1}});
+  }
+  CHECK(epgraph::to_string(back.graph()) ==
+        "graph():\n"
+        "    %token : [num_users=1] = placeholder[target=token]\n"
+        "    %x : [num_users=1] = placeholder[target=x]\n"
+        "    %with_effects : [num_users=1] = call_function[target=torch.ops.higher_order."
+        "with_effects](args = (%token, torch.ops.mylib.record.default, %x), kwargs = {})\n"
+        "    %getitem : [num_users=1] = call_function[target=operator.getitem](args = "
+        "(%with_effects, 0), kwargs = {})\n"
+        "    return (getitem,)");
+}
+
+TEST_CASE("save: a token with metadata keeps it; other tuple items need theirs", "[json][token]") {
+  Program ep = epgraph_test::token_program(true);  // getitem_1 -> USER_OUTPUT
+  // getitem_1 is a user output, not a token: its metadata cannot be made up.
+  CHECK_THROWS_AS(epgraph::json::save_exported_program_to_string(ep),
+                  epgraph::json::serialization_error);
+  CHECK_THROWS_WITH(epgraph::json::save_exported_program_to_string(ep),
+                    "graph_module.graph.tensor_values: node 'getitem_1' produces a tensor but has "
+                    "no tensor metadata (NodeMeta::val); set it before saving");
+  ep.graph().find_node("getitem_1")->meta().val = ep.graph().find_node("x")->meta().val;
+  // A token given other metadata is written with it.
+  epgraph::TensorMeta scalar;
+  scalar.dtype = epgraph::dtype::int64;
+  ep.graph().find_node("token")->meta().val = scalar;
+  const json doc = round_trip(ep);
+  const json& g = doc["graph_module"]["graph"];
+  CHECK(g["nodes"][0]["outputs"] == json::array({{{"as_tensor", {{"name", "getitem"}}}},
+                                                 {{"as_tensor", {{"name", "getitem_1"}}}}}));
+  CHECK(g["nodes"][0]["is_hop_single_tensor_return"] == false);
+  CHECK(g["tensor_values"]["token"]["dtype"] == 5);  // LONG (int64), as set
+  CHECK(g["tensor_values"]["token"]["sizes"] == json::array());
+  CHECK(g["tensor_values"]["getitem"] == token_meta);
+  CHECK(g["outputs"] == json::array({{{"as_tensor", {{"name", "getitem"}}}},
+                                     {{"as_tensor", {{"name", "getitem_1"}}}}}));
+}
+
+TEST_CASE("save: custom object input without metadata", "[json][custom_obj]") {
+  const Program ep = epgraph_test::with_tensor_meta(epgraph_test::constants_program());
+  REQUIRE_FALSE(ep.graph().find_node("obj")->meta().val.has_value());
+  const json doc = round_trip(ep);
+  const json& g = doc["graph_module"]["graph"];
+  const json obj = {{"name", "obj"}, {"class_fqn", epgraph_test::custom_class}};
+  CHECK(g["inputs"][4] == json({{"as_custom_obj", obj}}));
+  CHECK(g["inputs"].size() == 6);
+  CHECK(g["custom_obj_values"] == json({{"obj", obj}}));
+  CHECK_FALSE(g["tensor_values"].contains("obj"));
+  // call_torchbind(obj, 'add_tensor', add_3): the object argument is typed too.
+  const json& call = g["nodes"][4];
+  CHECK(call["target"] == "torch.ops.higher_order.call_torchbind");
+  CHECK(call["inputs"][0]["arg"] == json({{"as_custom_obj", obj}}));
+  CHECK(call["inputs"][1]["arg"] == json({{"as_string", "add_tensor"}}));
+  CHECK(doc["graph_module"]["signature"]["input_specs"][4] ==
+        json({{"custom_obj", {{"arg", obj}, {"custom_obj_name", "obj"}}}}));
+}
+
+TEST_CASE("save: custom object class from the constant when the spec has none",
+          "[json][custom_obj]") {
+  Program ep = epgraph_test::with_tensor_meta(epgraph_test::constants_program());
+  ep.graph_signature().input_specs[4] = {epgraph::InputKind::CUSTOM_OBJ,
+                                         epgraph::CustomObjArgument{"obj", ""}, std::string("obj")};
+  const json doc = json::parse(epgraph::json::save_exported_program_to_string(ep));
+  const json obj = {{"name", "obj"}, {"class_fqn", epgraph_test::custom_class}};
+  CHECK(doc["graph_module"]["graph"]["inputs"][4] == json({{"as_custom_obj", obj}}));
+  CHECK(doc["graph_module"]["graph"]["custom_obj_values"] == json({{"obj", obj}}));
+}
+
+TEST_CASE("save: a custom object as a graph output is refused", "[json][custom_obj]") {
+  Program ep = epgraph_test::with_tensor_meta(epgraph_test::constants_program());
+  epgraph::Node* out = ep.graph().output_node();
+  out->set_args({epgraph::ArgumentList{epgraph::Argument(ep.graph().find_node("call_torchbind")),
+                                       epgraph::Argument(ep.graph().find_node("obj"))}});
+  ep.graph_signature().output_specs.push_back(epgraph_test::user_output("obj"));
+  CHECK_THROWS_AS(epgraph::json::save_exported_program_to_string(ep),
+                  epgraph::json::serialization_error);
+  CHECK_THROWS_WITH(epgraph::json::save_exported_program_to_string(ep),
+                    "graph_module.graph.outputs: graph output 'obj' is a custom object, which "
+                    "torch's format cannot return");
+}
