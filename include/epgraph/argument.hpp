@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -204,6 +205,63 @@ class Argument {
  private:
   Value value_;
 };
+
+/// A read-only view of a sequence of `T` stored elsewhere (C++20's `std::span<const T>`):
+/// what `Node::args()` (T = Argument) and `Node::users()` (T = Node*) return, so that a node can
+/// keep short lists inline. Converts implicitly to `std::vector<T>` (a copy) and compares equal
+/// to a vector with the same elements. Valid until the viewed node's arguments or users change
+/// or the node is erased.
+template <class T>
+class ConstSpan {
+ public:
+  using value_type = T;
+  using size_type = std::size_t;
+  using const_iterator = const T*;
+  using iterator = const T*;
+  using const_reference = const T&;
+  using reference = const T&;
+
+  ConstSpan() noexcept = default;
+  /// Views `size` elements at `data`.
+  ConstSpan(const T* data, std::size_t size) noexcept : data_(data), size_(size) {}
+  /// Views the elements of `v` (valid while `v` is unchanged).
+  ConstSpan(const std::vector<T>& v) noexcept : data_(v.data()), size_(v.size()) {}
+
+  [[nodiscard]] const T* begin() const noexcept { return data_; }
+  [[nodiscard]] const T* end() const noexcept { return data_ + size_; }
+  [[nodiscard]] const T* data() const noexcept { return data_; }
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
+  /// Element `i`; no bounds check (i < size()).
+  [[nodiscard]] const T& operator[](std::size_t i) const noexcept { return data_[i]; }
+  /// Element `i`. Throws std::out_of_range when i >= size().
+  [[nodiscard]] const T& at(std::size_t i) const {
+    if (i >= size_) throw std::out_of_range("epgraph::ConstSpan::at: index out of range");
+    return data_[i];
+  }
+  [[nodiscard]] const T& front() const noexcept { return data_[0]; }
+  [[nodiscard]] const T& back() const noexcept { return data_[size_ - 1]; }
+  /// A copy of the elements. O(size).
+  [[nodiscard]] std::vector<T> to_vector() const { return std::vector<T>(begin(), end()); }
+  /// A copy of the elements. O(size).
+  operator std::vector<T>() const { return to_vector(); }
+
+  friend bool operator==(ConstSpan a, ConstSpan b) {
+    if (a.size_ != b.size_) return false;
+    for (std::size_t i = 0; i < a.size_; ++i) {
+      if (!(a.data_[i] == b.data_[i])) return false;
+    }
+    return true;
+  }
+  friend bool operator!=(ConstSpan a, ConstSpan b) { return !(a == b); }
+
+ private:
+  const T* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+/// A node's positional arguments, read-only (see ConstSpan).
+using ArgumentView = ConstSpan<Argument>;
 
 /// Keyword arguments in call order (a Python dict keeps insertion order).
 using Kwargs = std::vector<std::pair<std::string, Argument>>;

@@ -8,6 +8,7 @@
 #include <functional>
 #include <iterator>
 #include <memory>
+#include <new>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "argument.hpp"
+#include "detail/name_index.hpp"
 #include "error.hpp"
 #include "names.hpp"
 #include "node.hpp"
@@ -80,7 +82,14 @@ class Graph {
   Graph& operator=(const Graph&) = delete;
   Graph(Graph&&) = delete;
   Graph& operator=(Graph&&) = delete;
-  ~Graph() = default;
+  /// Destroys every node. O(nodes).
+  ~Graph() {
+    for (Node* n = head_; n != nullptr;) {
+      Node* next = n->next_;
+      destroy_node(n);
+      n = next;
+    }
+  }
 
   /// Forward iterator over the nodes in order, yielding `Node&`. Erasing the node an iterator
   /// points at invalidates it (take `next()` first).
@@ -163,12 +172,12 @@ class Graph {
   [[nodiscard]] Node* output_node() const noexcept { return output_; }
   /// The node named `name`, or nullptr. O(1) on average.
   [[nodiscard]] Node* find_node(std::string_view name) const {
-    auto it = nodes_.find(name);
-    return it == nodes_.end() ? nullptr : it->second.get();
+    const std::uint32_t id = index_.find(name, name_of());
+    return id == detail::NameIndex::no_id ? nullptr : node_by_id(id);
   }
   /// True when `node` is a live node of this graph. O(1) on average.
   [[nodiscard]] bool contains(const Node* node) const {
-    return node != nullptr && node->graph_ == this && find_node(node->name()) == node;
+    return node != nullptr && &node->graph() == this && find_node(node->name()) == node;
   }
   /// The namespace that assigns node names (read-only).
   [[nodiscard]] const Namespace& names() const noexcept { return namespace_; }
@@ -278,14 +287,15 @@ class Graph {
   /// Strong guarantee. O(size of its arguments).
   void erase_node(Node* node) {
     check_member(node, "erase");
-    if (!node->users_.empty()) {
+    const NodeSpan node_users = node->users();
+    if (!node_users.empty()) {
       std::string users = "{";
-      for (std::size_t i = 0; i < node->users_.size(); ++i) {
-        users += (i ? ", " : "") + node->users_[i]->name_ + ": None";
+      for (std::size_t i = 0; i < node_users.size(); ++i) {
+        users += (i ? ", " : "") + node_users[i]->name_ + ": None";
       }
       users += "}";
       throw runtime_error("Tried to erase Node " + node->name_ + " but it still had " +
-                          std::to_string(node->users_.size()) + " users in the graph: " + users +
+                          std::to_string(node_users.size()) + " users in the graph: " + users +
                           "!");
     }
     if (anchors_insertion_point(node)) {
@@ -299,7 +309,8 @@ class Graph {
     unlink(node);
     if (node == output_) output_ = nullptr;
     if (node->op_ == OpCode::placeholder) --num_placeholders_;
-    nodes_.erase(std::string_view(node->name_));
+    index_.erase(id_of(node), node->name(), name_of());
+    destroy_node(node);
   }
 
   /// Renames `node` to the name the namespace assigns `candidate` and returns it (FX
@@ -311,12 +322,12 @@ class Graph {
     check_member(node, "rename");
     if (candidate == node->name_) return node->name_;
     Namespace::Proposal proposal = namespace_.propose(candidate);
-    std::string new_name = proposal.name;
-    const std::string* new_target = node->target_;
-    if (node->op_ == OpCode::placeholder && *node->target_ == node->name_) {
-      new_target = intern(new_name);
+    detail::CompactString new_name(proposal.name);
+    std::uint32_t new_target = node->target_;
+    if (node->op_ == OpCode::placeholder && node->target() == node->name()) {
+      new_target = intern(proposal.name);
     }
-    detail::reserve_more_hashed(nodes_, 1);
+    index_.reserve_more(1, name_of(), each_indexed());
     const auto retired = namespace_.retire(node->name_);  // the old name stays taken
     try {
       namespace_.commit(proposal);
@@ -326,7 +337,7 @@ class Graph {
     }
     if (observer_ != nullptr) {
       try {
-        observer_->before_rename(*node, new_name);
+        observer_->before_rename(*node, proposal.name);
       } catch (...) {
         namespace_.uncommit(proposal);
         if (retired.second) namespace_.unretire(retired.first);
@@ -334,12 +345,11 @@ class Graph {
       }
     }
     // No-throw from here on: the index has room, the new name is built.
-    auto handle = nodes_.extract(std::string_view(node->name_));
+    index_.erase(id_of(node), node->name(), name_of());
     node->name_.swap(new_name);
     node->target_ = new_target;
-    handle.key() = std::string_view(node->name_);
-    nodes_.insert(std::move(handle));
-    return node->name_;
+    index_.insert(id_of(node), node->name());
+    return node->name();
   }
 
   /// Makes new nodes go right before `node` until the returned guard is destroyed (FX
@@ -385,7 +395,7 @@ class Graph {
       if (n->prev_ != prev) {
         problems.push_back("Node '" + n->name_ + "' has a broken prev link");
       }
-      if (n->graph_ != this) problems.push_back("Node '" + n->name_ + "' names another graph");
+      if (&n->graph() != this) problems.push_back("Node '" + n->name_ + "' names another graph");
       if (find_node(n->name_) != n) {
         problems.push_back("Node '" + n->name_ + "' is not indexed under its name");
       }
@@ -405,10 +415,10 @@ class Graph {
       ++count;
     }
     if (prev != tail_) problems.push_back("The graph's last-node link is broken");
-    if (count != size_ || nodes_.size() != size_) {
+    if (count != size_ || index_.size() != size_) {
       problems.push_back("Graph counts " + std::to_string(size_) + " nodes, its list holds " +
                          std::to_string(count) + " and its name index " +
-                         std::to_string(nodes_.size()));
+                         std::to_string(index_.size()));
     }
     if (outputs.empty()) {
       problems.push_back("Graph has no output node");
@@ -429,7 +439,7 @@ class Graph {
                            "'");
       }
       for (const Node* o : outputs) {
-        if (!o->users_.empty()) {
+        if (!o->users().empty()) {
           problems.push_back("Output node '" + o->name_ + "' has users");
         }
       }
@@ -441,13 +451,13 @@ class Graph {
     auto sorted_contains = [](const std::vector<const Node*>& v, const Node* x) {
       return std::binary_search(v.begin(), v.end(), x, std::less<const Node*>());
     };
-    auto sorted_copy = [](const std::vector<Node*>& v) {
+    auto sorted_copy = [](NodeSpan v) {
       std::vector<const Node*> s(v.begin(), v.end());
       std::sort(s.begin(), s.end(), std::less<const Node*>());
       return s;
     };
     auto has_user = [&](const Node* node, const Node* user) {
-      const auto& u = node->users_;
+      const NodeSpan u = node->users();
       if (u.size() <= 16) return std::find(u.begin(), u.end(), user) != u.end();
       auto it = sorted_users.find(node);
       if (it == sorted_users.end()) it = sorted_users.emplace(node, sorted_copy(u)).first;
@@ -483,7 +493,7 @@ class Graph {
         }
       }
       std::unordered_set<const Node*> seen_users;
-      for (const Node* user : n->users_) {
+      for (const Node* user : n->users()) {
         if (!seen_users.insert(user).second) {
           problems.push_back("Node '" + n->name_ + "' lists user '" + user->name_ + "' twice");
           continue;
@@ -515,21 +525,35 @@ class Graph {
       return [&map, user](const Argument& arg) { return remap_argument(arg, map, user); };
     };
     for (const Node* n = head_; n != nullptr; n = n->next_) {
-      auto node =
-          std::make_unique<Node>(Node::create_key(), copy.get(), n->op_, copy->intern(*n->target_));
-      node->name_ = n->name_;
+      // Everything that can throw comes before the node is constructed in its slot.
+      detail::CompactString name(n->name_);
+      const std::uint32_t target = copy->intern(n->target());
       auto fn = remap(n);
-      node->args_.reserve(n->args_.size());
-      for (const Argument& a : n->args_) node->args_.push_back(fn(a));
+      ArgumentList args;
+      args.reserve(n->args_size_);
+      for (const Argument& a : n->args()) args.push_back(fn(a));
+      std::unique_ptr<Node::Extra> extra;
       if (n->extra_) {
-        node->extra_ = std::make_unique<Node::Extra>();
-        node->extra_->meta = n->extra_->meta;
-        for (const auto& kv : n->extra_->kwargs) {
-          node->extra_->kwargs.emplace_back(kv.first, fn(kv.second));
-        }
+        extra = std::make_unique<Node::Extra>();
+        extra->meta = n->extra_->meta;
+        for (const auto& kv : n->extra_->kwargs)
+          extra->kwargs.emplace_back(kv.first, fn(kv.second));
       }
-      Node* raw = node.get();
-      copy->nodes_.emplace(std::string_view(raw->name_), std::move(node));
+      copy->reserve_node_slot();
+      copy->index_.reserve_more(1, copy->name_of(), copy->each_indexed());
+      Node* raw = copy->construct_node(n->op_, target);
+      Node::ArgumentBox box;
+      try {
+        box = raw->prepare_args(args.size());
+      } catch (...) {
+        copy->destroy_node(raw);
+        throw;
+      }
+      // No-throw from here on for this node.
+      raw->name_.swap(name);
+      raw->extra_ = std::move(extra);
+      raw->commit_args(std::move(args), std::move(box));
+      copy->index_.insert(copy->id_of(raw), raw->name());
       copy->link_before(raw, nullptr);
       if (raw->op_ == OpCode::placeholder) ++copy->num_placeholders_;
       if (n == output_) copy->output_ = raw;
@@ -537,8 +561,9 @@ class Graph {
     }
     for (const Node* n = head_; n != nullptr; n = n->next_) {
       Node* c = map.at(n);
-      c->users_.reserve(n->users_.size());
-      for (const Node* u : n->users_) c->users_.push_back(map.at(u));
+      const NodeSpan users = n->users();
+      c->reserve_users(users.size());
+      for (const Node* u : users) c->push_user(map.at(u));
     }
     return copy;
   }
@@ -583,14 +608,105 @@ class Graph {
     }
   }
 
-  const std::string* intern(std::string_view s) {
+  // The index of interned target `s`, interning it first when new. Interned targets are not
+  // observable, so a failure after this leaves nothing visible behind. May throw.
+  std::uint32_t intern(std::string_view s) {
     auto it = targets_.find(s);
-    if (it != targets_.end()) return it->second.get();
+    if (it != targets_.end()) return it->second;
+    if (target_table_.size() >= UINT32_MAX) throw runtime_error("Graph holds too many targets");
+    detail::reserve_more(target_table_, 1);
     auto owned = std::make_unique<const std::string>(s);
-    const std::string* raw = owned.get();
-    targets_.emplace(std::string_view(*raw), std::move(owned));
-    return raw;
+    const auto index = static_cast<std::uint32_t>(target_table_.size());
+    targets_.emplace(std::string_view(*owned), index);
+    target_table_.push_back(std::move(owned));  // room reserved: does not throw
+    return index;
   }
+
+  // --- node storage: chunks of slots (see detail::NodeChunk), a free list of erased slots.
+  struct FreeSlot {
+    FreeSlot* next;
+    std::uint8_t slot;
+  };
+  static_assert(sizeof(FreeSlot) <= sizeof(Node));
+  // Node ids (chunk * slots + slot) stay below the name index's limit.
+  static constexpr std::size_t max_chunks = detail::NameIndex::id_limit / detail::node_chunk_slots;
+
+  // Makes sure construct_node has a slot. May throw std::bad_alloc; changes nothing observable.
+  void reserve_node_slot() {
+    if (free_slots_ != nullptr || (!chunks_.empty() && chunk_used_ < detail::node_chunk_slots)) {
+      return;
+    }
+    if (chunks_.size() >= max_chunks) {
+      throw runtime_error("Graph cannot hold more than " +
+                          std::to_string(max_chunks * detail::node_chunk_slots) + " nodes");
+    }
+    detail::reserve_more(chunks_, 1);
+    auto chunk = std::make_unique<detail::NodeChunk>();
+    chunk->header.graph = this;
+    chunk->header.index = static_cast<std::uint32_t>(chunks_.size());
+    chunks_.push_back(std::move(chunk));  // room reserved: does not throw
+    chunk_used_ = 0;
+  }
+  // Constructs a node in the slot reserve_node_slot made sure of. No-throw.
+  Node* construct_node(OpCode op, std::uint32_t target) noexcept {
+    std::allocator<Node> alloc;
+    if (FreeSlot* f = free_slots_) {
+      free_slots_ = f->next;
+      const std::uint8_t slot = f->slot;
+      void* where = f;
+      std::allocator_traits<std::allocator<FreeSlot>>::destroy(free_alloc_, f);
+      Node* n = static_cast<Node*>(where);
+      std::allocator_traits<std::allocator<Node>>::construct(alloc, n, Node::create_key(), op,
+                                                             target, slot);
+      return n;
+    }
+    const std::size_t slot = chunk_used_++;
+    Node* n = reinterpret_cast<Node*>(chunks_.back()->storage + slot * sizeof(Node));
+    std::allocator_traits<std::allocator<Node>>::construct(alloc, n, Node::create_key(), op, target,
+                                                           static_cast<std::uint8_t>(slot));
+    return n;
+  }
+  // Destroys `node` (not linked, not indexed) and frees its slot for reuse. No-throw.
+  void destroy_node(Node* node) noexcept {
+    const std::uint8_t slot = node->slot_;
+    std::allocator<Node> alloc;
+    std::allocator_traits<std::allocator<Node>>::destroy(alloc, node);
+    FreeSlot* f = reinterpret_cast<FreeSlot*>(static_cast<void*>(node));
+    std::allocator_traits<std::allocator<FreeSlot>>::construct(free_alloc_, f,
+                                                               FreeSlot{free_slots_, slot});
+    free_slots_ = f;
+  }
+  [[nodiscard]] std::uint32_t id_of(const Node* node) const noexcept {
+    return node->chunk_header().index * static_cast<std::uint32_t>(detail::node_chunk_slots) +
+           node->slot_;
+  }
+  [[nodiscard]] Node* node_by_id(std::uint32_t id) const noexcept {
+    unsigned char* storage = chunks_[id / detail::node_chunk_slots]->storage;
+    return std::launder(
+        reinterpret_cast<Node*>(storage + (id % detail::node_chunk_slots) * sizeof(Node)));
+  }
+  // The index's way from an id to a name.
+  struct NameOf {
+    const Graph* graph;
+    std::string_view operator()(std::uint32_t id) const noexcept {
+      return graph->node_by_id(id)->name();
+    }
+  };
+  [[nodiscard]] NameOf name_of() const noexcept { return NameOf{this}; }
+  // The index's way to re-read its entries when it grows: the node list, in order (every indexed
+  // node is linked whenever the index grows).
+  struct EachIndexed {
+    const Graph* graph;
+    template <class Visit>
+    std::size_t operator()(Visit&& visit) const noexcept {
+      std::size_t count = 0;
+      for (const Node* n = graph->head_; n != nullptr; n = n->next_, ++count) {
+        visit(graph->id_of(n), n->name());
+      }
+      return count;
+    }
+  };
+  [[nodiscard]] EachIndexed each_indexed() const noexcept { return EachIndexed{this}; }
 
   // A fresh epoch for Node::diff_inputs' scratch marks: a multiple of 16, never 0. When the
   // counter wraps (after 2^28 edits) every mark is cleared first, so no stale mark can match.
@@ -605,11 +721,10 @@ class Graph {
 
   // The namespace's view of live node names: the name index.
   static bool holds_name(const void* graph, std::string_view name) {
-    const auto& index = static_cast<const Graph*>(graph)->nodes_;
-    return index.find(name) != index.end();
+    return static_cast<const Graph*>(graph)->find_node(name) != nullptr;
   }
   static std::size_t count_names(const void* graph) noexcept {
-    return static_cast<const Graph*>(graph)->nodes_.size();
+    return static_cast<const Graph*>(graph)->index_.size();
   }
 
   bool anchors_insertion_point(const Node* node) const noexcept {
@@ -700,27 +815,39 @@ class Graph {
         requested.empty() ? default_name(op, target) : std::string(requested);
     Namespace::Proposal proposal = namespace_.propose(candidate);
     Node* next = resolve_position(op, proposal.name);
-    auto node = std::make_unique<Node>(Node::create_key(), this, op, intern(target));
-    node->name_ = proposal.name;
-    node->check_argument_nodes(args, kwargs);
-    const std::vector<Node*> inputs = detail::collect_input_nodes(args, kwargs);
-    const Node::InputChange change = node->prepare_input_change({}, inputs);
-    node->args_ = std::move(args);
-    if (!kwargs.empty()) node->ensure_extra().kwargs = std::move(kwargs);
-    detail::reserve_more_hashed(nodes_, 1);
-    namespace_.commit(proposal);
-    Node* raw = node.get();
+    detail::CompactString name(proposal.name);
+    const std::uint32_t interned = intern(target);
+    std::unique_ptr<Node::Extra> extra;
+    if (!kwargs.empty()) extra = std::make_unique<Node::Extra>();
+    reserve_node_slot();
+    index_.reserve_more(1, name_of(), each_indexed());
+    Node* raw = construct_node(op, interned);
+    Node::InputChange change;
+    Node::ArgumentBox box;
     try {
-      nodes_.emplace(std::string_view(raw->name_), std::move(node));
+      raw->name_.swap(name);
+      raw->check_argument_nodes(args, kwargs);
+      const std::vector<Node*> inputs = detail::collect_input_nodes(args, kwargs);
+      change = raw->prepare_input_change({}, inputs);
+      box = raw->prepare_args(args.size());
+      namespace_.commit(proposal);
     } catch (...) {
-      namespace_.uncommit(proposal);
+      destroy_node(raw);
       throw;
     }
+    // No-throw until prepare: store the arguments, index the name.
+    raw->commit_args(std::move(args), std::move(box));
+    if (extra) {
+      extra->kwargs = std::move(kwargs);
+      raw->extra_ = std::move(extra);
+    }
+    index_.insert(id_of(raw), raw->name());
     if (prepare != nullptr) {
       try {
         (*prepare)(*raw);
       } catch (...) {
-        nodes_.erase(nodes_.find(std::string_view(raw->name_)));  // destroys the node
+        index_.erase(id_of(raw), raw->name(), name_of());
+        destroy_node(raw);
         namespace_.uncommit(proposal);
         throw;
       }
@@ -739,10 +866,15 @@ class Graph {
   std::size_t size_ = 0;
   std::size_t num_placeholders_ = 0;
   Node* output_ = nullptr;
-  std::unordered_map<std::string_view, std::unique_ptr<Node>> nodes_;  // owns, keyed by name
+  std::vector<std::unique_ptr<detail::NodeChunk>> chunks_;  // own the nodes' storage
+  std::size_t chunk_used_ = 0;                              // slots handed out from chunks_.back()
+  FreeSlot* free_slots_ = nullptr;                          // erased slots, in the chunks' storage
+  std::allocator<FreeSlot> free_alloc_;
+  detail::NameIndex index_;  // live nodes by name
   Namespace namespace_;
-  // Interned targets, keyed by their own text (looked up without allocating).
-  std::unordered_map<std::string_view, std::unique_ptr<const std::string>> targets_;
+  // Interned targets: their text by index, and the index by text (looked up without allocating).
+  std::vector<std::unique_ptr<const std::string>> target_table_;
+  std::unordered_map<std::string_view, std::uint32_t> targets_;
   InsertPoint insert_;
   std::vector<InsertPoint> saved_points_;
   GraphObserver* observer_ = nullptr;
@@ -751,10 +883,12 @@ class Graph {
 
 inline InsertingGuard::~InsertingGuard() { graph_->pop_insert_point(); }
 
-inline std::uint32_t Node::next_mark_epoch() noexcept { return graph_->next_mark_epoch(); }
+inline std::uint32_t Node::next_mark_epoch() noexcept { return graph().next_mark_epoch(); }
+
+inline std::string_view Node::target() const noexcept { return *graph().target_table_[target_]; }
 
 inline void Node::notify_replace(const Node& old_input, const Node& new_input) const {
-  if (GraphObserver* o = graph_->observer()) {
+  if (GraphObserver* o = graph().observer()) {
     o->before_replace_uses(old_input, new_input, op_ == OpCode::output);
   }
 }
@@ -763,14 +897,14 @@ inline void Node::replace_input_with(Node* old_input, Node* new_input) {
   if (new_input == nullptr) {
     throw value_error("Cannot replace an input of node '" + name_ + "' with a null node");
   }
-  if (new_input->graph_ != graph_) {
+  if (&new_input->graph() != &graph()) {
     throw value_error("Replacement node '" + new_input->name_ + "' for an input of node '" + name_ +
                       "' belongs to another graph");
   }
   if (old_input == new_input) return;
   ArgumentList args;
-  args.reserve(args_.size());
-  for (const Argument& a : args_) args.push_back(replace_node_in(a, old_input, new_input));
+  args.reserve(args_size_);
+  for (const Argument& a : this->args()) args.push_back(replace_node_in(a, old_input, new_input));
   Kwargs kwargs;
   for (const auto& kv : this->kwargs()) {
     kwargs.emplace_back(kv.first, replace_node_in(kv.second, old_input, new_input));
@@ -785,13 +919,13 @@ inline std::vector<Node*> Node::replace_all_uses_with(
   if (replacement == nullptr) {
     throw value_error("Cannot replace uses of node '" + name_ + "' with a null node");
   }
-  if (replacement->graph_ != graph_) {
+  if (&replacement->graph() != &graph()) {
     throw value_error("Replacement node '" + replacement->name_ + "' for node '" + name_ +
                       "' belongs to another graph");
   }
   if (replacement == this) return {};
   std::vector<Node*> changed;
-  for (Node* user : users_) {
+  for (Node* user : users()) {
     if (!delete_user_cb || delete_user_cb(user)) changed.push_back(user);
   }
   for (Node* user : changed) {
@@ -810,12 +944,14 @@ inline std::vector<Node*> Node::replace_all_uses_with(
   rewritten.reserve(changed.size());
   bool output_uses = false;
   {
-    detail::NodeLookup existing(replacement->users_);
+    const std::vector<Node*> existing_users = replacement->users();
+    detail::NodeLookup existing(existing_users);
     std::size_t additions = 0;
     for (Node* user : changed) {
       Rewritten r;
-      r.args.reserve(user->args_.size());
-      for (const Argument& a : user->args_) r.args.push_back(replace_node_in(a, this, replacement));
+      r.args.reserve(user->args_size_);
+      for (const Argument& a : user->args())
+        r.args.push_back(replace_node_in(a, this, replacement));
       for (const auto& kv : user->kwargs()) {
         r.kwargs.emplace_back(kv.first, replace_node_in(kv.second, this, replacement));
       }
@@ -824,23 +960,22 @@ inline std::vector<Node*> Node::replace_all_uses_with(
       output_uses = output_uses || user->op_ == OpCode::output;
       rewritten.push_back(std::move(r));
     }
-    detail::reserve_more(replacement->users_, additions);
+    replacement->reserve_users(additions);
   }
   detail::NodeLookup changed_lookup(changed);
   if (!changed.empty()) {
-    if (GraphObserver* o = graph_->observer())
+    if (GraphObserver* o = graph().observer())
       o->before_replace_uses(*this, *replacement, output_uses);
   }
   // No-throw from here on.
   for (std::size_t i = 0; i < changed.size(); ++i) {
     Node* user = changed[i];
-    user->args_ = std::move(rewritten[i].args);
+    // Same argument count as before, so storing them does not allocate.
+    user->commit_args(std::move(rewritten[i].args), nullptr);
     if (user->extra_) user->extra_->kwargs = std::move(rewritten[i].kwargs);
-    if (rewritten[i].add_user) replacement->users_.push_back(user);
+    if (rewritten[i].add_user) replacement->push_user(user);
   }
-  users_.erase(std::remove_if(users_.begin(), users_.end(),
-                              [&](Node* u) { return changed_lookup.contains(u); }),
-               users_.end());
+  remove_users_if([&](Node* u) { return changed_lookup.contains(u); });
   return changed;
 }
 

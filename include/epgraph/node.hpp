@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "argument.hpp"
+#include "detail/compact_string.hpp"
 #include "error.hpp"
 #include "tensor.hpp"
 
@@ -114,7 +116,7 @@ inline void keep_first_occurrences(std::vector<Node*>& v) {
 }
 
 // Unique nodes referenced by args then kwargs, in first-occurrence order (FX's _input_nodes).
-inline std::vector<Node*> collect_input_nodes(const ArgumentList& args, const Kwargs& kwargs) {
+inline std::vector<Node*> collect_input_nodes(ArgumentView args, const Kwargs& kwargs) {
   std::vector<Node*> out;
   auto add = [&](Node* n) { out.push_back(n); };
   for (const Argument& a : args) for_each_node(a, add);
@@ -126,7 +128,7 @@ inline std::vector<Node*> collect_input_nodes(const ArgumentList& args, const Kw
 // Membership test that stays O(log n) for big inputs (a sorted copy; no hashing).
 class NodeLookup {
  public:
-  explicit NodeLookup(const std::vector<Node*>& nodes) : nodes_(nodes) {
+  explicit NodeLookup(ConstSpan<Node*> nodes) : nodes_(nodes) {
     if (nodes.size() > 16) {
       sorted_.assign(nodes.begin(), nodes.end());
       std::sort(sorted_.begin(), sorted_.end(), std::less<const Node*>());
@@ -143,10 +145,24 @@ class NodeLookup {
   }
 
  private:
-  const std::vector<Node*>& nodes_;
+  ConstSpan<Node*> nodes_;
   std::vector<const Node*> sorted_;
 };
 
+}  // namespace detail
+
+/// The users of a node, read-only (see ConstSpan).
+using NodeSpan = ConstSpan<Node*>;
+
+namespace detail {
+// Nodes live in chunks of `node_chunk_slots` slots that the graph allocates (see graph.hpp); a
+// node finds its chunk, and so its graph, from its slot number. Saves a graph pointer per node and
+// the allocator's per-allocation overhead.
+inline constexpr std::size_t node_chunk_slots = 256;
+struct NodeChunkHeader {
+  Graph* graph;
+  std::uint32_t index;  // position in the graph's chunk list
+};
 }  // namespace detail
 
 /// A node of a Graph: torch.fx's `Node`. Nodes are created and owned by their Graph; a `Node*`
@@ -156,6 +172,10 @@ class NodeLookup {
 /// Edges are kept in both directions: `args()`/`kwargs()` name the nodes this node reads, and
 /// `users()` lists the nodes that read this one, in first-use order, each once. Only the setters
 /// below change arguments, and they update `users()` of every affected node.
+///
+/// A node is compact (96 bytes on 64-bit targets, no separate allocation when it has at most two
+/// positional arguments, at most one user, a name of at most 15 characters and no kwargs or
+/// metadata), because exported LLMs have hundreds of thousands of them.
 class Node {
  public:
   /// Only a Graph can make one: nodes are created through Graph::create_node and friends.
@@ -164,29 +184,37 @@ class Node {
     create_key() noexcept {}
   };
   /// Used by Graph; not for direct use (a create_key cannot be made outside Graph).
-  Node(create_key, Graph* graph, OpCode op, const std::string* target) noexcept
-      : graph_(graph), target_(target), op_(op) {}
+  Node(create_key, OpCode op, std::uint32_t target, std::uint8_t slot) noexcept
+      : target_(target), op_(op), slot_(slot) {}
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
-  ~Node() = default;
+  ~Node() {
+    destroy_args();
+    if (user_state_ == users_heap) std::unique_ptr<std::vector<Node*>> owned(users_.many);
+  }
 
-  /// The graph that owns this node.
-  [[nodiscard]] Graph& graph() const noexcept { return *graph_; }
+  /// The graph that owns this node. O(1).
+  [[nodiscard]] Graph& graph() const noexcept;
   /// The unique name in its graph (FX `node.name`). Valid until the node is renamed or erased.
-  [[nodiscard]] std::string_view name() const noexcept { return name_; }
+  [[nodiscard]] std::string_view name() const noexcept { return name_.view(); }
   /// FX `node.op`.
   [[nodiscard]] OpCode op() const noexcept { return op_; }
   /// FX `node.target`: the operator's qualified name for call_function
   /// (`torch.ops.aten.add.Tensor`), the placeholder's own name, the attribute path of get_attr...
-  [[nodiscard]] std::string_view target() const noexcept { return *target_; }
-  /// Positional arguments (FX `node.args`).
-  [[nodiscard]] const ArgumentList& args() const noexcept { return args_; }
+  /// Valid while the graph lives (targets are interned by the graph). O(1).
+  [[nodiscard]] std::string_view target() const noexcept;
+  /// Positional arguments (FX `node.args`), as a view valid until they change. O(1).
+  [[nodiscard]] ArgumentView args() const noexcept { return {args_data(), args_size_}; }
   /// Keyword arguments in order (FX `node.kwargs`).
   [[nodiscard]] const Kwargs& kwargs() const noexcept {
     return extra_ ? extra_->kwargs : empty_kwargs();
   }
-  /// Nodes that use this node's value, in first-use order, each once (FX `node.users`).
-  [[nodiscard]] const std::vector<Node*>& users() const noexcept { return users_; }
+  /// Nodes that use this node's value, in first-use order, each once (FX `node.users`), as a view
+  /// valid until the users change. O(1).
+  [[nodiscard]] NodeSpan users() const noexcept {
+    if (user_state_ == users_heap) return {users_.many->data(), users_.many->size()};
+    return {&users_.one, user_state_};
+  }
   /// The previous node in graph order, or nullptr for the first (FX `node.prev`, minus the root).
   [[nodiscard]] Node* prev() const noexcept { return prev_; }
   /// The next node in graph order, or nullptr for the last (FX `node.next`, minus the root).
@@ -201,7 +229,7 @@ class Node {
   /// The unique nodes this node reads, args first then kwargs, in order of first appearance
   /// (FX `node.all_input_nodes`). O(size of args + kwargs).
   [[nodiscard]] std::vector<Node*> all_input_nodes() const {
-    return detail::collect_input_nodes(args_, kwargs());
+    return detail::collect_input_nodes(args(), kwargs());
   }
 
   /// Replaces the positional arguments (FX `node.args = ...`) and updates `users()` of nodes
@@ -212,16 +240,16 @@ class Node {
   void set_args(ArgumentList args) { reset_inputs(std::move(args), kwargs()); }
 
   /// Replaces the keyword arguments (FX `node.kwargs = ...`); see set_args. Strong guarantee.
-  void set_kwargs(Kwargs kwargs) { reset_inputs(args_, std::move(kwargs)); }
+  void set_kwargs(Kwargs kwargs) { reset_inputs(args().to_vector(), std::move(kwargs)); }
 
   /// Replaces positional argument `index` (FX `node.update_arg`). Throws value_error
   /// "Argument index 3 out of range for node 'add' with 2 arguments". Strong guarantee.
   void update_arg(std::size_t index, Argument arg) {
-    if (index >= args_.size()) {
+    if (index >= args_size_) {
       throw value_error("Argument index " + std::to_string(index) + " out of range for node '" +
-                        name_ + "' with " + std::to_string(args_.size()) + " arguments");
+                        name_.str() + "' with " + std::to_string(args_size_) + " arguments");
     }
-    ArgumentList copy = args_;
+    ArgumentList copy = args().to_vector();
     copy[index] = std::move(arg);
     set_args(std::move(copy));
   }
@@ -267,6 +295,10 @@ class Node {
     Kwargs kwargs;
     NodeMeta meta;
   };
+  using ArgumentBox = std::unique_ptr<std::vector<Argument>>;
+
+  static constexpr std::uint32_t inline_args = 2;
+  static constexpr std::uint8_t users_heap = 2;  // user_state_: 0 or 1 inline users, or heap
 
   static const Kwargs& empty_kwargs() noexcept {
     static const Kwargs empty;
@@ -281,13 +313,100 @@ class Node {
     return *extra_;
   }
 
-  void check_argument_nodes(const ArgumentList& args, const Kwargs& kwargs) const {
+  // --- positional argument storage: inline when there are at most two, else a boxed vector.
+  [[nodiscard]] const Argument* args_data() const noexcept {
+    return args_size_ <= inline_args ? args_.inline_ : args_.heap->data();
+  }
+  void destroy_args() noexcept {
+    if (args_size_ <= inline_args) {
+      std::destroy_n(args_.inline_, args_size_);
+    } else {
+      ArgumentBox owned(args_.heap);
+    }
+    args_size_ = 0;
+  }
+  // Phase 1 of storing `count` arguments: the box they need, if any. May throw std::bad_alloc.
+  [[nodiscard]] ArgumentBox prepare_args(std::size_t count) const {
+    if (count > UINT32_MAX) throw value_error("Too many arguments for node '" + name_.str() + "'");
+    if (count > inline_args && args_size_ <= inline_args) {
+      return std::make_unique<std::vector<Argument>>();
+    }
+    return nullptr;
+  }
+  // Phase 2: stores `args` (a box from prepare_args for the same count). No-throw.
+  void commit_args(ArgumentList&& args, ArgumentBox box) noexcept {
+    const std::size_t count = args.size();
+    if (count <= inline_args) {
+      destroy_args();
+      std::uninitialized_move(args.begin(), args.end(), args_.inline_);
+    } else if (args_size_ > inline_args) {
+      *args_.heap = std::move(args);
+    } else {
+      destroy_args();
+      *box = std::move(args);
+      args_.heap = box.release();
+    }
+    args_size_ = static_cast<std::uint32_t>(count);
+  }
+
+  // --- users storage: one inline user, or a boxed vector once a second user came.
+  // Makes room for `extra` more users; the representation may change but users() does not.
+  // May throw std::bad_alloc; changes nothing observable.
+  void reserve_users(std::size_t extra) {
+    if (user_state_ == users_heap) {
+      detail::reserve_more(*users_.many, extra);
+    } else if (user_state_ + extra > 1) {
+      auto box = std::make_unique<std::vector<Node*>>();
+      box->reserve(std::max<std::size_t>(user_state_ + extra, 4));
+      if (user_state_ == 1) box->push_back(users_.one);
+      users_.many = box.release();
+      user_state_ = users_heap;
+    }
+  }
+  // Appends a user; room must have been reserved by reserve_users. No-throw.
+  void push_user(Node* user) noexcept {
+    if (user_state_ == users_heap) {
+      users_.many->push_back(user);  // within capacity: does not allocate
+    } else {
+      users_.one = user;  // reserve_users made a second user go to the heap
+      user_state_ = 1;
+    }
+  }
+  void remove_user(const Node* user) noexcept {
+    if (user_state_ == users_heap) {
+      auto& v = *users_.many;
+      auto it = std::find(v.begin(), v.end(), user);
+      if (it != v.end()) v.erase(it);
+    } else if (user_state_ == 1 && users_.one == user) {
+      users_.one = nullptr;
+      user_state_ = 0;
+    }
+  }
+
+  // Removes every user for which `pred(user)` holds, keeping the order of the others. No-throw
+  // when `pred` is.
+  template <class Pred>
+  void remove_users_if(Pred&& pred) noexcept {
+    if (user_state_ == users_heap) {
+      auto& v = *users_.many;
+      v.erase(std::remove_if(v.begin(), v.end(), pred), v.end());
+    } else if (user_state_ == 1 && pred(users_.one)) {
+      users_.one = nullptr;
+      user_state_ = 0;
+    }
+  }
+
+  // The header of the chunk this node lives in. Defined below NodeChunk.
+  [[nodiscard]] const detail::NodeChunkHeader& chunk_header() const noexcept;
+
+  void check_argument_nodes(ArgumentView args, const Kwargs& kwargs) const {
+    Graph* own = &graph();
     auto check = [&](Node* n) {
       if (n == nullptr) {
-        throw value_error("Null argument node given to node '" + name_ + "'");
+        throw value_error("Null argument node given to node '" + name_.str() + "'");
       }
-      if (n->graph_ != graph_) {
-        throw value_error("Argument node '" + n->name_ + "' of node '" + name_ +
+      if (&n->graph() != own) {
+        throw value_error("Argument node '" + n->name_.str() + "' of node '" + name_.str() +
                           "' belongs to another graph");
       }
     };
@@ -314,7 +433,7 @@ class Node {
     for (Node* n : old_inputs) {
       if (!new_lookup.contains(n)) change.removed.push_back(n);
     }
-    for (Node* n : change.added) detail::reserve_more(n->users_, 1);
+    for (Node* n : change.added) n->reserve_users(1);
     return change;
   }
 
@@ -322,7 +441,7 @@ class Node {
   // users() of new inputs (room reserved in phase 1).
   void commit_input_change(const InputChange& change) noexcept {
     for (Node* n : change.removed) n->remove_user(this);
-    for (Node* n : change.added) n->users_.push_back(this);
+    for (Node* n : change.added) n->push_user(this);
   }
 
   // Tells the owning graph's observer (the ExportedProgram) that uses of `old_input` by this node
@@ -349,7 +468,7 @@ class Node {
     };
     constexpr std::uint32_t in_old = 1, in_new = 2, added = 4, removed = 8;
     auto each_old = [&](auto&& f) {
-      for (const Argument& a : args_) for_each_node(a, f);
+      for (const Argument& a : this->args()) for_each_node(a, f);
       for (const auto& kv : this->kwargs()) for_each_node(kv.second, f);
     };
     auto each_new = [&](auto&& f) {
@@ -371,7 +490,7 @@ class Node {
         change.removed.push_back(n);
       }
     });
-    for (Node* n : change.added) detail::reserve_more(n->users_, 1);
+    for (Node* n : change.added) n->reserve_users(1);
     return change;
   }
 
@@ -383,35 +502,55 @@ class Node {
     check_argument_nodes(args, kwargs);
     std::unique_ptr<Extra> new_extra;
     if (!kwargs.empty() && !extra_) new_extra = std::make_unique<Extra>();
+    ArgumentBox box = prepare_args(args.size());
     const InputChange change = diff_inputs(args, kwargs);
     if (replaced != nullptr) notify_replace(*replaced, *replacement);
     // No-throw from here on.
     if (new_extra) extra_ = std::move(new_extra);
-    args_ = std::move(args);
+    commit_args(std::move(args), std::move(box));
     if (extra_) extra_->kwargs = std::move(kwargs);
     commit_input_change(change);
   }
 
-  void remove_user(const Node* user) noexcept {
-    for (auto it = users_.begin(); it != users_.end(); ++it) {
-      if (*it == user) {
-        users_.erase(it);
-        return;
-      }
-    }
-  }
-
-  Graph* graph_;
+  // 96 bytes on LP64: 3 pointers, 32 bytes of inline arguments, 8 of users, 16 of name, 16 more.
   Node* prev_ = nullptr;
   Node* next_ = nullptr;
-  std::string name_;
-  const std::string* target_;  // interned by the graph
-  OpCode op_;
-  std::uint32_t mark_ = 0;  // scratch for diff_inputs (epoch | flags); not observable
-  ArgumentList args_;
-  std::vector<Node*> users_;
   std::unique_ptr<Extra> extra_;  // kwargs and metadata; null when both are empty
+  union ArgStorage {
+    ArgStorage() noexcept : heap(nullptr) {}
+    ~ArgStorage() {}
+    std::vector<Argument>* heap;  // owned; when args_size_ > inline_args
+    Argument inline_[inline_args];
+  } args_;
+  union UserStorage {
+    Node* one;
+    std::vector<Node*>* many;  // owned; when user_state_ == users_heap
+  } users_{nullptr};
+  detail::CompactString name_;
+  std::uint32_t args_size_ = 0;
+  std::uint32_t target_;    // index into the graph's interned targets
+  std::uint32_t mark_ = 0;  // scratch for diff_inputs (epoch | flags); not observable
+  OpCode op_;
+  std::uint8_t slot_;  // position in its chunk (see detail::NodeChunkHeader)
+  std::uint8_t user_state_ = 0;
 };
+
+namespace detail {
+// A block of node slots owned by a Graph. Slots are constructed and destroyed by the graph.
+struct NodeChunk {
+  NodeChunkHeader header;
+  alignas(Node) unsigned char storage[node_chunk_slots * sizeof(Node)];
+};
+}  // namespace detail
+
+inline const detail::NodeChunkHeader& Node::chunk_header() const noexcept {
+  const unsigned char* base = reinterpret_cast<const unsigned char*>(this) -
+                              std::size_t(slot_) * sizeof(Node) -
+                              offsetof(detail::NodeChunk, storage);
+  return *reinterpret_cast<const detail::NodeChunkHeader*>(base);
+}
+
+inline Graph& Node::graph() const noexcept { return *chunk_header().graph; }
 
 }  // namespace epgraph
 

@@ -170,7 +170,7 @@ inline void format_tuple(std::string& out, const ArgumentList& items, ArgStyle s
   std::string out;
   if (node.op() == OpCode::output) {
     out += "return ";
-    const ArgumentList& args = node.args();
+    const ArgumentView args = node.args();
     if (args.empty()) {
       out += "None";
     } else if (const ArgumentList* results = args[0].list()) {
