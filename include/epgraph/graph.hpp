@@ -385,8 +385,13 @@ class Graph {
   /// Mirrors `torch.fx.Graph.lint` (torch/fx/graph.py), with stricter placement rules.
   void lint() const {
     std::vector<std::string> problems;
-    std::unordered_map<const Node*, std::size_t> position;
-    position.reserve(size_);
+    // Position in the node list by node id (a vector, not a hash map: the list is mostly in
+    // memory order, so this stays cache friendly on big graphs).
+    constexpr std::size_t unseen = SIZE_MAX;
+    std::vector<std::size_t> position_by_id(chunks_.size() * detail::node_chunk_slots, unseen);
+    auto position_of = [&](const Node* m) {
+      return &m->graph() == this ? position_by_id[id_of(m)] : unseen;
+    };
     std::size_t count = 0;
     const Node* prev = nullptr;
     const Node* first_non_placeholder = nullptr;
@@ -399,9 +404,13 @@ class Graph {
       if (find_node(n->name_) != n) {
         problems.push_back("Node '" + n->name_ + "' is not indexed under its name");
       }
-      if (!position.emplace(n, count).second) {
-        problems.push_back("Node '" + n->name_ + "' appears twice in the node list");
-        break;
+      if (&n->graph() == this) {
+        std::size_t& pos = position_by_id[id_of(n)];
+        if (pos != unseen) {
+          problems.push_back("Node '" + n->name_ + "' appears twice in the node list");
+          break;
+        }
+        pos = count;
       }
       if (n->op_ == OpCode::placeholder && first_non_placeholder != nullptr) {
         problems.push_back("Placeholder '" + n->name_ + "' comes after non-placeholder node '" +
@@ -474,16 +483,16 @@ class Graph {
       }
       return sorted_contains(it->second, input);
     };
-    for (const Node* n = head_; n != nullptr && position.count(n); n = n->next_) {
-      const std::size_t here = position[n];
+    for (const Node* n = head_; n != nullptr && position_of(n) != unseen; n = n->next_) {
+      const std::size_t here = position_of(n);
       for (Node* input : n->all_input_nodes()) {
-        auto it = position.find(input);
-        if (it == position.end()) {
+        const std::size_t there = position_of(input);
+        if (there == unseen) {
           problems.push_back("Node '" + n->name_ + "' uses node '" + input->name_ +
                              "' that is not in this graph");
           continue;
         }
-        if (it->second >= here) {
+        if (there >= here) {
           problems.push_back("Node '" + n->name_ + "' uses node '" + input->name_ +
                              "' that is defined after it");
         }
@@ -492,13 +501,25 @@ class Graph {
                              "' but is missing from its users");
         }
       }
-      std::unordered_set<const Node*> seen_users;
-      for (const Node* user : n->users()) {
-        if (!seen_users.insert(user).second) {
+      const NodeSpan users = n->users();
+      std::vector<const Node*> sorted_users_of_n;  // duplicate check for long user lists
+      if (users.size() > 16) sorted_users_of_n = sorted_copy(users);
+      for (std::size_t i = 0; i < users.size(); ++i) {
+        const Node* user = users[i];
+        const bool repeated =
+            users.size() <= 16
+                ? std::find(users.begin(), users.begin() + i, user) != users.begin() + i
+                : std::upper_bound(sorted_users_of_n.begin(), sorted_users_of_n.end(), user,
+                                   std::less<const Node*>()) -
+                              std::lower_bound(sorted_users_of_n.begin(), sorted_users_of_n.end(),
+                                               user, std::less<const Node*>()) >
+                          1 &&
+                      std::find(users.begin(), users.begin() + i, user) != users.begin() + i;
+        if (repeated) {
           problems.push_back("Node '" + n->name_ + "' lists user '" + user->name_ + "' twice");
           continue;
         }
-        if (position.find(user) == position.end()) {
+        if (position_of(user) == unseen) {
           problems.push_back("Node '" + n->name_ + "' lists user '" + user->name_ +
                              "' that is not in this graph");
           continue;
@@ -519,8 +540,7 @@ class Graph {
   [[nodiscard]] std::unique_ptr<Graph> clone() const {
     auto copy = std::make_unique<Graph>();
     copy->namespace_.assign_names(namespace_);
-    std::unordered_map<const Node*, Node*> map;
-    map.reserve(size_);
+    CloneMap map{this, std::vector<Node*>(chunks_.size() * detail::node_chunk_slots, nullptr)};
     auto remap = [&](const Node* user) {
       return [&map, user](const Argument& arg) { return remap_argument(arg, map, user); };
     };
@@ -557,13 +577,20 @@ class Graph {
       copy->link_before(raw, nullptr);
       if (raw->op_ == OpCode::placeholder) ++copy->num_placeholders_;
       if (n == output_) copy->output_ = raw;
-      map.emplace(n, raw);
+      map.by_id[id_of(n)] = raw;
     }
     for (const Node* n = head_; n != nullptr; n = n->next_) {
-      Node* c = map.at(n);
+      Node* c = map.find(n);
       const NodeSpan users = n->users();
       c->reserve_users(users.size());
-      for (const Node* u : users) c->push_user(map.at(u));
+      for (const Node* u : users) {
+        Node* cu = map.find(u);
+        if (cu == nullptr) {
+          throw runtime_error("Cannot clone graph: node '" + n->name_ + "' lists user '" +
+                              u->name_ + "' that is not in this graph");
+        }
+        c->push_user(cu);
+      }
     }
     return copy;
   }
@@ -580,16 +607,23 @@ class Graph {
   friend class InsertingGuard;
   friend struct detail::test_access;
 
-  static Argument remap_argument(const Argument& arg,
-                                 const std::unordered_map<const Node*, Node*>& map,
-                                 const Node* user) {
+  // Source node -> copy, by node id (filled in list order while cloning).
+  struct CloneMap {
+    const Graph* source;
+    std::vector<Node*> by_id;
+    [[nodiscard]] Node* find(const Node* n) const noexcept {
+      return &n->graph() == source ? by_id[source->id_of(n)] : nullptr;
+    }
+  };
+
+  static Argument remap_argument(const Argument& arg, const CloneMap& map, const Node* user) {
     if (const Node* n = arg.node()) {
-      auto it = map.find(n);
-      if (it == map.end()) {
+      Node* copy = map.find(n);
+      if (copy == nullptr) {
         throw runtime_error("Cannot clone graph: node '" + user->name_ + "' uses node '" +
                             n->name_ + "' that does not come before it");
       }
-      return Argument(it->second);
+      return Argument(copy);
     }
     if (const ArgumentList* l = arg.list()) {
       ArgumentList out;
