@@ -228,7 +228,9 @@ class Graph {
   /// - value_error "Cannot insert call_function node 'add' before placeholder 'x': placeholders
   ///   must come first" / "... after the output node" / "Cannot insert placeholder 'x' after
   ///   non-placeholder node 'add'" when the insertion point does not allow this op there;
-  /// - runtime_error "Graph already has an output node 'output'" for a second output node.
+  /// - runtime_error "Graph already has an output node 'output'" for a second output node;
+  /// - runtime_error "Graph cannot hold more than 67108608 nodes" (2^26 - 256, the name index's
+  ///   id space) when the graph is full.
   /// Strong guarantee. O(length of name + size of arguments).
   Node* create_node(OpCode op, std::string_view target, ArgumentList args = {}, Kwargs kwargs = {},
                     std::string_view name = {}) {
