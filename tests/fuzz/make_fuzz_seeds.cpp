@@ -32,12 +32,18 @@ int main(int argc, char** argv) {
   for (const char* t : {"fuzz_json", "fuzz_archive", "fuzz_edits"}) fs::create_directories(out / t);
 
   std::vector<std::pair<std::string, epgraph_test::Program>> programs;
+  // The saver needs the metadata of every tensor value (with_tensor_meta gives the compute nodes
+  // theirs); the token program keeps none: the saver supplies the token's.
+  using epgraph_test::with_tensor_meta;
   programs.emplace_back("plain", epgraph_test::plain_program());
-  programs.emplace_back("params_and_buffers", epgraph_test::params_and_buffers_program());
-  programs.emplace_back("token", epgraph_test::token_program());
-  programs.emplace_back("constants", epgraph_test::constants_program());
-  programs.emplace_back("linear_batchnorm", epgraph_test::linear_batchnorm_program());
-  programs.emplace_back("user_input_mutation", epgraph_test::user_input_mutation_program());
+  programs.emplace_back("params_and_buffers",
+                        with_tensor_meta(epgraph_test::params_and_buffers_program()));
+  programs.emplace_back("token", epgraph_test::token_program(false));
+  programs.emplace_back("constants", with_tensor_meta(epgraph_test::constants_program()));
+  programs.emplace_back("linear_batchnorm",
+                        with_tensor_meta(epgraph_test::linear_batchnorm_program()));
+  programs.emplace_back("user_input_mutation",
+                        with_tensor_meta(epgraph_test::user_input_mutation_program()));
 
   const fs::path example =
       fs::path(EPGRAPH_SOURCE_DIR) / "examples" / "data" / "decoder_block.json";
