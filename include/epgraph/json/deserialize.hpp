@@ -20,6 +20,7 @@
 #include "../graph_signature.hpp"
 #include "../tensor.hpp"
 #include "detail.hpp"
+#include "dom.hpp"
 #include "error.hpp"
 #include "tensor_meta.hpp"
 
@@ -78,20 +79,19 @@ class GraphReader {
   GraphReader(Graph& graph, bool legacy) : g_(graph), legacy_(legacy) {}
 
   // `input_spec_names[i]` names constant graph inputs (torch takes the spec's name).
-  void read(const ojson& jg, const std::string& path,
-            const std::vector<std::string>& input_spec_names) {
+  void read(const ojson& jg, const Path& path, const std::vector<std::string>& input_spec_names) {
     expect_object(jg, path);
     read_tables(jg, path);
-    const std::string ip = at_key(path, "inputs");
+    const Path ip = at_key(path, "inputs");
     const auto& inputs = expect_array(field(jg, path, "inputs"), ip);
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       read_input(inputs[i], at_index(ip, i), i < input_spec_names.size() ? input_spec_names[i] : "",
                  i);
     }
-    const std::string np = at_key(path, "nodes");
+    const Path np = at_key(path, "nodes");
     const auto& nodes = expect_array(field(jg, path, "nodes"), np);
     for (std::size_t i = 0; i < nodes.size(); ++i) read_node(nodes[i], at_index(np, i));
-    const std::string op = at_key(path, "outputs");
+    const Path op = at_key(path, "outputs");
     const auto& outputs = expect_array(field(jg, path, "outputs"), op);
     ArgumentList results;
     for (std::size_t i = 0; i < outputs.size(); ++i) {
@@ -121,16 +121,16 @@ class GraphReader {
     ojson raw;
   };
 
-  void read_tables(const ojson& jg, const std::string& path) {
-    const std::string tp = at_key(path, "tensor_values");
+  void read_tables(const ojson& jg, const Path& path) {
+    const Path tp = at_key(path, "tensor_values");
     const auto& tv = expect_object(field(jg, path, "tensor_values"), tp);
     for (auto it = tv.begin(); it != tv.end(); ++it) {
-      tensors_.emplace(it.key(), tensor_meta_from_json(it.value(), at_key(tp, it.key())));
+      tensors_.emplace(it.key(), tensor_meta_from_json_at(it.value(), at_key(tp, it.key())));
     }
     for (const char* table : {"sym_int_values", "sym_bool_values", "sym_float_values"}) {
       const ojson* t = opt_field(jg, path, table);
       if (t == nullptr) continue;
-      const std::string p = at_key(path, table);
+      const Path p = at_key(path, table);
       expect_object(*t, p);
       for (auto it = t->begin(); it != t->end(); ++it) {
         const auto m_v = union_member(it.value(), at_key(p, it.key()));
@@ -146,16 +146,16 @@ class GraphReader {
       }
     }
     if (const ojson* c = opt_field(jg, path, "custom_obj_values")) {
-      const std::string p = at_key(path, "custom_obj_values");
+      const Path p = at_key(path, "custom_obj_values");
       expect_object(*c, p);
       for (auto it = c->begin(); it != c->end(); ++it) {
-        const std::string ep = at_key(p, it.key());
+        const Path ep = at_key(p, it.key());
         objs_[it.key()] = get_string(field(it.value(), ep, "class_fqn"), at_key(ep, "class_fqn"));
       }
     }
   }
 
-  Node* lookup(const std::string& name, const std::string& path) const {
+  Node* lookup(const std::string& name, const Path& path) const {
     auto it = by_name_.find(name);
     if (it == by_name_.end()) {
       throw serialization_error(path,
@@ -166,7 +166,7 @@ class GraphReader {
 
   // Registers `node` as producing the value `name` and attaches its metadata (torch's
   // sync_fx_node).
-  void sync(const std::string& name, Node* node, const std::string& path, ojson& info) {
+  void sync(const std::string& name, Node* node, const Path& path, ojson& info) {
     if (by_name_.count(name) != 0) {
       throw serialization_error(path, "duplicate value name '" + name + "'");
     }
@@ -185,19 +185,19 @@ class GraphReader {
   }
 
   Node* create(OpCode op, const std::string& target, ArgumentList args, Kwargs kwargs,
-               const std::string& name, const std::string& path) {
+               const std::string& name, const Path& path) {
     if (!name.empty() && g_.find_node(name) != nullptr && by_name_.count(name) != 0) {
       throw serialization_error(path, "duplicate value name '" + name + "'");
     }
     return g_.create_node(op, target, std::move(args), std::move(kwargs), name);
   }
 
-  void read_input(const ojson& j, const std::string& path, const std::string& spec_name,
+  void read_input(const ojson& j, const Path& path, const std::string& spec_name,
                   std::size_t index) {
     const auto m_v = union_member(j, path);
     const auto& m = m_v.first;
     const auto& v = m_v.second;
-    const std::string p = at_key(path, m);
+    const Path p = at_key(path, m);
     ojson info = ojson::object();
     info["as"] = m;
     std::string name;
@@ -225,7 +225,16 @@ class GraphReader {
     if (by_name_.count(name) != 0) {
       throw serialization_error(path, "duplicate value name '" + name + "'");
     }
-    Node* node = g_.placeholder(name);
+    Node* node = nullptr;
+    if (last_input_ != nullptr) {
+      // After the previous input: O(1), where the default position (after the last
+      // placeholder) is found by walking the placeholders.
+      auto after = g_.inserting_after(last_input_);
+      node = g_.placeholder(name);
+    } else {
+      node = g_.placeholder(name);
+    }
+    last_input_ = node;
     if (m.rfind("as_", 0) == 0 && info.count("value") == 0) {
       if (m == "as_tensor" && tensors_.count(name) == 0) {
         throw serialization_error(path, "graph input '" + name + "' has no entry in tensor_values");
@@ -238,22 +247,22 @@ class GraphReader {
   }
 
   // Argument union -> epgraph Argument. `graph_arg` nodes (as_graph) are created on the way.
-  Argument read_arg(const ojson& j, const std::string& path, std::string* member_out) {
+  Argument read_arg(const ojson& j, const Path& path, std::string* member_out) {
     const auto m_vp = union_member(j, path);
     const auto& m = m_vp.first;
     const auto& vp = m_vp.second;
     const ojson& v = *vp;
-    const std::string p = at_key(path, m);
+    const Path p = at_key(path, m);
     if (member_out) *member_out = m;
-    auto tensor_ref = [&](const ojson& t, const std::string& tp) {
+    auto tensor_ref = [&](const ojson& t, const Path& tp) {
       return Argument(lookup(get_string(field(t, tp, "name"), at_key(tp, "name")), tp));
     };
-    auto sym_ref = [&](const ojson& s, const std::string& sp, const char* value_key) -> Argument {
+    auto sym_ref = [&](const ojson& s, const Path& sp, const char* value_key) -> Argument {
       if (s.is_null()) throw serialization_error(sp, "expected a symbolic value, got null");
       const auto sm_sv = union_member(s, sp);
       const auto& sm = sm_sv.first;
       const auto& sv = sm_sv.second;
-      const std::string svp = at_key(sp, sm);
+      const Path svp = at_key(sp, sm);
       if (sm == "as_name") return Argument(lookup(get_string(*sv, svp), svp));
       if (sm != value_key) unknown_member(sp, sm);
       if (sm == std::string("as_int")) return Argument(get_int(*sv, svp));
@@ -271,27 +280,25 @@ class GraphReader {
     if (m == "as_tensors") return list(tensor_ref);
     if (m == "as_int") return Argument(get_int(v, p));
     if (m == "as_ints")
-      return list([](const ojson& x, const std::string& xp) { return Argument(get_int(x, xp)); });
+      return list([](const ojson& x, const Path& xp) { return Argument(get_int(x, xp)); });
     if (m == "as_float") return Argument(get_float(v, p));
     if (m == "as_floats")
-      return list([](const ojson& x, const std::string& xp) { return Argument(get_float(x, xp)); });
+      return list([](const ojson& x, const Path& xp) { return Argument(get_float(x, xp)); });
     if (m == "as_string" || m == "as_operator") return Argument(get_string(v, p));
     if (m == "as_strings")
-      return list(
-          [](const ojson& x, const std::string& xp) { return Argument(get_string(x, xp)); });
+      return list([](const ojson& x, const Path& xp) { return Argument(get_string(x, xp)); });
     if (m == "as_bool") return Argument(get_bool(v, p));
     if (m == "as_bools")
-      return list([](const ojson& x, const std::string& xp) { return Argument(get_bool(x, xp)); });
+      return list([](const ojson& x, const Path& xp) { return Argument(get_bool(x, xp)); });
     if (m == "as_sym_int") return sym_ref(v, p, "as_int");
     if (m == "as_sym_ints")
-      return list([&](const ojson& x, const std::string& xp) { return sym_ref(x, xp, "as_int"); });
+      return list([&](const ojson& x, const Path& xp) { return sym_ref(x, xp, "as_int"); });
     if (m == "as_sym_float") return sym_ref(v, p, "as_float");
     if (m == "as_sym_floats")
-      return list(
-          [&](const ojson& x, const std::string& xp) { return sym_ref(x, xp, "as_float"); });
+      return list([&](const ojson& x, const Path& xp) { return sym_ref(x, xp, "as_float"); });
     if (m == "as_sym_bool") return sym_ref(v, p, "as_bool");
     if (m == "as_sym_bools")
-      return list([&](const ojson& x, const std::string& xp) { return sym_ref(x, xp, "as_bool"); });
+      return list([&](const ojson& x, const Path& xp) { return sym_ref(x, xp, "as_bool"); });
     if (m == "as_scalar_type") {
       const std::int64_t d = get_int(v, p);
       if (d < 0 || d > 64 || dtype_name(static_cast<dtype>(d)).empty()) {
@@ -317,7 +324,7 @@ class GraphReader {
       }
       return Argument(std::move(d));
     }
-    auto optional_tensor = [&](const ojson& x, const std::string& xp) {
+    auto optional_tensor = [&](const ojson& x, const Path& xp) {
       const auto om_ov = union_member(x, xp);
       const auto& om = om_ov.first;
       const auto& ov = om_ov.second;
@@ -335,7 +342,7 @@ class GraphReader {
                       get_float(field(v, p, "imag"), at_key(p, "imag"))};
     }
     if (m == "as_int_lists") {
-      return list([](const ojson& x, const std::string& xp) {
+      return list([](const ojson& x, const Path& xp) {
         expect_array(x, xp);
         ArgumentList inner;
         for (std::size_t i = 0; i < x.size(); ++i) inner.push_back(get_int(x[i], at_index(xp, i)));
@@ -343,7 +350,7 @@ class GraphReader {
       });
     }
     if (m == "as_float_lists") {
-      return list([](const ojson& x, const std::string& xp) {
+      return list([](const ojson& x, const Path& xp) {
         expect_array(x, xp);
         ArgumentList inner;
         for (std::size_t i = 0; i < x.size(); ++i)
@@ -352,7 +359,7 @@ class GraphReader {
       });
     }
     if (m == "as_nested_tensors") {
-      return list([&](const ojson& x, const std::string& xp) {
+      return list([&](const ojson& x, const Path& xp) {
         expect_array(x, xp);
         ArgumentList inner;
         for (std::size_t i = 0; i < x.size(); ++i)
@@ -382,13 +389,13 @@ class GraphReader {
     unknown_member(path, m);
   }
 
-  void read_node(const ojson& jn, const std::string& path) {
+  void read_node(const ojson& jn, const Path& path) {
     expect_object(jn, path);
     const std::string target =
         target_from_json(get_string(field(jn, path, "target"), at_key(path, "target")));
-    const std::string ip = at_key(path, "inputs");
+    const Path ip = at_key(path, "inputs");
     const auto& inputs = expect_array(field(jn, path, "inputs"), ip);
-    const std::string op = at_key(path, "outputs");
+    const Path op = at_key(path, "outputs");
     const auto& outputs = expect_array(field(jn, path, "outputs"), op);
     const bool hop = is_hop_target(target);
     ojson info = ojson::object();
@@ -397,7 +404,7 @@ class GraphReader {
     ArgumentList args;
     Kwargs kwargs;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
-      const std::string p = at_index(ip, i);
+      const Path p = at_index(ip, i);
       const auto& in = expect_object(inputs[i], p);
       const std::string name = get_string(field(in, p, "name"), at_key(p, "name"));
       std::string member;
@@ -451,7 +458,7 @@ class GraphReader {
     info["out"] = layout;
     std::vector<std::pair<std::string, std::string>> meta;
     if (const ojson* md = opt_field(jn, path, "metadata"); md && !md->is_null()) {
-      const std::string mp = at_key(path, "metadata");
+      const Path mp = at_key(path, "metadata");
       expect_object(*md, mp);
       for (auto it = md->begin(); it != md->end(); ++it) {
         meta.emplace_back(it.key(), get_string(it.value(), at_key(mp, it.key())));
@@ -460,7 +467,7 @@ class GraphReader {
       throw serialization_error(path, "missing required field 'metadata'");
     }
 
-    auto value_name = [&](const std::pair<std::string, const ojson*>& o, const std::string& p) {
+    auto value_name = [&](const std::pair<std::string, const ojson*>& o, const Path& p) {
       if (o.first == "as_tensor") return get_string(field(*o.second, p, "name"), at_key(p, "name"));
       const auto sm_sv = union_member(*o.second, p);
       const auto& sm = sm_sv.first;
@@ -484,8 +491,8 @@ class GraphReader {
     }
     Node* node = g_.call_function(target, std::move(args), std::move(kwargs), name);
     node->meta().other = meta;
-    auto getitem = [&](Node* parent, std::int64_t idx, const std::string& gname,
-                       const std::string& p, bool register_value) {
+    auto getitem = [&](Node* parent, std::int64_t idx, const std::string& gname, const Path& p,
+                       bool register_value) {
       if (register_value && by_name_.count(gname) != 0) {
         throw serialization_error(p, "duplicate value name '" + gname + "'");
       }
@@ -509,10 +516,10 @@ class GraphReader {
     } else if (outs.size() == 1 && outs[0].first == "as_none") {
       g_.rename_node(node, Graph::default_name(OpCode::call_function, target) + "_unused");
     } else {
-      auto items = [&](Node* parent, const ojson& arr, const std::string& p) {
+      auto items = [&](Node* parent, const ojson& arr, const Path& p) {
         expect_array(arr, p);
         for (std::size_t k = 0; k < arr.size(); ++k) {
-          const std::string kp = at_index(p, k);
+          const Path kp = at_index(p, k);
           std::string gname;
           if (arr[k].is_object() && arr[k].contains("name")) {
             gname = get_string(arr[k]["name"], at_key(kp, "name"));
@@ -535,11 +542,11 @@ class GraphReader {
         items(node, *outs[0].second, at_key(at_index(op, 0), "as_tensors"));
       } else {
         for (std::size_t i = 0; i < outs.size(); ++i) {
-          const std::string p = at_index(op, i);
+          const Path p = at_index(op, i);
           const auto& o = outs[i];
           const auto idx = static_cast<std::int64_t>(i);
           if (o.first == "as_tensor" || o.first == "as_sym_int" || o.first == "as_sym_float") {
-            const std::string vp = at_key(p, o.first);
+            const Path vp = at_key(p, o.first);
             getitem(node, idx, value_name(o, vp), vp, true);
           } else if (o.first == "as_none") {
             getitem(node, idx, "as_none", p, false);
@@ -557,11 +564,11 @@ class GraphReader {
     store(node, info);
   }
 
-  Argument read_graph_output(const ojson& j, const std::string& path) {
+  Argument read_graph_output(const ojson& j, const Path& path) {
     const auto m_v = union_member(j, path);
     const auto& m = m_v.first;
     const auto& v = m_v.second;
-    const std::string p = at_key(path, m);
+    const Path p = at_key(path, m);
     if (m == "as_tensor")
       return Argument(lookup(get_string(field(*v, p, "name"), at_key(p, "name")), p));
     if (m == "as_sym_int" || m == "as_sym_bool" || m == "as_sym_float") {
@@ -580,6 +587,7 @@ class GraphReader {
 
   Graph& g_;
   bool legacy_;
+  Node* last_input_ = nullptr;  // the placeholder read last
   std::unordered_map<std::string, Node*> by_name_;
   std::unordered_map<std::string, TensorMeta> tensors_;
   std::unordered_map<std::string, SymValue> syms_;
@@ -588,7 +596,7 @@ class GraphReader {
 
 // Graph value name as the graph has it (a name FX refuses, e.g. `input`, may have been changed).
 inline std::string node_name_for(const std::unordered_map<std::string, Node*>& values,
-                                 const std::string& serialized, const std::string& path) {
+                                 const std::string& serialized, const Path& path) {
   auto it = values.find(serialized);
   if (it == values.end()) {
     throw serialization_error(
@@ -597,11 +605,11 @@ inline std::string node_name_for(const std::unordered_map<std::string, Node*>& v
   return std::string(it->second->name());
 }
 
-inline ConstantValue constant_value(const ojson& j, const std::string& path) {
+inline ConstantValue constant_value(const ojson& j, const Path& path) {
   const auto m_v = union_member(j, path);
   const auto& m = m_v.first;
   const auto& v = m_v.second;
-  const std::string p = at_key(path, m);
+  const Path p = at_key(path, m);
   if (m == "as_none") return None{};
   if (m == "as_int") return get_int(*v, p);
   if (m == "as_float") return get_float(*v, p);
@@ -611,12 +619,12 @@ inline ConstantValue constant_value(const ojson& j, const std::string& path) {
 }
 
 // Argument union in a signature -> ArgumentSpec (torch's deserialize_argument_spec).
-inline ArgumentSpec argument_spec(const ojson& j, const std::string& path,
+inline ArgumentSpec argument_spec(const ojson& j, const Path& path,
                                   const std::unordered_map<std::string, Node*>& values) {
   const auto m_v = union_member(j, path);
   const auto& m = m_v.first;
   const auto& v = m_v.second;
-  const std::string p = at_key(path, m);
+  const Path p = at_key(path, m);
   auto sym_name = [&]() {
     const auto sm_sv = union_member(*v, p);
     const auto& sm = sm_sv.first;
@@ -644,15 +652,15 @@ inline ArgumentSpec argument_spec(const ojson& j, const std::string& path,
   unknown_member(path, m);
 }
 
-inline std::string spec_tensor_name(const ojson& s, const std::string& p,
+inline std::string spec_tensor_name(const ojson& s, const Path& p,
                                     const std::unordered_map<std::string, Node*>& values) {
-  const std::string ap = at_key(p, "arg");
+  const Path ap = at_key(p, "arg");
   const ojson& a = field(s, p, "arg");
   return node_name_for(values, get_string(field(a, ap, "name"), at_key(ap, "name")), ap);
 }
 
 template <class Spec, class F>
-Spec make_spec(const std::string& path, F&& f) {
+Spec make_spec(const Path& path, F&& f) {
   try {
     return f();
   } catch (const value_error& e) {
@@ -660,13 +668,13 @@ Spec make_spec(const std::string& path, F&& f) {
   }
 }
 
-inline InputSpec input_spec(const ojson& j, const std::string& path,
+inline InputSpec input_spec(const ojson& j, const Path& path,
                             const std::unordered_map<std::string, Node*>& values, bool legacy) {
   const auto m_vp = union_member(j, path);
   const auto& m = m_vp.first;
   const auto& vp = m_vp.second;
   const ojson& s = *vp;
-  const std::string p = at_key(path, m);
+  const Path p = at_key(path, m);
   auto target = [&](const char* key) { return get_string(field(s, p, key), at_key(p, key)); };
   return make_spec<InputSpec>(path, [&]() -> InputSpec {
     if (m == "user_input") {
@@ -693,7 +701,7 @@ inline InputSpec input_spec(const ojson& j, const std::string& path,
                        target("tensor_constant_name"));
     }
     if (m == "custom_obj") {
-      const std::string ap = at_key(p, "arg");
+      const Path ap = at_key(p, "arg");
       const ojson& a = field(s, p, "arg");
       return InputSpec(
           InputKind::CUSTOM_OBJ,
@@ -714,13 +722,13 @@ inline InputSpec input_spec(const ojson& j, const std::string& path,
   });
 }
 
-inline OutputSpec output_spec(const ojson& j, const std::string& path,
+inline OutputSpec output_spec(const ojson& j, const Path& path,
                               const std::unordered_map<std::string, Node*>& values) {
   const auto m_vp = union_member(j, path);
   const auto& m = m_vp.first;
   const auto& vp = m_vp.second;
   const ojson& s = *vp;
-  const std::string p = at_key(path, m);
+  const Path p = at_key(path, m);
   auto target = [&](const char* key) { return get_string(field(s, p, key), at_key(p, key)); };
   auto tensor = [&]() { return TensorArgument{spec_tensor_name(s, p, values)}; };
   return make_spec<OutputSpec>(path, [&]() -> OutputSpec {
@@ -750,11 +758,11 @@ inline OutputSpec output_spec(const ojson& j, const std::string& path,
 }
 
 // Name a constant graph input gets from its spec (torch: `input_specs[i].arg.name`).
-inline std::vector<std::string> constant_input_names(const ojson& specs, const std::string& path) {
+inline std::vector<std::string> constant_input_names(const ojson& specs, const Path& path) {
   std::vector<std::string> out;
   for (std::size_t i = 0; i < specs.size(); ++i) {
     std::string name;
-    const std::string p = at_index(path, i);
+    const Path p = at_index(path, i);
     const auto m_v = union_member(specs[i], p);
     const auto& m = m_v.first;
     const auto& v = m_v.second;
@@ -838,7 +846,7 @@ template <class Tensor = HostTensor>
   detail::check_nesting(json_text);
   ojson doc;
   try {
-    doc = ojson::parse(json_text.begin(), json_text.end());
+    doc = detail::parse_ordered(json_text);
   } catch (const nlohmann::json::parse_error& e) {
     throw serialization_error("", std::string("malformed JSON: ") + e.what());
   }

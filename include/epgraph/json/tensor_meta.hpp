@@ -14,38 +14,46 @@
 
 namespace epgraph::json {
 
-/// Reads a schema `SymInt` union ({"as_int": 3} or {"as_expr": {"expr_str": "s0", "hint": ...}});
-/// the legacy form (all members, unused null) and a bare integer (legacy storage_offset) are
-/// accepted. Throws serialization_error naming `path` for a wrong type or an unknown member.
+namespace detail {
+
 template <class J>
-[[nodiscard]] SymInt sym_int_from_json(const J& j, const std::string& path) {
-  if (j.is_number_integer()) return detail::get_int(j, path);
-  const auto member_value = detail::union_member(j, path);
+SymInt sym_int_from_json_at(const J& j, const Path& path) {
+  if (j.is_number_integer()) return get_int(j, path);
+  const auto member_value = union_member(j, path);
   const auto& member = member_value.first;
   const auto& value = member_value.second;
-  const std::string p = detail::at_key(path, member);
-  if (member == "as_int") return detail::get_int(*value, p);
+  const Path p = at_key(path, member);
+  if (member == "as_int") return get_int(*value, p);
   if (member == "as_expr") {
     SymExpr e;
-    e.expr =
-        detail::get_string(detail::field(*value, p, "expr_str"), detail::at_key(p, "expr_str"));
-    if (const J* hint = detail::opt_field(*value, p, "hint"); hint && !hint->is_null()) {
-      const std::string hp = detail::at_key(p, "hint");
+    e.expr = get_string(field(*value, p, "expr_str"), at_key(p, "expr_str"));
+    if (const J* hint = opt_field(*value, p, "hint"); hint && !hint->is_null()) {
+      const Path hp = at_key(p, "hint");
       if (hint->is_number_integer()) {
-        e.hint = detail::get_int(*hint, hp);  // pre-8.x: a bare integer
+        e.hint = get_int(*hint, hp);  // pre-8.x: a bare integer
       } else {
-        const auto hm_hv = detail::union_member(*hint, hp);
+        const auto hm_hv = union_member(*hint, hp);
         const auto& hm = hm_hv.first;
         const auto& hv = hm_hv.second;
         if (hm != "as_int") {
           throw serialization_error(hp, "unsupported symbolic size hint '" + hm + "'");
         }
-        e.hint = detail::get_int(*hv, detail::at_key(hp, hm));
+        e.hint = get_int(*hv, at_key(hp, hm));
       }
     }
     return e;
   }
-  detail::unknown_member(path, member);
+  unknown_member(path, member);
+}
+
+}  // namespace detail
+
+/// Reads a schema `SymInt` union ({"as_int": 3} or {"as_expr": {"expr_str": "s0", "hint": ...}});
+/// the legacy form (all members, unused null) and a bare integer (legacy storage_offset) are
+/// accepted. Throws serialization_error naming `path` for a wrong type or an unknown member.
+template <class J>
+[[nodiscard]] SymInt sym_int_from_json(const J& j, const std::string& path) {
+  return detail::sym_int_from_json_at(j, detail::Path(path));
 }
 
 /// Writes a SymInt as the schema's union.
@@ -57,6 +65,46 @@ template <class J>
   return {{"as_expr", expr}};
 }
 
+namespace detail {
+
+template <class J>
+TensorMeta tensor_meta_from_json_at(const J& j, const Path& path) {
+  expect_object(j, path);
+  TensorMeta m;
+  const Path dp = at_key(path, "dtype");
+  const std::int64_t d = get_int(field(j, path, "dtype"), dp);
+  if (d < 0 || d > 64 || dtype_name(static_cast<dtype>(d)).empty()) {
+    throw serialization_error(dp, "unknown ScalarType " + std::to_string(d));
+  }
+  m.dtype = static_cast<dtype>(d);
+  const Path sp = at_key(path, "sizes");
+  const auto& sizes = expect_array(field(j, path, "sizes"), sp);
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    m.sizes.push_back(sym_int_from_json_at(sizes[i], at_index(sp, i)));
+  }
+  const Path stp = at_key(path, "strides");
+  const auto& strides = expect_array(field(j, path, "strides"), stp);
+  for (std::size_t i = 0; i < strides.size(); ++i) {
+    m.strides.push_back(sym_int_from_json_at(strides[i], at_index(stp, i)));
+  }
+  m.requires_grad = get_bool(field(j, path, "requires_grad"), at_key(path, "requires_grad"));
+  const Path devp = at_key(path, "device");
+  const auto& dev = expect_object(field(j, path, "device"), devp);
+  m.device.type = get_string(field(dev, devp, "type"), at_key(devp, "type"));
+  if (const J* idx = opt_field(dev, devp, "index"); idx && !idx->is_null()) {
+    m.device.index = get_int(*idx, at_key(devp, "index"));
+  }
+  m.storage_offset =
+      sym_int_from_json_at(field(j, path, "storage_offset"), at_key(path, "storage_offset"));
+  const Path lp = at_key(path, "layout");
+  const std::int64_t l = get_int(field(j, path, "layout"), lp);
+  if (l < 0 || l > 7) throw serialization_error(lp, "unknown Layout " + std::to_string(l));
+  m.layout = static_cast<Layout>(l);
+  return m;
+}
+
+}  // namespace detail
+
 /// Reads a schema `TensorMeta` object ({dtype, sizes, requires_grad, device, strides,
 /// storage_offset, layout}) found at JSON path `path` (used in error messages). Accepts the 7.x/8.x
 /// forms and the legacy 2.x form (union members written with nulls, bare-integer storage_offset).
@@ -64,42 +112,8 @@ template <class J>
 /// union member or an unknown dtype/layout value. Mirrors `deserialize_tensor_meta`
 /// (torch/_export/serde/serialize.py). O(rank).
 template <class J>
-[[nodiscard]] TensorMeta tensor_meta_from_json(const J& j, std::string_view path_view) {
-  const std::string path(path_view);
-  detail::expect_object(j, path);
-  TensorMeta m;
-  const std::string dp = detail::at_key(path, "dtype");
-  const std::int64_t d = detail::get_int(detail::field(j, path, "dtype"), dp);
-  if (d < 0 || d > 64 || dtype_name(static_cast<dtype>(d)).empty()) {
-    throw serialization_error(dp, "unknown ScalarType " + std::to_string(d));
-  }
-  m.dtype = static_cast<dtype>(d);
-  const std::string sp = detail::at_key(path, "sizes");
-  const auto& sizes = detail::expect_array(detail::field(j, path, "sizes"), sp);
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    m.sizes.push_back(sym_int_from_json(sizes[i], detail::at_index(sp, i)));
-  }
-  const std::string stp = detail::at_key(path, "strides");
-  const auto& strides = detail::expect_array(detail::field(j, path, "strides"), stp);
-  for (std::size_t i = 0; i < strides.size(); ++i) {
-    m.strides.push_back(sym_int_from_json(strides[i], detail::at_index(stp, i)));
-  }
-  m.requires_grad = detail::get_bool(detail::field(j, path, "requires_grad"),
-                                     detail::at_key(path, "requires_grad"));
-  const std::string devp = detail::at_key(path, "device");
-  const auto& dev = detail::expect_object(detail::field(j, path, "device"), devp);
-  m.device.type =
-      detail::get_string(detail::field(dev, devp, "type"), detail::at_key(devp, "type"));
-  if (const J* idx = detail::opt_field(dev, devp, "index"); idx && !idx->is_null()) {
-    m.device.index = detail::get_int(*idx, detail::at_key(devp, "index"));
-  }
-  m.storage_offset = sym_int_from_json(detail::field(j, path, "storage_offset"),
-                                       detail::at_key(path, "storage_offset"));
-  const std::string lp = detail::at_key(path, "layout");
-  const std::int64_t l = detail::get_int(detail::field(j, path, "layout"), lp);
-  if (l < 0 || l > 7) throw serialization_error(lp, "unknown Layout " + std::to_string(l));
-  m.layout = static_cast<Layout>(l);
-  return m;
+[[nodiscard]] TensorMeta tensor_meta_from_json(const J& j, std::string_view path) {
+  return detail::tensor_meta_from_json_at(j, detail::Path(path));
 }
 
 /// Writes a TensorMeta as the schema's `TensorMeta` object, fields in torch's order. O(rank).
