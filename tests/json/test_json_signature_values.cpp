@@ -154,3 +154,20 @@ TEST_CASE("save: a custom object as a graph output is refused", "[json][custom_o
                     "graph_module.graph.outputs: graph output 'obj' is a custom object, which "
                     "torch's format cannot return");
 }
+
+TEST_CASE("save: a getitem index past max_tuple_index is not written as a tuple", "[json][token]") {
+  // One output per index would be written up to the index read: an absurd index must not make
+  // the writer loop (or allocate) that far. The node is then a tensor without metadata.
+  Program ep = epgraph_test::token_program(false);
+  epgraph::Node* getitem = ep.graph().find_node("getitem");
+  getitem->update_arg(1, std::int64_t{1} << 40);
+  CHECK_THROWS_WITH(epgraph::json::save_exported_program_to_string(ep),
+                    "graph_module.graph.tensor_values: node 'with_effects' produces a tensor but "
+                    "has no tensor metadata (NodeMeta::val); set it before saving");
+  getitem->update_arg(1, std::int64_t{65535});  // the largest index still written as a tuple
+  const json doc = json::parse(epgraph::json::save_exported_program_to_string(ep));
+  const json& outputs = doc["graph_module"]["graph"]["nodes"][0]["outputs"];
+  REQUIRE(outputs.size() == 65536);
+  CHECK(outputs[0] == json({{"as_tensor", {{"name", "with_effects_unused_0"}}}}));
+  CHECK(outputs[65535] == json({{"as_tensor", {{"name", "getitem"}}}}));
+}
