@@ -20,6 +20,7 @@
 #include "../graph_signature.hpp"
 #include "deserialize.hpp"
 #include "detail.hpp"
+#include "dom.hpp"
 #include "error.hpp"
 #include "tensor_meta.hpp"
 
@@ -30,7 +31,23 @@ namespace detail {
 inline ojson node_info(const Node& n) {
   const std::string& s = n.meta().serialized;
   if (s.empty()) return ojson::object();
-  return ojson::parse(s);
+  return parse_ordered(s);
+}
+
+// Appends `key: value` to the object `obj` when the caller knows `key` is not in it yet (node
+// names are unique): ordered_json's operator[] would search the members first, which made
+// filling `tensor_values` quadratic in the number of graph values.
+inline void append_member(ojson& obj, std::string key, ojson value) {
+  obj.get_ref<ojson::object_t&>().emplace_back(std::move(key), std::move(value));
+}
+
+// An empty object with room for `members` members. Growing an ordered_json object copies its
+// members' values (a pair with a const key cannot be moved without risking an exception): a
+// document object that grew after receiving the graph copied the whole graph.
+inline ojson object_with_room(std::size_t members) {
+  ojson obj = ojson::object();
+  obj.get_ref<ojson::object_t&>().reserve(members);
+  return obj;
 }
 
 inline bool is_getitem(const Node& n) {
@@ -59,10 +76,14 @@ class GraphWriter {
   explicit GraphWriter(SignatureValues sig) : sig_(std::move(sig)) {}
 
   ojson write(const Graph& g) {
-    ojson jg;
+    ojson jg = object_with_room(9);
     jg["inputs"] = ojson::array();
     jg["outputs"] = ojson::array();
     jg["nodes"] = ojson::array();
+    // Room for every value up front: growing a vector of (const key, value) pairs copies the
+    // values (the pair cannot be moved without risking an exception).
+    tensors_.get_ref<ojson::object_t&>().reserve(g.size());
+    info_.reserve(g.size());
     for (const Node& n : g.nodes()) {
       ojson node_json = node_info(n);
       const std::string name(n.name());
@@ -76,21 +97,22 @@ class GraphWriter {
       }
       info_.emplace(&n, std::move(node_json));
       if (n.meta().val) {
-        tensors_[name] = tensor_meta_to_json(*n.meta().val);
+        append_member(tensors_, name, tensor_meta_to_json(*n.meta().val));
+        tensor_nodes_.insert(&n);
       } else if (sig_.tokens.count(name) != 0 && value_kind(&n) == "tensor") {
         // A TOKEN input/output without metadata: torch writes a token as the tensor it is.
-        tensors_[name] = tensor_meta_to_json(token_tensor_meta());
+        append_member(tensors_, name, tensor_meta_to_json(token_tensor_meta()));
+        tensor_nodes_.insert(&n);
       }
-      const ojson& info = info_[&n];
+      const ojson& info = this->info(&n);
       if (auto s = info.find("sym"); s != info.end()) {
-        syms_[(*s)["table"].get<std::string>()][std::string(n.name())] = (*s)["value"];
+        ojson& table = syms_[(*s)["table"].get<std::string>()];
+        if (table.is_null()) table = ojson::object();
+        append_member(table, name, (*s)["value"]);
       }
-      if (auto c = info.find("custom_obj"); c != info.end()) {
-        objs_[std::string(n.name())] = {{"name", n.name()}, {"class_fqn", *c}};
-      }
-      if (auto c = info.find("class_fqn"); c != info.end()) {
-        objs_[std::string(n.name())] = {{"name", n.name()}, {"class_fqn", *c}};
-      }
+      auto c = info.find("class_fqn");
+      if (c == info.end()) c = info.find("custom_obj");
+      if (c != info.end()) append_member(objs_, name, {{"name", name}, {"class_fqn", *c}});
     }
     bool single = false;
     for (const Node& n : g.nodes()) {
@@ -112,11 +134,11 @@ class GraphWriter {
         default: break;  // get_attr nodes are written inside the node using them
       }
     }
-    jg["tensor_values"] = tensors_;
+    jg["tensor_values"] = std::move(tensors_);
     jg["sym_int_values"] = syms_.value("sym_int_values", ojson::object());
     jg["sym_bool_values"] = syms_.value("sym_bool_values", ojson::object());
     jg["is_single_tensor_return"] = single;
-    jg["custom_obj_values"] = objs_;
+    jg["custom_obj_values"] = std::move(objs_);
     jg["sym_float_values"] = syms_.value("sym_float_values", ojson::object());
     return jg;
   }
@@ -158,7 +180,7 @@ class GraphWriter {
       return {{"as_custom_obj", {{"name", name}, {"class_fqn", fqn}}}};
     }
     if (k == "graph") return {{"as_graph", {{"name", name}, {"graph", info(n)["graph"]}}}};
-    if (!tensors_.contains(name)) {
+    if (tensor_nodes_.count(n) == 0) {
       // torch.export.load (and epgraph's loader) need the metadata of every tensor value.
       throw serialization_error("graph_module.graph.tensor_values",
                                 "node '" + name +
@@ -542,6 +564,7 @@ class GraphWriter {
   SignatureValues sig_;
   std::unordered_map<const Node*, ojson> info_;
   ojson tensors_ = ojson::object();
+  std::unordered_set<const Node*> tensor_nodes_;  // the nodes with a tensors_ entry
   ojson syms_ = ojson::object();
   ojson objs_ = ojson::object();
 };
@@ -688,7 +711,8 @@ template <class Tensor>
     }
     return nullptr;
   };
-  ojson gm;
+  const std::size_t room = 16 + ep.metadata().opaque.size();  // known fields + unknown ones
+  ojson gm = detail::object_with_room(room);
   detail::SignatureValues values;
   for (const auto& s : ep.graph_signature().input_specs) {
     if (s.kind() == InputKind::TOKEN) values.tokens.insert(s.name());
@@ -732,7 +756,7 @@ template <class Tensor>
       gm[k.substr(13)] = opaque(k);
     }
   }
-  ojson doc;
+  ojson doc = detail::object_with_room(room);
   doc["graph_module"] = std::move(gm);
   doc["opset_version"] = ojson::object();
   for (const auto& [k, v] : ep.metadata().opset_version) doc["opset_version"][k] = v;
