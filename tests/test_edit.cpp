@@ -6,12 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "support/checks.hpp"
 #include "support/program_builders.hpp"
 #include "support/snapshot.hpp"
 
 using epgraph::create_mutable_buffer;
 using epgraph::Node;
 using epgraph::OpCode;
+using epgraph_test::check_valid;
 using epgraph_test::input_spec_strings;
 using epgraph_test::keys;
 using epgraph_test::output_names;
@@ -20,17 +22,6 @@ using epgraph_test::placeholder_names;
 using epgraph_test::Program;
 using epgraph_test::tensor;
 using Strings = std::vector<std::string>;
-
-namespace {
-
-// The program is consistent by every check epgraph has.
-void check_valid(const Program& ep) {
-  CHECK_NOTHROW(epgraph::validate_graph_signature(ep));
-  CHECK_NOTHROW(ep.graph().lint());
-  CHECK_NOTHROW(epgraph::verify(ep));
-}
-
-}  // namespace
 
 TEST_CASE("create_mutable_buffer: plain [x] -> [x] program", "[edit][mutable_buffer]") {
   Program ep = epgraph_test::plain_program();

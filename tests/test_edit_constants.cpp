@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "support/checks.hpp"
 #include "support/program_builders.hpp"
 #include "support/snapshot.hpp"
 
@@ -16,6 +17,7 @@ using epgraph::InputKind;
 using epgraph::Node;
 using epgraph::runtime_error;
 using epgraph::value_error;
+using epgraph_test::check_valid;
 using epgraph_test::input_spec_strings;
 using epgraph_test::keys;
 using epgraph_test::placeholder_names;
@@ -24,12 +26,6 @@ using epgraph_test::tensor;
 using Strings = std::vector<std::string>;
 
 namespace {
-
-void check_valid(const Program& ep) {
-  CHECK_NOTHROW(epgraph::validate_graph_signature(ep));
-  CHECK_NOTHROW(ep.graph().lint());
-  CHECK_NOTHROW(epgraph::verify(ep));
-}
 
 // Snapshot fields that a create-then-delete round trip restores (the namespace keeps the name).
 bool same_but_names(const epgraph_test::Snapshot& a, const epgraph_test::Snapshot& b) {

@@ -8,12 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "support/checks.hpp"
 #include "support/program_builders.hpp"
 #include "support/snapshot.hpp"
 
 using epgraph::InputKind;
 using epgraph::Node;
 using epgraph::set_buffer_mutation;
+using epgraph_test::check_valid;
 using epgraph_test::input_spec_strings;
 using epgraph_test::keys;
 using epgraph_test::output_names;
@@ -21,16 +23,6 @@ using epgraph_test::output_spec_strings;
 using epgraph_test::Program;
 using epgraph_test::tensor;
 using Strings = std::vector<std::string>;
-
-namespace {
-
-void check_valid(const Program& ep) {
-  CHECK_NOTHROW(epgraph::validate_graph_signature(ep));
-  CHECK_NOTHROW(ep.graph().lint());
-  CHECK_NOTHROW(epgraph::verify(ep));
-}
-
-}  // namespace
 
 TEST_CASE("signature follows: replace_all_uses_with of a user output", "[edit][hook]") {
   Program ep = epgraph_test::linear_batchnorm_program();
