@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "support/program_builders.hpp"
+
 namespace {
 
 using epgraph::Argument;
@@ -20,12 +22,6 @@ using epgraph::Node;
 
 constexpr const char* add_op = "torch.ops.aten.add.Tensor";
 constexpr const char* cat_op = "torch.ops.aten.cat.default";
-
-std::vector<std::string> names_of(const Graph& g) {
-  std::vector<std::string> out;
-  for (const Node& n : g.nodes()) out.emplace_back(n.name());
-  return out;
-}
 
 }  // namespace
 
@@ -126,7 +122,7 @@ TEST_CASE("names longer than 15 characters and exactly 15", "[graph][storage]") 
   CHECK(g.rename_node(c, "short") == "short");
   CHECK(g.find_node("short") == c);
   CHECK(g.find_node("p_layers_0_attention_wq_weight") == nullptr);
-  CHECK(names_of(g) ==
+  CHECK(epgraph_test::node_names(g) ==
         std::vector<std::string>{"p_a_much_longer_name_than_before", "p_sixteen_chars_", "short"});
 }
 
@@ -155,7 +151,7 @@ TEST_CASE("erased slots are reused and nodes in every chunk know their graph", "
   CHECK_THROWS_WITH(other.erase_node(nodes[1]),
                     "Node 'add_1' does not belong to this graph (cannot erase it)");
   auto copy = g.clone();
-  CHECK(names_of(*copy) == names_of(g));
+  CHECK(epgraph_test::node_names(*copy) == epgraph_test::node_names(g));
   for (const Node& n : copy->nodes()) CHECK(&n.graph() == copy.get());
   copy->lint();
 }
@@ -198,4 +194,43 @@ TEST_CASE("the name index stays exact under random inserts, erasures and renames
   CHECK(created > 3000);
   g.output({x});
   g.lint();
+}
+
+TEST_CASE("default placeholder insertion tracks the last placeholder in O(1)", "[graph][storage]") {
+  // Regression: finding the last placeholder walked the whole prefix, so loading a program with
+  // P inputs was O(P^2). The graph now keeps a link to it; every way the prefix changes must
+  // keep that link right.
+  Graph g;
+  Node* a = g.placeholder("a");
+  Node* b = g.placeholder("b");
+  Node* add = g.call_function(add_op, {a, b});
+  g.output({add});
+  Node* c = g.placeholder("c");  // default: after the last placeholder
+  CHECK(epgraph_test::node_names(g) == std::vector<std::string>{"a", "b", "c", "add", "output"});
+  {
+    auto guard = g.inserting_before(a);
+    g.placeholder("first");  // explicit point at the front: c stays the last
+  }
+  Node* d = g.placeholder("d");
+  CHECK(epgraph_test::node_names(g) ==
+        std::vector<std::string>{"first", "a", "b", "c", "d", "add", "output"});
+  g.erase_node(d);  // erasing the last placeholder makes c the last again
+  g.placeholder("e");
+  CHECK(epgraph_test::node_names(g) ==
+        std::vector<std::string>{"first", "a", "b", "c", "e", "add", "output"});
+  g.erase_node(c);  // erasing one in the middle changes nothing
+  g.placeholder("f");
+  CHECK(epgraph_test::node_names(g) ==
+        std::vector<std::string>{"first", "a", "b", "e", "f", "add", "output"});
+  g.lint();
+  auto copy = g.clone();
+  copy->placeholder("g");
+  CHECK(epgraph_test::node_names(*copy) ==
+        std::vector<std::string>{"first", "a", "b", "e", "f", "g", "add", "output"});
+  copy->lint();
+  Graph empty;
+  Node* only = empty.placeholder("only");
+  empty.erase_node(only);
+  empty.placeholder("again");
+  CHECK(epgraph_test::node_names(empty) == std::vector<std::string>{"again"});
 }

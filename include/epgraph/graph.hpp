@@ -308,6 +308,7 @@ class Graph {
     (void)namespace_.retire(node->name_);  // the name stays taken
     // No-throw from here on.
     for (Node* input : inputs) input->remove_user(node);
+    if (node == last_placeholder_) last_placeholder_ = node->prev_;  // a placeholder or null
     unlink(node);
     if (node == output_) output_ = nullptr;
     if (node->op_ == OpCode::placeholder) --num_placeholders_;
@@ -426,6 +427,9 @@ class Graph {
       ++count;
     }
     if (prev != tail_) problems.push_back("The graph's last-node link is broken");
+    if (last_placeholder_by_walk() != last_placeholder_) {
+      problems.push_back("The graph's last-placeholder link is broken");
+    }
     if (count != size_ || index_.size() != size_) {
       problems.push_back("Graph counts " + std::to_string(size_) + " nodes, its list holds " +
                          std::to_string(count) + " and its name index " +
@@ -577,7 +581,10 @@ class Graph {
       raw->commit_args(std::move(args), std::move(box));
       copy->index_.insert(copy->id_of(raw), raw->name());
       copy->link_before(raw, nullptr);
-      if (raw->op_ == OpCode::placeholder) ++copy->num_placeholders_;
+      if (raw->op_ == OpCode::placeholder) {
+        ++copy->num_placeholders_;
+        copy->last_placeholder_ = raw;
+      }
       if (n == output_) copy->output_ = raw;
       map.by_id[id_of(n)] = raw;
     }
@@ -838,7 +845,8 @@ class Graph {
     return next;
   }
 
-  Node* last_placeholder() const noexcept {
+  Node* last_placeholder() const noexcept { return last_placeholder_; }
+  Node* last_placeholder_by_walk() const noexcept {  // for lint
     if (num_placeholders_ == 0) return nullptr;
     Node* n = head_;
     for (std::size_t i = 1; i < num_placeholders_; ++i) n = n->next_;
@@ -891,7 +899,11 @@ class Graph {
     // No-throw from here on.
     link_before(raw, next);
     if (op == OpCode::output) output_ = raw;
-    if (op == OpCode::placeholder) ++num_placeholders_;
+    if (op == OpCode::placeholder) {
+      ++num_placeholders_;
+      // Placeholders form a prefix: the new one is the last when it follows the last one.
+      if (raw->prev_ == last_placeholder_) last_placeholder_ = raw;
+    }
     raw->commit_input_change(change);
     if (insert_.anchor != nullptr && !insert_.before) insert_.anchor = raw;
     return raw;
@@ -901,6 +913,7 @@ class Graph {
   Node* tail_ = nullptr;
   std::size_t size_ = 0;
   std::size_t num_placeholders_ = 0;
+  Node* last_placeholder_ = nullptr;  // where default placeholder insertion goes after; O(1)
   Node* output_ = nullptr;
   std::vector<std::unique_ptr<detail::NodeChunk>> chunks_;  // own the nodes' storage
   std::size_t chunk_used_ = 0;                              // slots handed out from chunks_.back()
