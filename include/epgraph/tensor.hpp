@@ -221,12 +221,17 @@ struct TensorMeta {
   friend bool operator!=(const TensorMeta& a, const TensorMeta& b) { return !(a == b); }
 };
 
-/// Row-major (contiguous) strides for `sizes`, in elements. O(rank).
+/// Row-major (contiguous) strides for `sizes`, in elements (a size of 0 counts as 1, as in
+/// torch). Products that do not fit int64 wrap modulo 2^64 instead of overflowing: that only
+/// happens for an empty tensor with huge other sizes, whose strides never address data (torch
+/// refuses such a tensor: "Stride calculation overflowed"). O(rank).
 [[nodiscard]] inline std::vector<std::int64_t> contiguous_strides(
     const std::vector<std::int64_t>& sizes) {
   std::vector<std::int64_t> strides(sizes.size(), 1);
   for (std::size_t i = sizes.size(); i > 1; --i) {
-    strides[i - 2] = strides[i - 1] * (sizes[i - 1] == 0 ? 1 : sizes[i - 1]);
+    const std::int64_t size = sizes[i - 1] == 0 ? 1 : sizes[i - 1];
+    strides[i - 2] = static_cast<std::int64_t>(static_cast<std::uint64_t>(strides[i - 1]) *
+                                               static_cast<std::uint64_t>(size));
   }
   return strides;
 }

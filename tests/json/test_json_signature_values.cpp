@@ -9,6 +9,7 @@
 #include <epgraph/json/json.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 
 #include "../support/program_builders.hpp"
 
@@ -145,8 +146,16 @@ TEST_CASE("save: custom object class from the constant when the spec has none",
 TEST_CASE("save: a custom object as a graph output is refused", "[json][custom_obj]") {
   Program ep = epgraph_test::with_tensor_meta(epgraph_test::constants_program());
   epgraph::Node* out = ep.graph().output_node();
-  out->set_args({epgraph::ArgumentList{epgraph::Argument(ep.graph().find_node("call_torchbind")),
-                                       epgraph::Argument(ep.graph().find_node("obj"))}});
+  // output(args = ([call_torchbind, obj],)); spelled out: `{ArgumentList{...}}` is a copy for
+  // some compilers and a nested list for others.
+  epgraph::ArgumentList results;
+  results.emplace_back(ep.graph().find_node("call_torchbind"));
+  results.emplace_back(ep.graph().find_node("obj"));
+  epgraph::ArgumentList args;
+  args.emplace_back(std::move(results));
+  out->set_args(std::move(args));
+  REQUIRE(out->args().size() == 1);
+  REQUIRE(out->args()[0].list() != nullptr);
   ep.graph_signature().output_specs.push_back(epgraph_test::user_output("obj"));
   CHECK_THROWS_AS(epgraph::json::save_exported_program_to_string(ep),
                   epgraph::json::serialization_error);
