@@ -85,6 +85,13 @@ class OrderedDomBuilder {
   // The parsed value (valid once sax_parse returned true).
   ojson take() { return std::move(values_.front()); }
 
+  // Forgets a parse (finished or abandoned by an exception), keeping the scratch space.
+  void clear() noexcept {
+    frames_.clear();
+    values_.clear();
+    keys_.clear();
+  }
+
  private:
   struct Frame {
     bool object;
@@ -132,6 +139,16 @@ inline ojson parse_ordered(std::string_view text) {
   OrderedDomBuilder builder;
   ojson::sax_parse(text.begin(), text.end(), &builder);
   return builder.take();
+}
+
+// parse_ordered(text) with a builder whose scratch space is reused (a caller parsing many small
+// texts saves its allocations).
+inline ojson parse_ordered(std::string_view text, OrderedDomBuilder& builder) {
+  builder.clear();
+  ojson::sax_parse(text.begin(), text.end(), &builder);
+  ojson value = builder.take();
+  builder.clear();
+  return value;
 }
 
 }  // namespace epgraph::json::detail

@@ -23,6 +23,7 @@
 #include "dom.hpp"
 #include "error.hpp"
 #include "tensor_meta.hpp"
+#include "text.hpp"
 
 namespace epgraph::json {
 
@@ -75,6 +76,7 @@ class GraphWriter {
   GraphWriter() = default;
   explicit GraphWriter(SignatureValues sig) : sig_(std::move(sig)) {}
 
+  // The graph as an ordered_json tree (the reference form of write_text).
   ojson write(const Graph& g) {
     ojson jg = object_with_room(9);
     jg["inputs"] = ojson::array();
@@ -83,36 +85,13 @@ class GraphWriter {
     // Room for every value up front: growing a vector of (const key, value) pairs copies the
     // values (the pair cannot be moved without risking an exception).
     tensors_.get_ref<ojson::object_t&>().reserve(g.size());
-    info_.reserve(g.size());
+    prepare(g);
     for (const Node& n : g.nodes()) {
-      ojson node_json = node_info(n);
-      const std::string name(n.name());
-      // A CUSTOM_OBJ input placeholder without metadata (made in C++) is written as torch's
-      // serializer writes one (handle_placeholder): as_custom_obj plus a custom_obj_values entry.
-      if (n.op() == OpCode::placeholder && !n.meta().val && !node_json.contains("custom_obj") &&
-          !node_json.contains("class_fqn")) {
-        if (auto o = sig_.custom_objs.find(name); o != sig_.custom_objs.end()) {
-          node_json["class_fqn"] = o->second;
-        }
-      }
-      info_.emplace(&n, std::move(node_json));
       if (n.meta().val) {
-        append_member(tensors_, name, tensor_meta_to_json(*n.meta().val));
-        tensor_nodes_.insert(&n);
-      } else if (sig_.tokens.count(name) != 0 && value_kind(&n) == "tensor") {
-        // A TOKEN input/output without metadata: torch writes a token as the tensor it is.
-        append_member(tensors_, name, tensor_meta_to_json(token_tensor_meta()));
-        tensor_nodes_.insert(&n);
+        append_member(tensors_, std::string(n.name()), tensor_meta_to_json(*n.meta().val));
+      } else if (token_nodes_.count(&n) != 0) {
+        append_member(tensors_, std::string(n.name()), tensor_meta_to_json(token_tensor_meta()));
       }
-      const ojson& info = this->info(&n);
-      if (auto s = info.find("sym"); s != info.end()) {
-        ojson& table = syms_[(*s)["table"].get<std::string>()];
-        if (table.is_null()) table = ojson::object();
-        append_member(table, name, (*s)["value"]);
-      }
-      auto c = info.find("class_fqn");
-      if (c == info.end()) c = info.find("custom_obj");
-      if (c != info.end()) append_member(objs_, name, {{"name", name}, {"class_fqn", *c}});
     }
     bool single = false;
     for (const Node& n : g.nodes()) {
@@ -143,16 +122,164 @@ class GraphWriter {
     return jg;
   }
 
+  // Appends to `out` the text write(g).dump() gives, without `custom_obj_values` /
+  // `sym_float_values` when `with_custom_objs` / `with_sym_floats` is false. Each node, input
+  // and output is built as a small tree, dumped and freed at once; `tensor_values` is written
+  // straight from the tensor metadata.
+  void write_text(const Graph& g, JsonText& out, bool with_custom_objs, bool with_sym_floats) {
+    prepare(g);
+    std::string inputs_text;
+    std::string outputs_text;
+    JsonText inputs(inputs_text);
+    JsonText outputs(outputs_text);
+    std::string& text = out.buffer();
+    text.append("{\"inputs\":[");
+    const std::size_t inputs_at = text.size();
+    text.append("],\"outputs\":[");
+    const std::size_t outputs_at = text.size();
+    text.append("],\"nodes\":[");
+    bool first_node = true;
+    bool single = false;
+    auto add = [](JsonText& to, const ojson& v) {
+      if (!to.buffer().empty()) to.raw(',');
+      to.value(v);
+    };
+    for (const Node& n : g.nodes()) {
+      switch (n.op()) {
+        case OpCode::placeholder:
+          if (!inputs.buffer().empty()) inputs.raw(',');
+          input_text(n, inputs);
+          forget();
+          break;
+        case OpCode::call_function:
+          if (!is_getitem(n)) {
+            if (!first_node) out.raw(',');
+            first_node = false;
+            node_text(n, out);
+            forget();
+          }
+          break;
+        case OpCode::output: {
+          if (n.args().empty()) break;
+          if (const ArgumentList* l = n.args()[0].list()) {
+            for (const Argument& a : *l) add(outputs, graph_output(a));
+          } else {
+            single = true;
+            add(outputs, graph_output(n.args()[0]));
+          }
+          break;
+        }
+        default: break;  // get_attr nodes are written inside the node using them
+      }
+    }
+    text.insert(outputs_at, outputs_text);
+    text.insert(inputs_at, inputs_text);
+    text.append("],\"tensor_values\":{");
+    bool first_value = true;
+    for (const Node& n : g.nodes()) {
+      const TensorMeta* meta = nullptr;
+      TensorMeta token;
+      if (n.meta().val) {
+        meta = &*n.meta().val;
+      } else if (token_nodes_.count(&n) != 0) {
+        token = token_tensor_meta();
+        meta = &token;
+      }
+      if (meta == nullptr) continue;
+      if (!first_value) out.raw(',');
+      first_value = false;
+      out.key(n.name());
+      out.tensor_meta(*meta);
+    }
+    out.raw(std::string_view("},\"sym_int_values\":"));
+    out.value(syms_.value("sym_int_values", ojson::object()));
+    out.raw(std::string_view(",\"sym_bool_values\":"));
+    out.value(syms_.value("sym_bool_values", ojson::object()));
+    out.raw(std::string_view(",\"is_single_tensor_return\":"));
+    out.boolean(single);
+    if (with_custom_objs) {
+      out.raw(std::string_view(",\"custom_obj_values\":"));
+      out.value(objs_);
+    }
+    if (with_sym_floats) {
+      out.raw(std::string_view(",\"sym_float_values\":"));
+      out.value(syms_.value("sym_float_values", ojson::object()));
+    }
+    out.raw('}');
+  }
+
  private:
+  // Whether the record of a node (NodeMeta::serialized, `text`) may say something value_kind or
+  // the symbolic / custom-object tables read. A key is dumped as its plain quoted text, so the
+  // absence of these substrings proves the absence of the keys; most records are skipped
+  // without being parsed.
+  static bool may_be_special(const std::string& text, bool placeholder) {
+    for (const char* key : {"\"sym\"", "\"custom_obj\"", "\"class_fqn\"", "\"graph\""}) {
+      if (text.find(key) != std::string::npos) return true;
+    }
+    return placeholder && text.find("\"as_sym_") != std::string::npos;
+  }
+
+  // First pass: the records of the nodes whose value is not a plain tensor (kept in special_),
+  // the nodes that get a `tensor_values` entry, and the symbolic and custom-object tables.
+  void prepare(const Graph& g) {
+    for (const Node& n : g.nodes()) {
+      const std::string name(n.name());
+      const bool placeholder = n.op() == OpCode::placeholder;
+      const bool custom_input = placeholder && !n.meta().val && sig_.custom_objs.count(name) != 0;
+      if (custom_input || may_be_special(n.meta().serialized, placeholder)) {
+        ojson node_json = node_info(n);
+        // A CUSTOM_OBJ input placeholder without metadata (made in C++) is written as torch's
+        // serializer writes one (handle_placeholder): as_custom_obj plus a custom_obj_values
+        // entry.
+        if (custom_input && !node_json.contains("custom_obj") && !node_json.contains("class_fqn")) {
+          node_json["class_fqn"] = sig_.custom_objs.at(name);
+        }
+        const ojson& info = special_.emplace(&n, std::move(node_json)).first->second;
+        if (auto s = info.find("sym"); s != info.end()) {
+          ojson& table = syms_[(*s)["table"].get<std::string>()];
+          if (table.is_null()) table = ojson::object();
+          append_member(table, name, (*s)["value"]);
+        }
+        auto c = info.find("class_fqn");
+        if (c == info.end()) c = info.find("custom_obj");
+        if (c != info.end()) append_member(objs_, name, {{"name", name}, {"class_fqn", *c}});
+      }
+      if (!n.meta().val && sig_.tokens.count(name) != 0 && value_kind(&n) == "tensor") {
+        // A TOKEN input/output without metadata: torch writes a token as the tensor it is.
+        token_nodes_.insert(&n);
+      }
+    }
+  }
+
+  // The record of `n` (NodeMeta::serialized parsed). The records of plain nodes are parsed on
+  // demand and kept until forget().
   const ojson& info(const Node* n) {
-    auto it = info_.find(n);
-    if (it == info_.end()) it = info_.emplace(n, node_info(*n)).first;
+    if (!special_.empty()) {
+      if (auto it = special_.find(n); it != special_.end()) return it->second;
+    }
+    auto it = plain_.find(n);
+    if (it == plain_.end()) {
+      const std::string& s = n->meta().serialized;
+      it = plain_.emplace(n, s.empty() ? ojson::object() : parse_ordered(s, builder_)).first;
+    }
     return it->second;
   }
 
+  // Whether `n` gets a `tensor_values` entry: its NodeMeta::val or a token's tensor.
+  bool has_tensor_entry(const Node* n) const {
+    return n->meta().val.has_value() || (!token_nodes_.empty() && token_nodes_.count(n) != 0);
+  }
+
+  // Frees the records of plain nodes parsed so far (no reference to one may be held).
+  void forget() { plain_.clear(); }
+
   // What a node's value is: "tensor", "sym_int", "sym_float", "sym_bool", "custom_obj", "graph".
   std::string value_kind(const Node* n) {
-    const ojson& i = info(n);
+    if (special_.empty()) return "tensor";
+    const auto it = special_.find(n);
+    if (it == special_.end()) return "tensor";
+    const ojson& i = it->second;
     if (auto s = i.find("sym"); s != i.end()) {
       const std::string t = (*s)["table"].get<std::string>();
       return t.substr(0, t.size() - 7);  // "sym_int_values" -> "sym_int"
@@ -180,7 +307,7 @@ class GraphWriter {
       return {{"as_custom_obj", {{"name", name}, {"class_fqn", fqn}}}};
     }
     if (k == "graph") return {{"as_graph", {{"name", name}, {"graph", info(n)["graph"]}}}};
-    if (tensor_nodes_.count(n) == 0) {
+    if (!has_tensor_entry(n)) {
       // torch.export.load (and epgraph's loader) need the metadata of every tensor value.
       throw serialization_error("graph_module.graph.tensor_values",
                                 "node '" + name +
@@ -561,10 +688,145 @@ class GraphWriter {
     return jn;
   }
 
+  // input(n) as text. A record without "value" (a substring of its text when present) is not a
+  // constant input: the placeholder is written as node_ref, without parsing the record.
+  void input_text(const Node& n, JsonText& out) {
+    if (n.meta().serialized.find("\"value\"") == std::string::npos &&
+        (special_.empty() || special_.count(&n) == 0)) {
+      node_ref_text(&n, out);
+      return;
+    }
+    out.value(input(n));
+  }
+
+  // A node reference as an argument (node_ref(n)): a tensor with metadata, the common case, is
+  // written here; anything else as node_ref's tree (which throws node_ref's errors).
+  void node_ref_text(const Node* n, JsonText& out) {
+    if ((special_.empty() || special_.count(n) == 0) && has_tensor_entry(n)) {
+      out.raw(std::string_view("{\"as_tensor\":{\"name\":"));
+      out.string(n->name());
+      out.raw(std::string_view("}}"));
+      return;
+    }
+    out.value(node_ref(n));
+  }
+
+  // input_arg(a, rec) as text.
+  void input_arg_text(const Argument& a, const ojson* rec, JsonText& out) {
+    if (const Node* n = a.node()) {
+      // Of the hints, only as_optional_tensor writes a node otherwise than node_ref.
+      if (!rec || (*rec)["as"].get<std::string>() != "as_optional_tensor") {
+        node_ref_text(n, out);
+        return;
+      }
+    }
+    out.value(input_arg(a, rec));
+  }
+
+  // The text node(n).dump() gives, with the small parts (outputs, most arguments) built as trees.
+  void node_text(const Node& n, JsonText& out) {
+    const ojson& info = this->info(&n);
+    out.raw(std::string_view("{\"target\":"));
+    out.string(target_to_json(n.target()));
+    out.raw(std::string_view(",\"inputs\":["));
+    const ojson no_records = ojson::array();
+    const ojson& arg_recs = info.contains("args") ? info["args"] : no_records;
+    const ojson& kw_recs = info.contains("kwargs") ? info["kwargs"] : no_records;
+    const bool fresh = info.empty();
+    bool first = true;
+    auto kind = [&](const ojson* rec, int k) {
+      if (!rec || rec->contains("kind")) {
+        out.raw(std::string_view(",\"kind\":"));
+        if (rec && (*rec)["kind"].is_null()) {
+          out.null();
+        } else {
+          out.integer(k);
+        }
+      }
+      out.raw('}');
+    };
+    for (std::size_t i = 0; i < n.args().size(); ++i) {
+      const ojson* rec = i < arg_recs.size() ? &arg_recs[i] : nullptr;
+      out.raw(std::string_view(first ? "{\"name\":" : ",{\"name\":"));
+      first = false;
+      out.string(rec ? (*rec)["name"].get<std::string>() : std::string());
+      out.raw(std::string_view(",\"arg\":"));
+      input_arg_text(n.args()[i], rec, out);
+      kind(rec, 1);
+    }
+    for (const auto& [key, value] : n.kwargs()) {
+      const ojson* rec = nullptr;
+      for (const auto& r : kw_recs) {
+        if (r["name"] == key) rec = &r;
+      }
+      out.raw(std::string_view(first ? "{\"name\":" : ",{\"name\":"));
+      first = false;
+      out.string(key);
+      out.raw(std::string_view(",\"arg\":"));
+      input_arg_text(value, rec, out);
+      kind(rec, 2);
+    }
+    out.raw(std::string_view("],\"outputs\":"));
+    const ojson* layout = info.contains("out") ? &info["out"] : nullptr;
+    if (!layout && last_getitem_index(n) < 0) {
+      out.raw('[');  // outputs(): the node's own value
+      node_ref_text(&n, out);
+      out.raw(']');
+    } else if (layout && layout->is_array() && layout->size() == 1 && (*layout)[0].is_object() &&
+               !(*layout)[0].empty() && (*layout)[0].begin().key() == "as_tensor" &&
+               !is_hop_target(n.target())) {
+      out.raw(std::string_view("[{\"as_tensor\":{\"name\":"));  // outputs(): renamed
+      out.string(n.name());
+      out.raw(std::string_view("}}]"));
+    } else {
+      out.value(outputs(n, info));
+    }
+    out.raw(std::string_view(",\"metadata\":"));
+    const auto& other = n.meta().other;
+    bool unique_keys = other.size() <= 16;
+    for (std::size_t i = 1; unique_keys && i < other.size(); ++i) {
+      for (std::size_t j = 0; j < i; ++j)
+        unique_keys = unique_keys && other[i].first != other[j].first;
+    }
+    if (unique_keys) {
+      out.raw('{');
+      for (std::size_t i = 0; i < other.size(); ++i) {
+        if (i != 0) out.raw(',');
+        out.key(other[i].first);
+        out.string(other[i].second);
+      }
+      out.raw('}');
+    } else {  // a repeated key keeps its first place and takes its last value, as md[k] = v
+      ojson md = ojson::object();
+      for (const auto& [k, v] : other) md[k] = v;
+      out.value(md);
+    }
+    if (fresh) {
+      // A higher-order operator read through getitem nodes returns a tuple, even of one value.
+      const bool tuple = is_hop_target(n.target()) && last_getitem_index(n) >= 0;
+      out.raw(std::string_view(",\"is_hop_single_tensor_return\":"));
+      if (tuple) {
+        out.boolean(false);
+      } else {
+        out.null();
+      }
+    } else if (auto h = info.find("hop"); h != info.end()) {
+      out.raw(std::string_view(",\"is_hop_single_tensor_return\":"));
+      out.value(*h);
+    }
+    if (fresh || info.contains("has_name")) {
+      out.raw(std::string_view(",\"name\":"));
+      out.string(n.name());
+    }
+    out.raw('}');
+  }
+
   SignatureValues sig_;
-  std::unordered_map<const Node*, ojson> info_;
+  std::unordered_map<const Node*, ojson> special_;  // records of the non-tensor values
+  std::unordered_map<const Node*, ojson> plain_;    // records parsed on demand
+  OrderedDomBuilder builder_;                       // scratch space of the parses
   ojson tensors_ = ojson::object();
-  std::unordered_set<const Node*> tensor_nodes_;  // the nodes with a tensors_ entry
+  std::unordered_set<const Node*> token_nodes_;  // token values written without NodeMeta::val
   ojson syms_ = ojson::object();
   ojson objs_ = ojson::object();
 };
@@ -658,6 +920,158 @@ inline ojson write_output_spec(const OutputSpec& s) {
 
 }  // namespace detail
 
+namespace detail {
+
+// save_exported_program_to_string. With `streaming`, the graph (nearly all of the text) is
+// written straight to the result by GraphWriter::write_text and only the rest of the document is
+// an ordered_json tree; without, the whole document is a tree given to dump() (the reference the
+// tests compare the streaming text with, byte for byte).
+template <class Tensor>
+std::string save_program(const ExportedProgram<Tensor>& ep, bool streaming) {
+  std::vector<std::string> absent;
+  for (const auto& [k, v] : ep.metadata().opaque) {
+    if (k == "json.absent") absent = ojson::parse(v).template get<std::vector<std::string>>();
+  }
+  auto is_absent = [&](const std::string& key) {
+    return std::find(absent.begin(), absent.end(), key) != absent.end();
+  };
+  auto opaque = [&](const std::string& key) -> ojson {
+    for (const auto& [k, v] : ep.metadata().opaque) {
+      if (k == key) {
+        try {
+          return ojson::parse(v);
+        } catch (const nlohmann::json::parse_error& e) {
+          throw serialization_error(key, std::string("malformed opaque JSON: ") + e.what());
+        }
+      }
+    }
+    return nullptr;
+  };
+  const std::size_t room = 16 + ep.metadata().opaque.size();  // known fields + unknown ones
+  ojson gm = object_with_room(room);
+  SignatureValues values;
+  for (const auto& s : ep.graph_signature().input_specs) {
+    if (s.kind() == InputKind::TOKEN) values.tokens.insert(s.name());
+    if (s.kind() == InputKind::CUSTOM_OBJ) {
+      std::string fqn = std::get<CustomObjArgument>(s.arg()).class_fqn;
+      if (fqn.empty() && s.target()) {  // the constant's own class, as torch's _type()
+        if (const auto* c = ep.constants().find(*s.target())) {
+          if (const auto* o = std::get_if<ScriptObject>(c)) fqn = o->class_fqn;
+        }
+      }
+      values.custom_objs.emplace(s.name(), std::move(fqn));
+    }
+  }
+  for (const auto& s : ep.graph_signature().output_specs) {
+    if (s.kind() == OutputKind::TOKEN) values.tokens.insert(s.name());
+  }
+  std::string text;
+  if (streaming) {
+    // The document's first member is graph_module, whose first member is the graph.
+    text.reserve(1024 * (ep.graph().size() + 1));
+    text.append("{\"graph_module\":{\"graph\":");
+    JsonText out(text);
+    GraphWriter(std::move(values))
+        .write_text(ep.graph(), out, !is_absent("graph_module.graph.custom_obj_values"),
+                    !is_absent("graph_module.graph.sym_float_values"));
+    gm["graph"] = nullptr;  // written above; a placeholder that keeps the members' order
+  } else {
+    ojson graph = GraphWriter(std::move(values)).write(ep.graph());
+    for (const char* key : {"custom_obj_values", "sym_float_values"}) {
+      if (is_absent(std::string("graph_module.graph.") + key)) graph.erase(key);
+    }
+    gm["graph"] = std::move(graph);
+  }
+  if (streaming) {  // one spec at a time, written after the graph
+    JsonText out(text);
+    out.raw(std::string_view(",\"signature\":{\"input_specs\":["));
+    bool first = true;
+    for (const auto& s : ep.graph_signature().input_specs) {
+      if (!first) out.raw(',');
+      first = false;
+      out.value(write_input_spec(s));
+    }
+    out.raw(std::string_view("],\"output_specs\":["));
+    first = true;
+    for (const auto& s : ep.graph_signature().output_specs) {
+      if (!first) out.raw(',');
+      first = false;
+      out.value(write_output_spec(s));
+    }
+    out.raw(std::string_view("]}"));
+    gm["signature"] = nullptr;  // a placeholder, like gm["graph"]
+  } else {
+    ojson sig;
+    sig["input_specs"] = ojson::array();
+    for (const auto& s : ep.graph_signature().input_specs)
+      sig["input_specs"].push_back(write_input_spec(s));
+    sig["output_specs"] = ojson::array();
+    for (const auto& s : ep.graph_signature().output_specs)
+      sig["output_specs"].push_back(write_output_spec(s));
+    gm["signature"] = std::move(sig);
+  }
+  ojson mcg = opaque("graph_module.module_call_graph");
+  gm["module_call_graph"] = mcg.is_null() ? ojson::array() : mcg;
+  for (const char* key : {"metadata", "treespec_namedtuple_fields"}) {
+    const std::string full = std::string("graph_module.") + key;
+    if (is_absent(full)) continue;
+    ojson v = opaque(full);
+    gm[key] = v.is_null() ? ojson::object() : v;
+  }
+  for (const auto& [k, v] : ep.metadata().opaque) {  // unknown graph_module fields
+    if (k.rfind("graph_module.", 0) == 0 && k.find('.', 13) == std::string::npos &&
+        !gm.contains(k.substr(13))) {
+      gm[k.substr(13)] = opaque(k);
+    }
+  }
+  ojson doc = object_with_room(room);
+  doc["graph_module"] = streaming ? ojson(nullptr) : std::move(gm);
+  doc["opset_version"] = ojson::object();
+  for (const auto& [k, v] : ep.metadata().opset_version) doc["opset_version"][k] = v;
+  doc["range_constraints"] = ojson::object();
+  for (const auto& r : ep.metadata().range_constraints) {
+    ojson rc = {{"min_val", nullptr}, {"max_val", nullptr}};
+    if (r.min_val) rc["min_val"] = *r.min_val;
+    if (r.max_val) rc["max_val"] = *r.max_val;
+    doc["range_constraints"][r.symbol] = rc;
+  }
+  doc["schema_version"] = {{"major", schema_major}, {"minor", schema_minor}};
+  if (!is_absent("verifiers")) doc["verifiers"] = ep.metadata().verifiers;
+  if (!is_absent("torch_version")) {
+    doc["torch_version"] =
+        ep.metadata().torch_version.empty() ? std::string("<=2.4") : ep.metadata().torch_version;
+  }
+  if (!is_absent("guards_code")) {
+    ojson g = opaque("guards_code");
+    doc["guards_code"] = g.is_null() ? ojson::array() : g;
+  }
+  for (const auto& [k, v] :
+       ep.metadata().opaque) {  // unknown top-level fields (legacy `dialect`, ...)
+    if (k.find('.') == std::string::npos && !doc.contains(k)) doc[k] = opaque(k);
+  }
+  if (!streaming) return doc.dump();
+  // The rest of graph_module, then the rest of the document, without their placeholders (the
+  // first members of their objects, already written).
+  gm.erase("graph");
+  gm.erase("signature");
+  JsonText out(text);
+  auto rest_of = [&](const ojson& obj) {
+    if (obj.empty()) {
+      out.raw('}');
+      return;
+    }
+    const std::size_t brace = text.size();
+    out.value(obj);
+    text[brace] = ',';
+  };
+  rest_of(gm);
+  doc.erase("graph_module");
+  rest_of(doc);
+  return text;
+}
+
+}  // namespace detail
+
 /// Writes `ep` as an exported-program JSON record of schema 8.20 (torch 2.13's
 /// `torch.export.save` record, `models/model.json`), the inverse of load_exported_program:
 /// graph inputs from placeholders; one serialized node per call_function node except getitem
@@ -688,100 +1102,14 @@ inline ojson write_output_spec(const OutputSpec& s) {
 /// (NodeMeta::val); set it before saving" for a tensor-valued node without metadata (torch's
 /// loader needs it; nodes created in C++ must be given their `meta().val`), and
 /// "graph_module.graph.outputs: graph output '<n>' is a custom object, which torch's format cannot
-/// return" (torch's deserialize_graph_output cannot read one back). O(program size).
+/// return" (torch's deserialize_graph_output cannot read one back); nlohmann::json::type_error
+/// 316 when a string to write (a node name, target, ...) is not valid UTF-8, as dump() does.
+/// The text is dump()'s spelling of the document (no whitespace, UTF-8 kept); the graph's nodes
+/// and `tensor_values` are written straight to the text rather than built as a JSON tree.
+/// O(program size).
 template <class Tensor>
 [[nodiscard]] std::string save_exported_program_to_string(const ExportedProgram<Tensor>& ep) {
-  using detail::ojson;
-  std::vector<std::string> absent;
-  for (const auto& [k, v] : ep.metadata().opaque) {
-    if (k == "json.absent") absent = ojson::parse(v).template get<std::vector<std::string>>();
-  }
-  auto is_absent = [&](const std::string& key) {
-    return std::find(absent.begin(), absent.end(), key) != absent.end();
-  };
-  auto opaque = [&](const std::string& key) -> ojson {
-    for (const auto& [k, v] : ep.metadata().opaque) {
-      if (k == key) {
-        try {
-          return ojson::parse(v);
-        } catch (const nlohmann::json::parse_error& e) {
-          throw serialization_error(key, std::string("malformed opaque JSON: ") + e.what());
-        }
-      }
-    }
-    return nullptr;
-  };
-  const std::size_t room = 16 + ep.metadata().opaque.size();  // known fields + unknown ones
-  ojson gm = detail::object_with_room(room);
-  detail::SignatureValues values;
-  for (const auto& s : ep.graph_signature().input_specs) {
-    if (s.kind() == InputKind::TOKEN) values.tokens.insert(s.name());
-    if (s.kind() == InputKind::CUSTOM_OBJ) {
-      std::string fqn = std::get<CustomObjArgument>(s.arg()).class_fqn;
-      if (fqn.empty() && s.target()) {  // the constant's own class, as torch's _type()
-        if (const auto* c = ep.constants().find(*s.target())) {
-          if (const auto* o = std::get_if<ScriptObject>(c)) fqn = o->class_fqn;
-        }
-      }
-      values.custom_objs.emplace(s.name(), std::move(fqn));
-    }
-  }
-  for (const auto& s : ep.graph_signature().output_specs) {
-    if (s.kind() == OutputKind::TOKEN) values.tokens.insert(s.name());
-  }
-  ojson graph = detail::GraphWriter(std::move(values)).write(ep.graph());
-  for (const char* key : {"custom_obj_values", "sym_float_values"}) {
-    if (is_absent(std::string("graph_module.graph.") + key)) graph.erase(key);
-  }
-  gm["graph"] = std::move(graph);
-  ojson sig;
-  sig["input_specs"] = ojson::array();
-  for (const auto& s : ep.graph_signature().input_specs)
-    sig["input_specs"].push_back(detail::write_input_spec(s));
-  sig["output_specs"] = ojson::array();
-  for (const auto& s : ep.graph_signature().output_specs)
-    sig["output_specs"].push_back(detail::write_output_spec(s));
-  gm["signature"] = std::move(sig);
-  ojson mcg = opaque("graph_module.module_call_graph");
-  gm["module_call_graph"] = mcg.is_null() ? ojson::array() : mcg;
-  for (const char* key : {"metadata", "treespec_namedtuple_fields"}) {
-    const std::string full = std::string("graph_module.") + key;
-    if (is_absent(full)) continue;
-    ojson v = opaque(full);
-    gm[key] = v.is_null() ? ojson::object() : v;
-  }
-  for (const auto& [k, v] : ep.metadata().opaque) {  // unknown graph_module fields
-    if (k.rfind("graph_module.", 0) == 0 && k.find('.', 13) == std::string::npos &&
-        !gm.contains(k.substr(13))) {
-      gm[k.substr(13)] = opaque(k);
-    }
-  }
-  ojson doc = detail::object_with_room(room);
-  doc["graph_module"] = std::move(gm);
-  doc["opset_version"] = ojson::object();
-  for (const auto& [k, v] : ep.metadata().opset_version) doc["opset_version"][k] = v;
-  doc["range_constraints"] = ojson::object();
-  for (const auto& r : ep.metadata().range_constraints) {
-    ojson rc = {{"min_val", nullptr}, {"max_val", nullptr}};
-    if (r.min_val) rc["min_val"] = *r.min_val;
-    if (r.max_val) rc["max_val"] = *r.max_val;
-    doc["range_constraints"][r.symbol] = rc;
-  }
-  doc["schema_version"] = {{"major", schema_major}, {"minor", schema_minor}};
-  if (!is_absent("verifiers")) doc["verifiers"] = ep.metadata().verifiers;
-  if (!is_absent("torch_version")) {
-    doc["torch_version"] =
-        ep.metadata().torch_version.empty() ? std::string("<=2.4") : ep.metadata().torch_version;
-  }
-  if (!is_absent("guards_code")) {
-    ojson g = opaque("guards_code");
-    doc["guards_code"] = g.is_null() ? ojson::array() : g;
-  }
-  for (const auto& [k, v] :
-       ep.metadata().opaque) {  // unknown top-level fields (legacy `dialect`, ...)
-    if (k.find('.') == std::string::npos && !doc.contains(k)) doc[k] = opaque(k);
-  }
-  return doc.dump();
+  return detail::save_program(ep, true);
 }
 
 /// Writes save_exported_program_to_string(ep) to `json_file` (created or truncated). Throws
