@@ -20,6 +20,7 @@
 #include "../graph_signature.hpp"
 #include "../tensor.hpp"
 #include "detail.hpp"
+#include "dispose.hpp"
 #include "dom.hpp"
 #include "error.hpp"
 #include "tensor_meta.hpp"
@@ -77,6 +78,13 @@ inline bool is_hop_target(std::string_view t) {
 class GraphReader {
  public:
   GraphReader(Graph& graph, bool legacy) : g_(graph), legacy_(legacy) {}
+  GraphReader(const GraphReader&) = delete;
+  GraphReader& operator=(const GraphReader&) = delete;
+  // The symbolic values' JSON is dismantled: nlohmann's destructor allocates for a non-empty
+  // container (dispose.hpp).
+  ~GraphReader() {
+    for (auto& s : syms_) dismantle(s.second.raw);
+  }
 
   // `input_spec_names[i]` names constant graph inputs (torch takes the spec's name).
   void read(const ojson& jg, const Path& path, const std::vector<std::string>& input_spec_names) {
@@ -116,6 +124,18 @@ class GraphReader {
   const std::unordered_map<std::string, Node*>& values() const { return by_name_; }
 
  private:
+  // Most members a node's `info` record gets (read_input: as, class_fqn or value and
+  // constant_input_name, sym or custom_obj; read_node: args, kwargs, hop, has_name, out, sym or
+  // custom_obj). Reserved up front: an ordered_json object that grows copies its members and
+  // destroys the old, non-empty ones (dispose.hpp).
+  static constexpr std::size_t kInfoMembers = 8;
+
+  static ojson object_with_room(std::size_t members) {
+    ojson j = ojson::object();
+    j.get_ref<ojson::object_t&>().reserve(members);
+    return j;
+  }
+
   struct SymValue {
     std::string table;
     ojson raw;
@@ -141,6 +161,7 @@ class GraphReader {
           unknown_member(at_key(p, it.key()), m);
         }
         ojson raw = ojson::object();
+        JsonDisposer raw_guard(raw);
         raw[m] = *v;
         syms_[it.key()] = SymValue{table, std::move(raw)};
       }
@@ -174,7 +195,13 @@ class GraphReader {
     if (auto t = tensors_.find(name); t != tensors_.end()) {
       node->meta().val = t->second;
     } else if (auto s = syms_.find(name); s != syms_.end()) {
-      info["sym"] = {{"table", s->second.table}, {"value", s->second.raw}};
+      // Built member by member: an initializer list's temporaries are non-empty arrays that
+      // nlohmann's destructor would allocate for (dispose.hpp).
+      ojson sym = object_with_room(2);
+      JsonDisposer sym_guard(sym);
+      sym["table"] = s->second.table;
+      sym["value"] = s->second.raw;
+      info["sym"] = std::move(sym);
     } else if (auto o = objs_.find(name); o != objs_.end()) {
       info["custom_obj"] = o->second;
     }
@@ -198,7 +225,8 @@ class GraphReader {
     const auto& m = m_v.first;
     const auto& v = m_v.second;
     const Path p = at_key(path, m);
-    ojson info = ojson::object();
+    ojson info = object_with_room(kInfoMembers);
+    JsonDisposer info_guard(info);
     info["as"] = m;
     std::string name;
     if (m == "as_tensor" || m == "as_custom_obj") {
@@ -381,7 +409,9 @@ class GraphReader {
       Graph scratch;  // validates the nested graph; it is kept verbatim
       GraphReader(scratch, legacy_).read(sub, at_key(p, "graph"), {});
       Node* n = create(OpCode::get_attr, name, {}, {}, name, p);
-      ojson info = {{"graph", sub}};
+      ojson info = object_with_room(1);
+      JsonDisposer info_guard(info);
+      info["graph"] = sub;
       store(n, info);
       by_name_.emplace(name, n);
       return Argument(n);
@@ -398,7 +428,8 @@ class GraphReader {
     const Path op = at_key(path, "outputs");
     const auto& outputs = expect_array(field(jn, path, "outputs"), op);
     const bool hop = is_hop_target(target);
-    ojson info = ojson::object();
+    ojson info = object_with_room(kInfoMembers);
+    JsonDisposer info_guard(info);
     info["args"] = ojson::array();
     info["kwargs"] = ojson::array();
     ArgumentList args;
@@ -409,7 +440,10 @@ class GraphReader {
       const std::string name = get_string(field(in, p, "name"), at_key(p, "name"));
       std::string member;
       Argument a = read_arg(field(in, p, "arg"), at_key(p, "arg"), &member);
-      ojson rec = {{"name", name}, {"as", member}};
+      ojson rec = object_with_room(4);
+      JsonDisposer rec_guard(rec);
+      rec["name"] = name;
+      rec["as"] = member;
       if (member == "as_operator") {  // kept as torch.fx prints it; the file's text is recorded
         std::string shown = operator_arg_from_json(a.as<std::string>());
         if (shown != a.as<std::string>()) {
@@ -447,15 +481,17 @@ class GraphReader {
     }
     // Output layout, with legacy null members dropped.
     ojson layout = ojson::array();
+    JsonDisposer layout_guard(layout);
     std::vector<std::pair<std::string, const ojson*>> outs;
     for (std::size_t i = 0; i < outputs.size(); ++i) {
       auto mv = union_member(outputs[i], at_index(op, i));
       outs.push_back(mv);
       ojson o = ojson::object();
+      JsonDisposer o_guard(o);
       o[mv.first] = *mv.second;
       layout.push_back(std::move(o));
     }
-    info["out"] = layout;
+    info["out"] = std::move(layout);
     std::vector<std::pair<std::string, std::string>> meta;
     if (const ojson* md = opt_field(jn, path, "metadata"); md && !md->is_null()) {
       const Path mp = at_key(path, "metadata");
@@ -499,7 +535,8 @@ class GraphReader {
       Node* gi = g_.call_function("operator.getitem", {Argument(parent), Argument(idx)}, {}, gname);
       gi->meta().other = meta;
       if (register_value) {
-        ojson ginfo = ojson::object();
+        ojson ginfo = object_with_room(kInfoMembers);
+        JsonDisposer ginfo_guard(ginfo);
         sync(gname, gi, p, ginfo);
         store(gi, ginfo);
       }
@@ -775,18 +812,33 @@ inline std::vector<std::string> constant_input_names(const ojson& specs, const P
   return out;
 }
 
-// Legacy files write module_call_graph arguments with every union member; keep one.
+// Legacy files write module_call_graph arguments with every union member; keep one. The result
+// is the caller's to dismantle (dispose.hpp); on an exception the partial copy is dismantled.
 inline ojson strip_null_members(const ojson& j) {
   if (j.is_object()) {
     ojson out = ojson::object();
+    JsonDisposer guard(out);
+    // Reserved: a growing ordered_json object would copy its members and destroy the old ones.
+    out.get_ref<ojson::object_t&>().reserve(j.size());
     for (auto it = j.begin(); it != j.end(); ++it) {
-      if (!it.value().is_null()) out[it.key()] = strip_null_members(it.value());
+      if (it.value().is_null()) continue;
+      ojson member = strip_null_members(it.value());
+      JsonDisposer member_guard(member);
+      out[it.key()] = std::move(member);
     }
+    guard.release();
     return out;
   }
   if (j.is_array()) {
     ojson out = ojson::array();
-    for (const auto& x : j) out.push_back(strip_null_members(x));
+    JsonDisposer guard(out);
+    out.get_ref<ojson::array_t&>().reserve(j.size());
+    for (const auto& x : j) {
+      ojson element = strip_null_members(x);
+      JsonDisposer element_guard(element);
+      out.push_back(std::move(element));
+    }
+    guard.release();
     return out;
   }
   return j;
@@ -844,7 +896,11 @@ template <class Tensor = HostTensor>
   using detail::ojson;
   using detail::opt_field;
   detail::check_nesting(json_text);
+  // Every JSON tree below is dismantled before it is destroyed: nlohmann's destructor allocates
+  // for a non-empty array or object, and an allocation failure there would terminate (see
+  // dispose.hpp).
   ojson doc;
+  detail::JsonDisposer doc_guard(doc);
   try {
     doc = detail::parse_ordered(json_text);
   } catch (const nlohmann::json::parse_error& e) {
@@ -901,8 +957,13 @@ template <class Tensor = HostTensor>
 
   for (auto it = gm.begin(); it != gm.end(); ++it) {
     if (it.key() == "graph" || it.key() == "signature") continue;
-    ojson v = legacy ? detail::strip_null_members(it.value()) : it.value();
-    md.opaque.emplace_back("graph_module." + it.key(), v.dump());
+    if (legacy) {
+      ojson v = detail::strip_null_members(it.value());
+      detail::JsonDisposer v_guard(v);
+      md.opaque.emplace_back("graph_module." + it.key(), v.dump());
+    } else {
+      md.opaque.emplace_back("graph_module." + it.key(), it.value().dump());
+    }
   }
   for (const char* key : {"metadata", "treespec_namedtuple_fields"}) {
     if (gm.contains(key)) continue;
@@ -956,7 +1017,11 @@ template <class Tensor = HostTensor>
     md.opaque.emplace_back(k, it.value().dump());
   }
   if (!legacy && !doc.contains("guards_code")) absent.emplace_back("guards_code");
-  if (!absent.empty()) md.opaque.emplace_back("json.absent", ojson(absent).dump());
+  if (!absent.empty()) {
+    ojson a(absent);
+    detail::JsonDisposer a_guard(a);
+    md.opaque.emplace_back("json.absent", a.dump());
+  }
   return ExportedProgram<Tensor>(std::move(graph), std::move(signature), {}, {}, std::move(md));
 }
 

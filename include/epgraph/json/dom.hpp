@@ -22,12 +22,20 @@
 #include <utility>
 #include <vector>
 
+#include "dispose.hpp"
+
 namespace epgraph::json::detail {
 
 using ojson = nlohmann::ordered_json;
 
 class OrderedDomBuilder {
  public:
+  OrderedDomBuilder() = default;
+  OrderedDomBuilder(const OrderedDomBuilder&) = delete;
+  OrderedDomBuilder& operator=(const OrderedDomBuilder&) = delete;
+  // Values left by a parse abandoned by an exception are dismantled (no allocation).
+  ~OrderedDomBuilder() { clear(); }
+
   // Every callback returns true (go on) or throws; see nlohmann's json_sax interface.
   bool null() { return value(ojson(nullptr)); }
   bool boolean(bool v) { return value(ojson(v)); }
@@ -51,12 +59,15 @@ class OrderedDomBuilder {
     ojson obj(ojson::value_t::object);
     auto& members = obj.get_ref<ojson::object_t&>();
     const std::size_t n = values_.size() - f.values;
+    // At most n members: reserved so that no insertion reallocates (ordered_map's members do not
+    // move without throwing, so growing would copy them and destroy non-empty values; see
+    // dispose.hpp).
+    members.reserve(n);
     if (has_duplicates(f.keys, n)) {
       for (std::size_t i = 0; i < n; ++i) {
         members[std::move(keys_[f.keys + i])] = std::move(values_[f.values + i]);
       }
     } else {
-      members.reserve(n);
       for (std::size_t i = 0; i < n; ++i) {
         members.emplace_back(std::move(keys_[f.keys + i]), std::move(values_[f.values + i]));
       }
@@ -88,6 +99,7 @@ class OrderedDomBuilder {
   // Forgets a parse (finished or abandoned by an exception), keeping the scratch space.
   void clear() noexcept {
     frames_.clear();
+    for (auto& v : values_) dismantle(v);
     values_.clear();
     keys_.clear();
   }
