@@ -7,9 +7,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include <catch2/catch.hpp>
 #include <epgraph/json/json.hpp>
+#include <epgraph/verify.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "../support/program_builders.hpp"
 
@@ -179,4 +181,47 @@ TEST_CASE("save: a getitem index past max_tuple_index is not written as a tuple"
   REQUIRE(outputs.size() == 65536);
   CHECK(outputs[0] == json({{"as_tensor", {{"name", "with_effects_unused_0"}}}}));
   CHECK(outputs[65535] == json({{"as_tensor", {{"name", "getitem"}}}}));
+}
+
+TEST_CASE("a tuple-producing node with its own val still writes one output per getitem",
+          "[json][save][getitem]") {
+  // Regression: a call_function node read through operator.getitem was written as a tuple only
+  // when it had no `val`; with one (as with_tensor_meta gives every node) it was written as a
+  // single tensor named after itself, and loading the text failed with "value 'getitem_3' is
+  // not produced". In an exported graph getitem reads only tuple results, so the getitem users
+  // decide, and the tuple node gets no tensor_values entry of its own.
+  const Program bn = epgraph_test::with_tensor_meta(epgraph_test::linear_batchnorm_program());
+  const std::string text = epgraph::json::save_exported_program_to_string(bn);
+  const json doc = json::parse(text);
+  const json* node = nullptr;
+  for (const json& n : doc["graph_module"]["graph"]["nodes"]) {
+    if (n["target"] == "torch.ops.aten._native_batch_norm_legit_functional.default") node = &n;
+  }
+  REQUIRE(node != nullptr);
+  std::vector<std::string> outputs;
+  for (const json& o : (*node)["outputs"]) outputs.push_back(o["as_tensor"]["name"]);
+  CHECK(outputs == std::vector<std::string>{
+                       "getitem", "_native_batch_norm_legit_functional_unused_1",
+                       "_native_batch_norm_legit_functional_unused_2", "getitem_3", "getitem_4"});
+  const json& values = doc["graph_module"]["graph"]["tensor_values"];
+  CHECK_FALSE(values.contains("_native_batch_norm_legit_functional"));
+  CHECK(values.contains("getitem_3"));
+  // Loading creates a getitem node for every output, as torch's deserializer does
+  // (generate_getitems), so the two unused ones appear; they have no metadata because the
+  // program built in C++ has none for them (torch's own loader would need it: a known limit).
+  const Program back = epgraph::json::load_exported_program_from_string(text);
+  CHECK_NOTHROW(epgraph::verify(back, {false}));
+  CHECK(epgraph_test::node_names(back.graph()) ==
+        std::vector<std::string>{
+            "p_linear_weight", "p_linear_bias", "p_bn_weight", "p_bn_bias", "b_bn_running_mean",
+            "b_bn_running_var", "b_bn_num_batches_tracked", "x", "permute", "addmm", "add",
+            "_native_batch_norm_legit_functional", "getitem",
+            "_native_batch_norm_legit_functional_unused_1",
+            "_native_batch_norm_legit_functional_unused_2", "getitem_3", "getitem_4", "output"});
+  const epgraph::Node* g3 = back.graph().find_node("getitem_3");
+  REQUIRE(g3 != nullptr);
+  CHECK(g3->args()[1] == epgraph::Argument(3));
+  CHECK(epgraph::to_string(back.graph_signature()) == epgraph::to_string(bn.graph_signature()));
+  // A with_effects node with a val whose outputs are all used round-trips exactly.
+  round_trip(epgraph_test::with_tensor_meta(epgraph_test::token_program(true)));
 }

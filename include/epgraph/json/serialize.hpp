@@ -87,6 +87,7 @@ class GraphWriter {
     tensors_.get_ref<ojson::object_t&>().reserve(g.size());
     prepare(g);
     for (const Node& n : g.nodes()) {
+      if (!has_tensor_entry(&n)) continue;
       if (n.meta().val) {
         append_member(tensors_, std::string(n.name()), tensor_meta_to_json(*n.meta().val));
       } else if (token_nodes_.count(&n) != 0) {
@@ -179,6 +180,7 @@ class GraphWriter {
     for (const Node& n : g.nodes()) {
       const TensorMeta* meta = nullptr;
       TensorMeta token;
+      if (!has_tensor_entry(&n)) continue;
       if (n.meta().val) {
         meta = &*n.meta().val;
       } else if (token_nodes_.count(&n) != 0) {
@@ -266,9 +268,15 @@ class GraphWriter {
     return it->second;
   }
 
-  // Whether `n` gets a `tensor_values` entry: its NodeMeta::val or a token's tensor.
-  bool has_tensor_entry(const Node* n) const {
-    return n->meta().val.has_value() || (!token_nodes_.empty() && token_nodes_.count(n) != 0);
+  // Whether `n` gets a `tensor_values` entry: its NodeMeta::val or a token's tensor. A node
+  // written as a tuple (read through getitem nodes, see last_getitem_index) has none even with a
+  // val: its values are the getitem nodes'.
+  bool has_tensor_entry(const Node* n) {
+    if (n->meta().val.has_value()) {
+      return n->op() != OpCode::call_function || n->users().empty() ||
+             !is_getitem(*n->users()[0]) || last_getitem_index(*n) < 0;
+    }
+    return !token_nodes_.empty() && token_nodes_.count(n) != 0;
   }
 
   // Frees the records of plain nodes parsed so far (no reference to one may be held).
@@ -549,12 +557,14 @@ class GraphWriter {
     return nullptr;
   }
 
-  // The highest index a getitem user of `n` reads when `n` has no metadata of its own (no val,
-  // nothing from a file) and every user is such a getitem with an index of at most
-  // max_tuple_index (one output is written per index up to it); -1 otherwise.
+  // The highest index a getitem user of `n` reads when `n` has no layout from a file and every
+  // user is such a getitem with an index of at most max_tuple_index (one output is written per
+  // index up to it); -1 otherwise. A `val` on `n` does not change this: in an exported graph
+  // operator.getitem only reads tuple results (tensors are indexed by aten ops), and a tuple's
+  // values are described by the getitem nodes' own `val`s.
   static constexpr std::int64_t max_tuple_index = 65535;
   std::int64_t last_getitem_index(const Node& n) {
-    if (n.meta().val || !info(&n).empty() || n.users().empty()) return -1;
+    if (!info(&n).empty() || n.users().empty()) return -1;
     std::int64_t last = -1;
     for (const Node* u : n.users()) {
       if (!is_getitem(*u) || u->args().size() != 2 || u->args()[0].node() != &n ||
