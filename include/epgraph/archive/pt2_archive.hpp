@@ -26,6 +26,8 @@
 #include "../exported_program.hpp"
 #include "../graph_signature.hpp"
 #include "../json/deserialize.hpp"
+#include "../json/dispose.hpp"
+#include "../json/dom.hpp"
 #include "../json/error.hpp"
 #include "../json/serialize.hpp"
 #include "../json/tensor_meta.hpp"
@@ -88,15 +90,33 @@ struct payload_entry {
   bool use_pickle = false;
   std::optional<TensorMeta> meta;
   ordered_json raw;  // the entry as read, for verbatim pass-through
+
+  payload_entry() = default;
+  payload_entry(const payload_entry&) = default;
+  payload_entry(payload_entry&&) noexcept = default;
+  payload_entry& operator=(const payload_entry&) = default;
+  payload_entry& operator=(payload_entry&&) noexcept = default;
+  // nlohmann's destructor allocates for a non-empty tree (see json/dispose.hpp): dismantle it.
+  ~payload_entry() { json::detail::dismantle(raw); }
 };
 
 // Parses `{"config": {"<fqn>": {"path_name", "is_param", "use_pickle", "tensor_meta"}}}`.
 inline std::vector<payload_entry> parse_payload_config(const std::string& archive,
                                                        const std::string& entry,
                                                        const std::vector<std::byte>& bytes) {
-  ordered_json doc;
+  // Parsed with epgraph's exact-size builder and dismantled before destruction, so that an
+  // allocation failure anywhere throws std::bad_alloc instead of terminating (json/dispose.hpp);
+  // nesting is checked first because dismantling recurses.
+  const std::string text = to_text(bytes);
   try {
-    doc = ordered_json::parse(to_text(bytes));
+    json::detail::check_nesting(text);
+  } catch (const json::serialization_error& e) {
+    throw archive_error(archive, entry, e.what());
+  }
+  ordered_json doc;
+  json::detail::JsonDisposer dispose_doc(doc);
+  try {
+    doc = json::detail::parse_ordered(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw archive_error(archive, entry,
                         "invalid JSON (parse error at byte " + std::to_string(e.byte) + ")");
