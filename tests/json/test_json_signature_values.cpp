@@ -225,3 +225,20 @@ TEST_CASE("a tuple-producing node with its own val still writes one output per g
   // A with_effects node with a val whose outputs are all used round-trips exactly.
   round_trip(epgraph_test::with_tensor_meta(epgraph_test::token_program(true)));
 }
+
+TEST_CASE("an input whose class_fqn disagrees with custom_obj_values is refused",
+          "[json][load][custom_obj]") {
+  // Regression for tests/fuzz/regressions/fuzz_json/custom_obj_class_fqn_disagrees.json: the
+  // saver writes the input's class from one record and custom_obj_values from the other, so a
+  // file where they disagree swapped them on every save/load round trip.
+  json doc = round_trip(epgraph_test::with_tensor_meta(epgraph_test::constants_program()));
+  json& input = doc["graph_module"]["graph"]["inputs"][4]["as_custom_obj"];
+  REQUIRE(input["name"] == "obj");
+  input["class_fqn"] = "__torch__.Other";
+  CHECK_THROWS_AS(epgraph::json::load_exported_program_from_string(doc.dump()),
+                  epgraph::json::serialization_error);
+  CHECK_THROWS_WITH(epgraph::json::load_exported_program_from_string(doc.dump()),
+                    "graph_module.graph.inputs[4].as_custom_obj.class_fqn: class_fqn "
+                    "'__torch__.Other' disagrees with custom_obj_values['obj'].class_fqn "
+                    "'__torch__.torch.classes._TorchScriptTesting._Foo'");
+}

@@ -232,7 +232,15 @@ class GraphReader {
     if (m == "as_tensor" || m == "as_custom_obj") {
       name = get_string(field(*v, p, "name"), at_key(p, "name"));
       if (m == "as_custom_obj") {
-        info["class_fqn"] = get_string(field(*v, p, "class_fqn"), at_key(p, "class_fqn"));
+        std::string fqn = get_string(field(*v, p, "class_fqn"), at_key(p, "class_fqn"));
+        // The input and its custom_obj_values entry must name the same class: the saver writes
+        // one from each, so a disagreement would not survive a save/load round trip (fuzz_json).
+        if (auto o = objs_.find(name); o != objs_.end() && o->second != fqn) {
+          throw serialization_error(at_key(p, "class_fqn"),
+                                    "class_fqn '" + fqn + "' disagrees with custom_obj_values['" +
+                                        name + "'].class_fqn '" + o->second + "'");
+        }
+        info["class_fqn"] = std::move(fqn);
       }
     } else if (m == "as_sym_int" || m == "as_sym_float" || m == "as_sym_bool") {
       const auto sm_sv = union_member(*v, p);
