@@ -18,15 +18,7 @@
 
 #include "support/edit_sequences.hpp"
 
-namespace {
-
-std::uint64_t env_number(const char* name, std::uint64_t fallback) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return fallback;
-  return std::strtoull(v, nullptr, 10);
-}
-
-}  // namespace
+using epgraph_test::env_number;
 
 TEST_CASE("property: random edit sequences keep programs valid or unchanged",
           "[property][edit][strong]") {

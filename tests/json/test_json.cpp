@@ -5,6 +5,8 @@
 #include <epgraph/json/json.hpp>
 #include <string>
 
+#include "../support/json_documents.hpp"
+
 #ifndef EPGRAPH_SOURCE_DIR
 #define EPGRAPH_SOURCE_DIR "."
 #endif
@@ -47,18 +49,7 @@ json tiny() {
                 {"sym_float_values", json::object()}};
   json sig = {{"input_specs", {{{"user_input", {{"arg", {{"as_tensor", {{"name", "x"}}}}}}}}}},
               {"output_specs", {{{"user_output", {{"arg", {{"as_tensor", {{"name", "add"}}}}}}}}}}};
-  return {{"graph_module",
-           {{"graph", graph},
-            {"signature", sig},
-            {"module_call_graph", json::array()},
-            {"metadata", json::object()},
-            {"treespec_namedtuple_fields", json::object()}}},
-          {"opset_version", {{"aten", 10}}},
-          {"range_constraints", json::object()},
-          {"schema_version", {{"major", 8}, {"minor", 20}}},
-          {"verifiers", {"ATEN"}},
-          {"torch_version", "2.13.0+cpu"},
-          {"guards_code", json::array()}};
+  return epgraph_test::program_document(graph, sig);
 }
 
 std::string program_text(const epgraph::ExportedProgram<epgraph::HostTensor>& ep) {

@@ -8,6 +8,9 @@
 #include <epgraph/epgraph.hpp>
 #include <epgraph/json/json.hpp>
 #include <string>
+#include <utility>
+
+#include "../support/json_documents.hpp"
 
 namespace {
 
@@ -42,18 +45,8 @@ json node(const std::string& target, json inputs, json outputs, const std::strin
 }
 
 json program(json graph, json input_specs, json output_specs) {
-  return {{"graph_module",
-           {{"graph", std::move(graph)},
-            {"signature", {{"input_specs", input_specs}, {"output_specs", output_specs}}},
-            {"module_call_graph", json::array()},
-            {"metadata", json::object()},
-            {"treespec_namedtuple_fields", json::object()}}},
-          {"opset_version", {{"aten", 10}}},
-          {"range_constraints", json::object()},
-          {"schema_version", {{"major", 8}, {"minor", 20}}},
-          {"verifiers", {"ATEN"}},
-          {"torch_version", "2.13.0+cpu"},
-          {"guards_code", json::array()}};
+  return epgraph_test::program_document(
+      std::move(graph), {{"input_specs", input_specs}, {"output_specs", output_specs}});
 }
 
 json tensor(const std::string& name) { return {{"as_tensor", {{"name", name}}}}; }

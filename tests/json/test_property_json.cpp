@@ -11,15 +11,7 @@
 
 #include "../support/fuzz_bodies.hpp"
 
-namespace {
-
-std::uint64_t env_number(const char* name, std::uint64_t fallback) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return fallback;
-  return std::strtoull(v, nullptr, 10);
-}
-
-}  // namespace
+using epgraph_test::env_number;
 
 TEST_CASE("property: random edit sequences with JSON round trips", "[property][json]") {
   const std::uint64_t count = env_number("EPGRAPH_PROPERTY_SEQUENCES", 10000) / 10 + 1;

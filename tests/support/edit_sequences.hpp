@@ -9,6 +9,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <epgraph/edit.hpp>
 #include <epgraph/verify.hpp>
 #include <exception>
@@ -26,6 +27,14 @@
 #include "snapshot.hpp"
 
 namespace epgraph_test {
+
+/// The unsigned number in environment variable `name` (e.g. EPGRAPH_PROPERTY_SEQUENCES), or
+/// `fallback` when it is unset or empty.
+inline std::uint64_t env_number(const char* name, std::uint64_t fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  return std::strtoull(v, nullptr, 10);
+}
 
 /// A source of choices: a seeded splitmix64 generator (reproducible on every platform: no
 /// std::uniform_int_distribution), or the bytes of a fuzz input (0 once they run out).
