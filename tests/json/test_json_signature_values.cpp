@@ -183,6 +183,45 @@ TEST_CASE("save: a getitem index past max_tuple_index is not written as a tuple"
   CHECK(outputs[65535] == json({{"as_tensor", {{"name", "getitem"}}}}));
 }
 
+TEST_CASE("save: a getitem that is not an output of the node it reads is refused", "[json]") {
+  // Regression for tests/fuzz/regressions/fuzz_edits/output_token_renamed_round_trip: after
+  // replace_all_uses_with moved the getitem onto a placeholder, the writer (like torch's
+  // serializer, which skips every operator.getitem node) dropped the node, so the saved output
+  // token named a value nothing produced and the file did not load back.
+  Program ep = epgraph_test::token_program(false);
+  epgraph::Node* effects = ep.graph().find_node("with_effects");
+  epgraph::Node* x = ep.graph().find_node("x");
+  (void)effects->replace_all_uses_with(x);
+  ep.graph().erase_node(effects);
+  REQUIRE(epgraph::to_string(ep.graph()).find("operator.getitem](args = (%x, 0)") !=
+          std::string::npos);
+  CHECK_THROWS_AS(epgraph::json::save_exported_program_to_string(ep),
+                  epgraph::json::serialization_error);
+  CHECK_THROWS_WITH(epgraph::json::save_exported_program_to_string(ep),
+                    "graph_module.graph.nodes: node 'getitem' (operator.getitem) cannot be "
+                    "written: torch's format records a getitem only as an output of the node it "
+                    "reads, and 'x' is a placeholder, not a multi-output call_function node");
+
+  // A node made in C++ read both through getitem and directly is written as one value: its
+  // getitem user has no place in the file.
+  Program both = epgraph_test::token_program(false);
+  epgraph::Node* fx = both.graph().find_node("with_effects");
+  fx->meta().val = both.graph().find_node("x")->meta().val;
+  epgraph::ArgumentList results;
+  results.emplace_back(both.graph().find_node("getitem"));
+  results.emplace_back(fx);
+  epgraph::ArgumentList args;
+  args.emplace_back(std::move(results));
+  both.graph().output_node()->set_args(std::move(args));
+  both.graph_signature().output_specs.push_back(epgraph_test::user_output("with_effects"));
+  CHECK_THROWS_WITH(epgraph::json::save_exported_program_to_string(both),
+                    "graph_module.graph.nodes: node 'getitem' (operator.getitem) cannot be "
+                    "written: torch's format records a getitem only as an output of the node it "
+                    "reads, and 'with_effects' is not written as a multi-output node with that "
+                    "index (a node made in C++ is written as one only when every user is a "
+                    "getitem with a constant index)");
+}
+
 TEST_CASE("a tuple-producing node with its own val still writes one output per getitem",
           "[json][save][getitem]") {
   // Regression: a call_function node read through operator.getitem was written as a tuple only

@@ -488,6 +488,7 @@ inline std::string run_random_edits(Program& ep, Chooser& c, std::size_t steps,
     }
 
     ++st.calls;
+    if (env_number("EPGRAPH_EDIT_TRACE", 0) != 0) std::fprintf(stderr, "edit: %s\n", what.c_str());
     // create_constant_placeholder puts the node where the caller says (as upstream does), so it
     // may break torch's canonical input order, which verify() reports: such a result is checked
     // to have only that violation, for the new node, and then undone from this copy.

@@ -114,6 +114,7 @@ class GraphWriter {
         default: break;  // get_attr nodes are written inside the node using them
       }
     }
+    check_getitems_written(g);
     jg["tensor_values"] = std::move(tensors_);
     jg["sym_int_values"] = syms_.value("sym_int_values", ojson::object());
     jg["sym_bool_values"] = syms_.value("sym_bool_values", ojson::object());
@@ -173,6 +174,7 @@ class GraphWriter {
         default: break;  // get_attr nodes are written inside the node using them
       }
     }
+    check_getitems_written(g);
     text.insert(outputs_at, outputs_text);
     text.insert(inputs_at, inputs_text);
     text.append("],\"tensor_values\":{");
@@ -277,6 +279,35 @@ class GraphWriter {
              !is_getitem(*n->users()[0]) || last_getitem_index(*n) < 0;
     }
     return !token_nodes_.empty() && token_nodes_.count(n) != 0;
+  }
+
+  // Throws unless every getitem node of `g` was written as an output of the node it reads (call
+  // after writing the nodes). torch's format has no node for operator.getitem: its value is one
+  // of the outputs of a multi-output node. torch's serializer skips every getitem node, so one
+  // reading a placeholder or a single-value node (e.g. after replace_all_uses_with) would vanish
+  // from the file and its users would name a value nothing produces; epgraph refuses instead.
+  void check_getitems_written(const Graph& g) const {
+    for (const Node& n : g.nodes()) {
+      if (!is_getitem(n) || written_getitems_.count(&n) != 0) continue;
+      const Node* parent = n.args().empty() ? nullptr : n.args()[0].node();
+      std::string why;
+      if (parent == nullptr) {
+        why = "its first argument is not a node";
+      } else if (parent->op() != OpCode::call_function) {
+        why = "'" + std::string(parent->name()) + "' is a " + std::string(op_name(parent->op())) +
+              ", not a multi-output call_function node";
+      } else {
+        why = "'" + std::string(parent->name()) +
+              "' is not written as a multi-output node with that index (a node made in C++ is "
+              "written as one only when every user is a getitem with a constant index)";
+      }
+      throw serialization_error("graph_module.graph.nodes",
+                                "node '" + std::string(n.name()) +
+                                    "' (operator.getitem) cannot be written: torch's format "
+                                    "records a getitem only as an output of the node it reads, "
+                                    "and " +
+                                    why);
+    }
   }
 
   // Frees the records of plain nodes parsed so far (no reference to one may be held).
@@ -586,6 +617,7 @@ class GraphWriter {
         ojson out = ojson::array();
         for (std::int64_t i = 0; i <= last; ++i) {
           const Node* gi = getitem_at(n, i);
+          if (gi) written_getitems_.insert(gi);
           out.push_back(
               gi ? node_ref(gi)
                  : ojson{{"as_tensor", {{"name", name + "_unused_" + std::to_string(i)}}}});
@@ -600,7 +632,9 @@ class GraphWriter {
     ojson out = ojson::array();
     auto item_name = [&](const Node& parent, std::int64_t idx, const std::string& fallback) {
       const Node* gi = getitem_at(parent, idx);
-      return gi ? std::string(gi->name()) : fallback;
+      if (gi == nullptr) return fallback;
+      written_getitems_.insert(gi);
+      return std::string(gi->name());
     };
     auto renamed = [&](const ojson& o, const std::string& new_name) {
       const std::string m = o.begin().key();
@@ -631,6 +665,7 @@ class GraphWriter {
                                       m0 == "as_sym_float" || m0 == "as_sym_bool")) {
       out.push_back(renamed(layout[0], name));
     } else if (layout.size() == 1 && m0 == "as_none") {
+      if (const Node* gi = getitem_at(n, 0)) written_getitems_.insert(gi);  // reads the None
       out.push_back(layout[0]);
     } else if (layout.size() == 1) {
       out.push_back({{m0, list_items(&n, layout[0][m0], name + "_unused")}});
@@ -639,13 +674,16 @@ class GraphWriter {
         const std::string m = layout[i].begin().key();
         const auto idx = static_cast<std::int64_t>(i);
         if (m == "as_none") {
+          // The loader makes a getitem node for a None output too, as torch's does.
+          if (const Node* gi = getitem_at(n, idx)) written_getitems_.insert(gi);
           out.push_back(layout[i]);
         } else if (m == "as_tensor" || m == "as_sym_int" || m == "as_sym_float") {
           out.push_back(
               renamed(layout[i], item_name(n, idx, name + "_unused_" + std::to_string(i))));
         } else {
-          out.push_back({{m, list_items(getitem_at(n, idx), layout[i][m],
-                                        name + "_unused_" + std::to_string(i))}});
+          const Node* gi = getitem_at(n, idx);  // a list, read through its own getitem users
+          if (gi) written_getitems_.insert(gi);
+          out.push_back({{m, list_items(gi, layout[i][m], name + "_unused_" + std::to_string(i))}});
         }
       }
     }
@@ -836,7 +874,8 @@ class GraphWriter {
   std::unordered_map<const Node*, ojson> plain_;    // records parsed on demand
   OrderedDomBuilder builder_;                       // scratch space of the parses
   ojson tensors_ = ojson::object();
-  std::unordered_set<const Node*> token_nodes_;  // token values written without NodeMeta::val
+  std::unordered_set<const Node*> written_getitems_;  // getitem nodes written as outputs
+  std::unordered_set<const Node*> token_nodes_;       // token values written without NodeMeta::val
   ojson syms_ = ojson::object();
   ojson objs_ = ojson::object();
 };
