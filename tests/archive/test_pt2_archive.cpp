@@ -698,6 +698,11 @@ TEST_CASE("weight records that disagree with their config are rejected", "[archi
   auto e5 = es;
   set_entry(e5, cfg, bytes_of("{\"config\": "));
   CHECK_THROWS_WITH(load_with(e5), f + ": " + cfg + ": invalid JSON (parse error at byte 12)");
+  auto e5b = es;  // nlohmann throws out_of_range, not parse_error, for this number
+  set_entry(e5b, cfg, bytes_of("{\"config\": 1e400}"));
+  CHECK_THROWS_WITH(load_with(e5b), f + ": " + cfg +
+                                        ": invalid JSON ([json.exception.out_of_range.406] number "
+                                        "overflow parsing '1e400')");
   auto e6 = es;
   set_entry(e6, cfg, bytes_of(R"({"config": []})"));
   CHECK_THROWS_WITH(load_with(e6), f + ": " + cfg + ": config: expected an object");

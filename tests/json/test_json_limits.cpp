@@ -59,6 +59,26 @@ TEST_CASE("limits: truncated strings and arrays are malformed JSON", "[json][lim
                   epgraph::json::serialization_error);
 }
 
+TEST_CASE("limits: a number too large for a double is malformed JSON", "[json][limits]") {
+  // nlohmann throws out_of_range (406), not parse_error, for such a number: it escaped the
+  // loader as a non-epgraph exception (fuzz_json regression number_overflow.json).
+  const std::string huge = std::string(50, '1') + ".1e1911";
+  CHECK_THROWS_AS(epgraph::json::load_exported_program_from_string(huge),
+                  epgraph::json::serialization_error);
+  CHECK_THROWS_WITH(
+      epgraph::json::load_exported_program_from_string(huge),
+      "malformed JSON: [json.exception.out_of_range.406] number overflow parsing '" + huge + "'");
+  // The same inside a program's metadata.
+  std::string text = epgraph::json::save_exported_program_to_string(epgraph_test::plain_program());
+  const std::string key = "\"storage_offset\":{\"as_int\":0}";
+  const std::size_t at = text.find(key);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, key.size(), "\"storage_offset\":{\"as_int\":1e400}");
+  CHECK_THROWS_WITH(epgraph::json::load_exported_program_from_string(text),
+                    "malformed JSON: [json.exception.out_of_range.406] number overflow parsing "
+                    "'1e400'");
+}
+
 TEST_CASE("limits: declared tensor sizes are metadata only when loading JSON", "[json][limits]") {
   // A JSON record carries no data: sizes whose byte count overflows int64 load as metadata and
   // allocate nothing.

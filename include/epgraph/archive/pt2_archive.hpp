@@ -120,6 +120,8 @@ inline std::vector<payload_entry> parse_payload_config(const std::string& archiv
   } catch (const nlohmann::json::parse_error& e) {
     throw archive_error(archive, entry,
                         "invalid JSON (parse error at byte " + std::to_string(e.byte) + ")");
+  } catch (const nlohmann::json::exception& e) {  // out_of_range: a number too large
+    throw archive_error(archive, entry, std::string("invalid JSON (") + e.what() + ")");
   }
   if (!doc.is_object() || !doc.contains("config") || !doc["config"].is_object()) {
     throw archive_error(archive, entry, "config: expected an object");
@@ -850,7 +852,7 @@ void save_archive_impl(const ExportedProgram<Tensor>& ep, const std::filesystem:
     if (rec != records.end()) {
       try {
         unchanged = ordered_json::parse(to_text(*rec->second)) == doc;
-      } catch (const nlohmann::json::parse_error&) {
+      } catch (const nlohmann::json::exception&) {  // parse_error or out_of_range
         unchanged = false;
       }
     }

@@ -911,7 +911,8 @@ template <class Tensor = HostTensor>
   detail::JsonDisposer doc_guard(doc);
   try {
     doc = detail::parse_ordered(json_text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
+    // parse_error, and out_of_range for a number too large for a double (fuzz_json).
     throw serialization_error("", std::string("malformed JSON: ") + e.what());
   }
   detail::expect_object(doc, "");

@@ -989,7 +989,7 @@ std::string save_program(const ExportedProgram<Tensor>& ep, bool streaming) {
       if (k == key) {
         try {
           return ojson::parse(v);
-        } catch (const nlohmann::json::parse_error& e) {
+        } catch (const nlohmann::json::exception& e) {  // parse_error or out_of_range
           throw serialization_error(key, std::string("malformed opaque JSON: ") + e.what());
         }
       }
