@@ -12,9 +12,11 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
+#include "../detail/name_index.hpp"
 #include "../exported_program.hpp"
 #include "../graph.hpp"
 #include "../graph_signature.hpp"
@@ -75,6 +77,103 @@ inline bool is_hop_target(std::string_view t) {
 
 // Reads one serialized graph into an epgraph Graph, the way
 // GraphModuleDeserializer.deserialize_graph builds an FX graph.
+// Values by name, in insertion order, with a flat index (NameIndex: 4 bytes per slot, no
+// allocation per entry): a graph's tensor_values and its values by serialized name. The
+// std::unordered_map<std::string, ...> these were cost a fifth of a large file's load time.
+template <class T>
+class NamedTable {
+  using Index = epgraph::detail::NameIndex;
+  struct NameOf {
+    const NamedTable* table;
+    std::string_view operator()(std::uint32_t id) const { return table->entries_[id].first; }
+  };
+
+ public:
+  // Adds `name` -> `value` unless `name` is present (then returns false and adds nothing).
+  // Throws serialization_error beyond NameIndex::id_limit entries (a text of gigabytes), and
+  // std::bad_alloc (then nothing is added). O(1) amortized.
+  bool add(std::string name, T value) {
+    if (entries_.size() >= Index::id_limit) {
+      throw serialization_error("graph_module.graph",
+                                "more than " + std::to_string(Index::id_limit) + " named values");
+    }
+    if (contains(name)) return false;
+    if (entries_.size() == entries_.capacity()) {
+      entries_.reserve(entries_.empty() ? 64 : entries_.size() * 2);
+    }
+    index_.reserve_more(1, NameOf{this}, [this](const auto& visit) {
+      for (std::size_t i = 0; i < entries_.size(); ++i) {
+        visit(static_cast<std::uint32_t>(i), std::string_view(entries_[i].first));
+      }
+      return entries_.size();
+    });
+    // No allocation from here on: the name's and the value's storage is moved in.
+    entries_.emplace_back(std::move(name), std::move(value));
+    index_.insert(static_cast<std::uint32_t>(entries_.size() - 1), entries_.back().first);
+    return true;
+  }
+  // Whether `name` is present. O(1) on average.
+  [[nodiscard]] bool contains(std::string_view name) const {
+    return index_.find(name, NameOf{this}) != Index::no_id;
+  }
+  // The value under `name`, or nullptr. O(1) on average.
+  [[nodiscard]] T* find(std::string_view name) {
+    const std::uint32_t id = index_.find(name, NameOf{this});
+    return id == Index::no_id ? nullptr : &entries_[id].second;
+  }
+  [[nodiscard]] const T* find(std::string_view name) const {
+    const std::uint32_t id = index_.find(name, NameOf{this});
+    return id == Index::no_id ? nullptr : &entries_[id].second;
+  }
+
+ private:
+  std::vector<std::pair<std::string, T>> entries_;
+  Index index_;
+};
+
+using TensorTable = NamedTable<TensorMeta>;
+using ValueTable = NamedTable<Node*>;
+
+// The top-level graph's tensor_values, converted while the text is parsed (each entry's JSON
+// is freed as soon as it is read, instead of all at the end: a third of a large file's tree).
+// The first bad entry's error is kept and thrown where the tree's reading would have thrown it
+// (GraphReader::read_tables); a duplicate name makes the loader parse again without a sink, so
+// that ordered_json's rule for duplicates (the last value, at the first position) holds.
+class TensorValuesSink final : public MemberSink {
+ public:
+  void member(std::string& key, ojson& value) override {
+    const Path tp = "graph_module.graph.tensor_values";
+    if (error_) {  // only duplicate names still matter
+      if (!seen_after_error_.insert(key).second || tensors_.contains(key)) duplicates_ = true;
+      return;
+    }
+    if (tensors_.contains(key)) {
+      duplicates_ = true;
+      return;
+    }
+    try {
+      TensorMeta m = tensor_meta_from_json_at(value, at_key(tp, key));
+      (void)tensors_.add(std::move(key), std::move(m));
+    } catch (const serialization_error& e) {
+      error_ = e;
+      seen_after_error_.insert(key);
+    }
+  }
+
+  [[nodiscard]] bool duplicates() const noexcept { return duplicates_; }
+  // The entries read; throws the first bad entry's error.
+  TensorTable take() {
+    if (error_) throw *error_;
+    return std::move(tensors_);
+  }
+
+ private:
+  TensorTable tensors_;
+  std::optional<serialization_error> error_;
+  std::unordered_set<std::string> seen_after_error_;
+  bool duplicates_ = false;
+};
+
 class GraphReader {
  public:
   GraphReader(Graph& graph, bool legacy) : g_(graph), legacy_(legacy) {}
@@ -87,8 +186,12 @@ class GraphReader {
   }
 
   // `input_spec_names[i]` names constant graph inputs (torch takes the spec's name).
-  void read(const ojson& jg, const Path& path, const std::vector<std::string>& input_spec_names) {
+  // `streamed`: the top-level graph's tensor_values as a TensorValuesSink read them (the tree's
+  // tensor_values is then empty), or nullptr.
+  void read(const ojson& jg, const Path& path, const std::vector<std::string>& input_spec_names,
+            TensorValuesSink* streamed = nullptr) {
     expect_object(jg, path);
+    streamed_ = streamed;
     read_tables(jg, path);
     const Path ip = at_key(path, "inputs");
     const auto& inputs = expect_array(field(jg, path, "inputs"), ip);
@@ -121,7 +224,7 @@ class GraphReader {
   }
 
   // Serialized value name -> node.
-  const std::unordered_map<std::string, Node*>& values() const { return by_name_; }
+  const ValueTable& values() const { return by_name_; }
 
  private:
   // Most members a node's `info` record gets (read_input: as, class_fqn or value and
@@ -144,8 +247,10 @@ class GraphReader {
   void read_tables(const ojson& jg, const Path& path) {
     const Path tp = at_key(path, "tensor_values");
     const auto& tv = expect_object(field(jg, path, "tensor_values"), tp);
+    if (streamed_ != nullptr) tensors_ = streamed_->take();
     for (auto it = tv.begin(); it != tv.end(); ++it) {
-      tensors_.emplace(it.key(), tensor_meta_from_json_at(it.value(), at_key(tp, it.key())));
+      // The keys of a parsed object are unique.
+      (void)tensors_.add(it.key(), tensor_meta_from_json_at(it.value(), at_key(tp, it.key())));
     }
     for (const char* table : {"sym_int_values", "sym_bool_values", "sym_float_values"}) {
       const ojson* t = opt_field(jg, path, table);
@@ -177,23 +282,24 @@ class GraphReader {
   }
 
   Node* lookup(const std::string& name, const Path& path) const {
-    auto it = by_name_.find(name);
-    if (it == by_name_.end()) {
+    Node* const* it = by_name_.find(name);
+    if (it == nullptr) {
       throw serialization_error(path,
                                 "value '" + name + "' is not produced by any graph input or node");
     }
-    return it->second;
+    return *it;
   }
 
   // Registers `node` as producing the value `name` and attaches its metadata (torch's
   // sync_fx_node).
   void sync(const std::string& name, Node* node, const Path& path, ojson& info) {
-    if (by_name_.count(name) != 0) {
+    if (by_name_.contains(name)) {
       throw serialization_error(path, "duplicate value name '" + name + "'");
     }
-    by_name_.emplace(name, node);
-    if (auto t = tensors_.find(name); t != tensors_.end()) {
-      node->meta().val = t->second;
+    (void)by_name_.add(name, node);
+    if (TensorMeta* t = tensors_.find(name)) {
+      // Moved: a value name is synced once (a second use is a duplicate, refused above).
+      node->meta().val = std::move(*t);
     } else if (auto s = syms_.find(name); s != syms_.end()) {
       // Built member by member: an initializer list's temporaries are non-empty arrays that
       // nlohmann's destructor would allocate for (dispose.hpp).
@@ -213,7 +319,7 @@ class GraphReader {
 
   Node* create(OpCode op, const std::string& target, ArgumentList args, Kwargs kwargs,
                const std::string& name, const Path& path) {
-    if (!name.empty() && g_.find_node(name) != nullptr && by_name_.count(name) != 0) {
+    if (!name.empty() && g_.find_node(name) != nullptr && by_name_.contains(name)) {
       throw serialization_error(path, "duplicate value name '" + name + "'");
     }
     return g_.create_node(op, target, std::move(args), std::move(kwargs), name);
@@ -258,7 +364,7 @@ class GraphReader {
     } else {
       unknown_member(path, m);
     }
-    if (by_name_.count(name) != 0) {
+    if (by_name_.contains(name)) {
       throw serialization_error(path, "duplicate value name '" + name + "'");
     }
     Node* node = nullptr;
@@ -272,12 +378,12 @@ class GraphReader {
     }
     last_input_ = node;
     if (m.rfind("as_", 0) == 0 && info.count("value") == 0) {
-      if (m == "as_tensor" && tensors_.count(name) == 0) {
+      if (m == "as_tensor" && !tensors_.contains(name)) {
         throw serialization_error(path, "graph input '" + name + "' has no entry in tensor_values");
       }
       sync(name, node, path, info);
     } else {
-      by_name_.emplace(name, node);
+      (void)by_name_.add(name, node);
     }
     store(node, info);
   }
@@ -421,7 +527,7 @@ class GraphReader {
       JsonDisposer info_guard(info);
       info["graph"] = sub;
       store(n, info);
-      by_name_.emplace(name, n);
+      (void)by_name_.add(name, n);
       return Argument(n);
     }
     unknown_member(path, m);
@@ -530,14 +636,14 @@ class GraphReader {
       out_name = value_name(outs[0], at_key(at_index(op, 0), outs[0].first));
       if (!hop_tuple_of_one) name = out_name;
     }
-    if (!name.empty() && by_name_.count(name) != 0) {
+    if (!name.empty() && by_name_.contains(name)) {
       throw serialization_error(path, "duplicate value name '" + name + "'");
     }
     Node* node = g_.call_function(target, std::move(args), std::move(kwargs), name);
     node->meta().other = meta;
     auto getitem = [&](Node* parent, std::int64_t idx, const std::string& gname, const Path& p,
                        bool register_value) {
-      if (register_value && by_name_.count(gname) != 0) {
+      if (register_value && by_name_.contains(gname)) {
         throw serialization_error(p, "duplicate value name '" + gname + "'");
       }
       Node* gi = g_.call_function("operator.getitem", {Argument(parent), Argument(idx)}, {}, gname);
@@ -555,7 +661,7 @@ class GraphReader {
     } else if (hop_tuple_of_one) {
       getitem(node, 0, out_name.empty() ? value_name(outs[0], at_index(op, 0)) : out_name,
               at_index(op, 0), true);
-      by_name_.emplace(std::string(node->name()), node);
+      (void)by_name_.add(std::string(node->name()), node);
     } else if (single_value) {
       sync(out_name, node, at_index(op, 0), info);
     } else if (outs.size() == 1 && outs[0].first == "as_none") {
@@ -604,7 +710,7 @@ class GraphReader {
           }
         }
       }
-      by_name_.emplace(std::string(node->name()), node);
+      (void)by_name_.add(std::string(node->name()), node);
     }
     store(node, info);
   }
@@ -633,21 +739,22 @@ class GraphReader {
   Graph& g_;
   bool legacy_;
   Node* last_input_ = nullptr;  // the placeholder read last
-  std::unordered_map<std::string, Node*> by_name_;
-  std::unordered_map<std::string, TensorMeta> tensors_;
+  TensorValuesSink* streamed_ = nullptr;
+  ValueTable by_name_;
+  TensorTable tensors_;
   std::unordered_map<std::string, SymValue> syms_;
   std::unordered_map<std::string, std::string> objs_;
 };
 
 // Graph value name as the graph has it (a name FX refuses, e.g. `input`, may have been changed).
-inline std::string node_name_for(const std::unordered_map<std::string, Node*>& values,
-                                 const std::string& serialized, const Path& path) {
-  auto it = values.find(serialized);
-  if (it == values.end()) {
+inline std::string node_name_for(const ValueTable& values, const std::string& serialized,
+                                 const Path& path) {
+  Node* const* it = values.find(serialized);
+  if (it == nullptr) {
     throw serialization_error(
         path, "value '" + serialized + "' is not produced by any graph input or node");
   }
-  return std::string(it->second->name());
+  return std::string((*it)->name());
 }
 
 inline ConstantValue constant_value(const ojson& j, const Path& path) {
@@ -664,8 +771,7 @@ inline ConstantValue constant_value(const ojson& j, const Path& path) {
 }
 
 // Argument union in a signature -> ArgumentSpec (torch's deserialize_argument_spec).
-inline ArgumentSpec argument_spec(const ojson& j, const Path& path,
-                                  const std::unordered_map<std::string, Node*>& values) {
+inline ArgumentSpec argument_spec(const ojson& j, const Path& path, const ValueTable& values) {
   const auto m_v = union_member(j, path);
   const auto& m = m_v.first;
   const auto& v = m_v.second;
@@ -697,8 +803,7 @@ inline ArgumentSpec argument_spec(const ojson& j, const Path& path,
   unknown_member(path, m);
 }
 
-inline std::string spec_tensor_name(const ojson& s, const Path& p,
-                                    const std::unordered_map<std::string, Node*>& values) {
+inline std::string spec_tensor_name(const ojson& s, const Path& p, const ValueTable& values) {
   const Path ap = at_key(p, "arg");
   const ojson& a = field(s, p, "arg");
   return node_name_for(values, get_string(field(a, ap, "name"), at_key(ap, "name")), ap);
@@ -713,8 +818,8 @@ Spec make_spec(const Path& path, F&& f) {
   }
 }
 
-inline InputSpec input_spec(const ojson& j, const Path& path,
-                            const std::unordered_map<std::string, Node*>& values, bool legacy) {
+inline InputSpec input_spec(const ojson& j, const Path& path, const ValueTable& values,
+                            bool legacy) {
   const auto m_vp = union_member(j, path);
   const auto& m = m_vp.first;
   const auto& vp = m_vp.second;
@@ -767,8 +872,7 @@ inline InputSpec input_spec(const ojson& j, const Path& path,
   });
 }
 
-inline OutputSpec output_spec(const ojson& j, const Path& path,
-                              const std::unordered_map<std::string, Node*>& values) {
+inline OutputSpec output_spec(const ojson& j, const Path& path, const ValueTable& values) {
   const auto m_vp = union_member(j, path);
   const auto& m = m_vp.first;
   const auto& vp = m_vp.second;
@@ -903,14 +1007,31 @@ template <class Tensor = HostTensor>
   using detail::field;
   using detail::ojson;
   using detail::opt_field;
-  detail::check_nesting(json_text);
   // Every JSON tree below is dismantled before it is destroyed: nlohmann's destructor allocates
   // for a non-empty array or object, and an allocation failure there would terminate (see
   // dispose.hpp).
   ojson doc;
   detail::JsonDisposer doc_guard(doc);
+  // graph_module.graph.tensor_values is read while parsing (see TensorValuesSink).
+  std::optional<detail::TensorValuesSink> tensor_values(std::in_place);
   try {
-    doc = detail::parse_ordered(json_text);
+    detail::OrderedDomBuilder builder;
+    builder.limit_depth(max_json_depth);
+    builder.watch({"graph_module", "graph", "tensor_values"}, &*tensor_values);
+    ojson::sax_parse(json_text.begin(), json_text.end(), &builder);
+    doc = builder.take();
+    if (!builder.watched_seen()) {
+      tensor_values.reset();  // nothing was taken from the tree
+    } else if (builder.watch_unreliable() || tensor_values->duplicates()) {
+      detail::dismantle(doc);
+      doc = nullptr;
+      tensor_values.reset();
+      doc = detail::parse_ordered(json_text);
+    }
+  } catch (const detail::nesting_too_deep&) {
+    detail::check_nesting(json_text);  // throws, naming the byte
+    throw serialization_error(
+        "", "JSON nesting deeper than " + std::to_string(max_json_depth) + " levels");
   } catch (const nlohmann::json::exception& e) {
     // parse_error, and out_of_range for a number too large for a double (fuzz_json).
     throw serialization_error("", std::string("malformed JSON: ") + e.what());
@@ -948,7 +1069,8 @@ template <class Tensor = HostTensor>
   auto graph = std::make_unique<Graph>();
   detail::GraphReader reader(*graph, legacy);
   reader.read(field(gm, "graph_module", "graph"), "graph_module.graph",
-              detail::constant_input_names(in_specs, isp));
+              detail::constant_input_names(in_specs, isp),
+              tensor_values ? &*tensor_values : nullptr);
   const auto& jg = field(gm, "graph_module", "graph");
   for (const char* key : {"custom_obj_values", "sym_float_values"}) {
     if (!jg.contains(key) && !legacy) absent.push_back(std::string("graph_module.graph.") + key);

@@ -13,6 +13,7 @@
 // members of a large object (a short one is compared pairwise) and resolved like
 // ordered_json::parse (the member stays where the key first appeared and takes the last value).
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -27,6 +28,22 @@
 namespace epgraph::json::detail {
 
 using ojson = nlohmann::ordered_json;
+
+// Receives, one at a time, the members of the object an OrderedDomBuilder watches (see
+// OrderedDomBuilder::watch) instead of the tree.
+class MemberSink {
+ public:
+  MemberSink() = default;
+  MemberSink(const MemberSink&) = delete;
+  MemberSink& operator=(const MemberSink&) = delete;
+  virtual ~MemberSink() = default;
+  // One completed member; `key` may be moved from, `value` is the sink's (dismantled by the
+  // builder afterwards if the sink leaves anything in it).
+  virtual void member(std::string& key, ojson& value) = 0;
+};
+
+// Thrown by an OrderedDomBuilder with a depth limit when arrays and objects nest deeper.
+struct nesting_too_deep {};
 
 class OrderedDomBuilder {
  public:
@@ -46,10 +63,7 @@ class OrderedDomBuilder {
   }
   bool string(ojson::string_t& v) { return value(ojson(v)); }
   bool binary(ojson::binary_t& v) { return value(ojson(ojson::binary_t(v))); }
-  bool start_object(std::size_t /*elements*/) {
-    frames_.push_back(Frame{true, values_.size(), keys_.size()});
-    return true;
-  }
+  bool start_object(std::size_t /*elements*/) { return open(true); }
   bool key(ojson::string_t& k) {
     keys_.push_back(k);
     return true;
@@ -63,7 +77,11 @@ class OrderedDomBuilder {
     // move without throwing, so growing would copy them and destroy non-empty values; see
     // dispose.hpp).
     members.reserve(n);
-    if (has_duplicates(f.keys, n)) {
+    const bool duplicates = has_duplicates(f.keys, n);
+    // A duplicate key on the watched path: ordered_json keeps the last value, which may not be
+    // the object whose members went to the sink.
+    if (duplicates && f.on_path) watch_unreliable_ = true;
+    if (duplicates) {
       for (std::size_t i = 0; i < n; ++i) {
         members[std::move(keys_[f.keys + i])] = std::move(values_[f.values + i]);
       }
@@ -74,10 +92,7 @@ class OrderedDomBuilder {
     }
     return close(f, std::move(obj));
   }
-  bool start_array(std::size_t /*elements*/) {
-    frames_.push_back(Frame{false, values_.size(), keys_.size()});
-    return true;
-  }
+  bool start_array(std::size_t /*elements*/) { return open(false); }
   bool end_array() {
     const Frame f = frames_.back();
     ojson arr(ojson::value_t::array);
@@ -93,6 +108,24 @@ class OrderedDomBuilder {
     throw ex;  // the exception ordered_json::parse throws
   }
 
+  // From the next parse on, hands the members of the object at `path` (three keys below the
+  // root object, e.g. graph_module.graph.tensor_values) to `sink` as they complete instead of
+  // keeping them: that object is left empty in the tree. `sink` must outlive the parses.
+  // watch_unreliable() tells when the tree's value at `path` may not be the object the sink saw
+  // (a duplicate key on the path, or the object met twice): the caller then parses again
+  // without a watch.
+  void watch(const std::array<std::string_view, 3>& path, MemberSink* sink) {
+    watch_path_ = path;
+    sink_ = sink;
+  }
+  [[nodiscard]] bool watch_unreliable() const noexcept { return watch_unreliable_; }
+  // Whether the watched object was met (its members, if any, went to the sink).
+  [[nodiscard]] bool watched_seen() const noexcept { return watched_seen_; }
+
+  // From the next parse on, throws nesting_too_deep when arrays and objects nest deeper than
+  // `depth` levels (0: no limit).
+  void limit_depth(std::size_t depth) noexcept { max_depth_ = depth; }
+
   // The parsed value (valid once sax_parse returned true).
   ojson take() { return std::move(values_.front()); }
 
@@ -102,17 +135,53 @@ class OrderedDomBuilder {
     for (auto& v : values_) dismantle(v);
     values_.clear();
     keys_.clear();
+    watch_unreliable_ = false;
+    watched_seen_ = false;
   }
 
  private:
   struct Frame {
     bool object;
+    bool on_path;        // an object at a prefix of the watched path
+    bool watched;        // the watched object: its members go to the sink
     std::size_t values;  // first scratch value of this container
     std::size_t keys;    // first scratch key of this container (objects)
   };
 
+  bool open(bool object) {
+    const std::size_t depth = frames_.size();
+    if (max_depth_ != 0 && depth >= max_depth_) throw nesting_too_deep{};
+    bool on_path = false;
+    if (sink_ != nullptr && object) {
+      if (depth == 0) {
+        on_path = true;
+      } else if (depth <= watch_path_.size()) {
+        const Frame& parent = frames_.back();
+        on_path = parent.on_path && parent.object && keys_.size() > parent.keys &&
+                  keys_.back() == watch_path_[depth - 1];
+      }
+    }
+    const bool watched = on_path && depth == watch_path_.size();
+    if (watched) {
+      if (watched_seen_) watch_unreliable_ = true;
+      watched_seen_ = true;
+    }
+    frames_.push_back(Frame{object, on_path, watched, values_.size(), keys_.size()});
+    return true;
+  }
+
   bool value(ojson&& v) {
+    if (!frames_.empty() && frames_.back().watched) return give(std::move(v));
     values_.push_back(std::move(v));
+    return true;
+  }
+
+  // Hands a completed member of the watched object to the sink.
+  bool give(ojson&& v) {
+    ojson member = std::move(v);
+    JsonDisposer member_guard(member);
+    sink_->member(keys_.back(), member);
+    keys_.pop_back();
     return true;
   }
 
@@ -120,8 +189,7 @@ class OrderedDomBuilder {
     values_.resize(f.values);  // moved-from values
     keys_.resize(f.keys);
     frames_.pop_back();
-    values_.push_back(std::move(container));
-    return true;
+    return value(std::move(container));
   }
 
   bool has_duplicates(std::size_t first, std::size_t n) const {
@@ -141,6 +209,11 @@ class OrderedDomBuilder {
     return false;
   }
 
+  std::array<std::string_view, 3> watch_path_{};
+  MemberSink* sink_ = nullptr;
+  bool watch_unreliable_ = false;
+  bool watched_seen_ = false;
+  std::size_t max_depth_ = 0;
   std::vector<Frame> frames_;
   std::vector<ojson> values_;
   std::vector<std::string> keys_;
