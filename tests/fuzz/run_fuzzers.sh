@@ -7,6 +7,11 @@
 # and commit it under tests/fuzz/regressions/<target>/ (replayed by the unit tests).
 #
 # usage: run_fuzzers.sh BUILD_DIR SECONDS [TARGET...]   (default: every target that was built)
+#
+# EPGRAPH_FUZZ_SEED: libFuzzer's -seed. 0 (the default here) picks a new random seed per run, for
+# exploring; .ci/run passes a fixed seed so that CI's fuzz stage is reproducible (the same seed
+# corpus and seed give the same mutations: a CI run that passes here passes there, and a new
+# finding comes from exploring, where it is fixed and committed as a regression input).
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 
@@ -46,7 +51,7 @@ for t in "${TARGETS[@]}"; do
   # -rss_limit_mb / -malloc_limit_mb: an input that makes the loader allocate more than 1 GB is a
   # finding (the loaders must refuse absurd sizes); -timeout: 10 s for one input is a hang.
   if ! "${BIN}/${t}" "${CORPUS}/${t}" "${dict[@]}" \
-      -max_total_time="${SECONDS_PER_TARGET}" -timeout=10 -rss_limit_mb=2048 \
+      -seed="${EPGRAPH_FUZZ_SEED:-0}" -max_total_time="${SECONDS_PER_TARGET}" -timeout=10 -rss_limit_mb=2048 \
       -malloc_limit_mb=1024 -max_len=65536 -print_final_stats=1 \
       -artifact_prefix="${ARTIFACTS}/${t}/" 2>"${ARTIFACTS}/${t}.log"; then
     echo "!!! ${t} found a problem; see ${ARTIFACTS}/${t}.log and ${ARTIFACTS}/${t}/"
