@@ -26,6 +26,7 @@
 #include "dom.hpp"
 #include "error.hpp"
 #include "tensor_meta.hpp"
+#include "text.hpp"
 
 namespace epgraph::json {
 
@@ -293,23 +294,57 @@ class GraphReader {
   // Registers `node` as producing the value `name` and attaches its metadata (torch's
   // sync_fx_node).
   void sync(const std::string& name, Node* node, const Path& path, ojson& info) {
-    if (by_name_.contains(name)) {
-      throw serialization_error(path, "duplicate value name '" + name + "'");
-    }
-    (void)by_name_.add(name, node);
-    if (TensorMeta* t = tensors_.find(name)) {
-      // Moved: a value name is synced once (a second use is a duplicate, refused above).
-      node->meta().val = std::move(*t);
-    } else if (auto s = syms_.find(name); s != syms_.end()) {
+    const ValueExtra e = register_value(name, node, path);
+    if (e.sym != nullptr) {
       // Built member by member: an initializer list's temporaries are non-empty arrays that
       // nlohmann's destructor would allocate for (dispose.hpp).
       ojson sym = object_with_room(2);
       JsonDisposer sym_guard(sym);
-      sym["table"] = s->second.table;
-      sym["value"] = s->second.raw;
+      sym["table"] = e.sym->table;
+      sym["value"] = e.sym->raw;
       info["sym"] = std::move(sym);
+    } else if (e.custom_obj != nullptr) {
+      info["custom_obj"] = *e.custom_obj;
+    }
+  }
+
+  // What a value's record says beyond NodeMeta::val: its symbolic value or custom object class.
+  struct ValueExtra {
+    const SymValue* sym = nullptr;
+    const std::string* custom_obj = nullptr;
+  };
+
+  // sync() without the record: registers the value, moves its tensor metadata into the node
+  // and returns what the record must add.
+  ValueExtra register_value(const std::string& name, Node* node, const Path& path) {
+    if (by_name_.contains(name)) {
+      throw serialization_error(path, "duplicate value name '" + name + "'");
+    }
+    (void)by_name_.add(name, node);
+    ValueExtra e;
+    if (TensorMeta* t = tensors_.find(name)) {
+      // Moved: a value name is synced once (a second use is a duplicate, refused above).
+      node->meta().val = std::move(*t);
+    } else if (auto s = syms_.find(name); s != syms_.end()) {
+      e.sym = &s->second;
     } else if (auto o = objs_.find(name); o != objs_.end()) {
-      info["custom_obj"] = o->second;
+      e.custom_obj = &o->second;
+    }
+    return e;
+  }
+
+  // Appends sync()'s members for `e` to a record being written as text: `,"sym":{...}` or
+  // `,"custom_obj":"..."` (the bytes ordered_json::dump() gives for them).
+  static void append_extra(const ValueExtra& e, JsonText& out) {
+    if (e.sym != nullptr) {
+      out.raw(std::string_view(",\"sym\":{\"table\":"));
+      out.string(e.sym->table);
+      out.raw(std::string_view(",\"value\":"));
+      out.value(e.sym->raw);
+      out.raw('}');
+    } else if (e.custom_obj != nullptr) {
+      out.raw(std::string_view(",\"custom_obj\":"));
+      out.string(*e.custom_obj);
     }
   }
 
@@ -542,10 +577,11 @@ class GraphReader {
     const Path op = at_key(path, "outputs");
     const auto& outputs = expect_array(field(jn, path, "outputs"), op);
     const bool hop = is_hop_target(target);
-    ojson info = object_with_room(kInfoMembers);
-    JsonDisposer info_guard(info);
-    info["args"] = ojson::array();
-    info["kwargs"] = ojson::array();
+    // The node's record (NodeMeta::serialized), written as text: the bytes dump() gives for
+    // {"args": [...], "kwargs": [...], "hop"?, "has_name"?, "out": [...], "sym"/"custom_obj"?}
+    // without building that tree (a tenth of a large file's load time).
+    args_buf_.clear();
+    kwargs_buf_.clear();
     ArgumentList args;
     Kwargs kwargs;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
@@ -554,58 +590,73 @@ class GraphReader {
       const std::string name = get_string(field(in, p, "name"), at_key(p, "name"));
       std::string member;
       Argument a = read_arg(field(in, p, "arg"), at_key(p, "arg"), &member);
-      ojson rec = object_with_room(4);
-      JsonDisposer rec_guard(rec);
-      rec["name"] = name;
-      rec["as"] = member;
+      std::string operator_text;
       if (member == "as_operator") {  // kept as torch.fx prints it; the file's text is recorded
         std::string shown = operator_arg_from_json(a.as<std::string>());
         if (shown != a.as<std::string>()) {
-          rec["operator"] = a.as<std::string>();
+          operator_text = a.as<std::string>();
           a = Argument(std::move(shown));
         }
       }
       std::optional<std::int64_t> kind;
-      if (const ojson* k = opt_field(in, p, "kind")) {
-        rec["kind"] = *k;
-        if (!k->is_null()) kind = get_int(*k, at_key(p, "kind"));
-      }
+      const ojson* k = opt_field(in, p, "kind");
+      if (k != nullptr && !k->is_null()) kind = get_int(*k, at_key(p, "kind"));
       const bool positional = kind ? *kind != 2 : (!hop || name.empty());
+      if (positional && !kwargs.empty()) {
+        throw serialization_error(p, "positional argument '" + name + "' after keyword arguments");
+      }
+      // {"name": ..., "as": ..., "operator"?: ..., "kind"?: ...}
+      JsonText& rec = positional ? args_text_ : kwargs_text_;
+      rec.raw(rec.buffer().empty() ? std::string_view("{\"name\":")
+                                   : std::string_view(",{\"name\":"));
+      rec.string(name);
+      rec.raw(std::string_view(",\"as\":"));
+      rec.string(member);
+      if (!operator_text.empty()) {
+        rec.raw(std::string_view(",\"operator\":"));
+        rec.string(operator_text);
+      }
+      if (k != nullptr) {
+        rec.raw(std::string_view(",\"kind\":"));
+        rec.value(*k);
+      }
+      rec.raw('}');
       if (positional) {
-        if (!kwargs.empty()) {
-          throw serialization_error(p,
-                                    "positional argument '" + name + "' after keyword arguments");
-        }
         args.push_back(std::move(a));
-        info["args"].push_back(std::move(rec));
       } else {
         kwargs.emplace_back(name, std::move(a));
-        info["kwargs"].push_back(std::move(rec));
       }
     }
+    record_buf_.clear();
+    record_text_.raw(std::string_view("{\"args\":["));
+    record_text_.raw(args_buf_);
+    record_text_.raw(std::string_view("],\"kwargs\":["));
+    record_text_.raw(kwargs_buf_);
+    record_text_.raw(']');
     std::optional<bool> hop_single;
     if (const ojson* h = opt_field(jn, path, "is_hop_single_tensor_return")) {
-      info["hop"] = *h;
+      record_text_.raw(std::string_view(",\"hop\":"));
+      record_text_.value(*h);
       if (!h->is_null()) hop_single = get_bool(*h, at_key(path, "is_hop_single_tensor_return"));
     }
     std::string given_name;
     if (const ojson* n = opt_field(jn, path, "name")) {
-      info["has_name"] = true;
+      record_text_.raw(std::string_view(",\"has_name\":true"));
       if (!n->is_null()) given_name = get_string(*n, at_key(path, "name"));
     }
-    // Output layout, with legacy null members dropped.
-    ojson layout = ojson::array();
-    JsonDisposer layout_guard(layout);
+    // Output layout, with legacy null members dropped: "out": [{member: value}, ...].
+    record_text_.raw(std::string_view(",\"out\":["));
     std::vector<std::pair<std::string, const ojson*>> outs;
     for (std::size_t i = 0; i < outputs.size(); ++i) {
       auto mv = union_member(outputs[i], at_index(op, i));
-      outs.push_back(mv);
-      ojson o = ojson::object();
-      JsonDisposer o_guard(o);
-      o[mv.first] = *mv.second;
-      layout.push_back(std::move(o));
+      if (i != 0) record_text_.raw(',');
+      record_text_.raw('{');
+      record_text_.key(mv.first);
+      record_text_.value(*mv.second);
+      record_text_.raw('}');
+      outs.push_back(std::move(mv));
     }
-    info["out"] = std::move(layout);
+    record_text_.raw(']');
     std::vector<std::pair<std::string, std::string>> meta;
     if (const ojson* md = opt_field(jn, path, "metadata"); md && !md->is_null()) {
       const Path mp = at_key(path, "metadata");
@@ -642,17 +693,22 @@ class GraphReader {
     Node* node = g_.call_function(target, std::move(args), std::move(kwargs), name);
     node->meta().other = meta;
     auto getitem = [&](Node* parent, std::int64_t idx, const std::string& gname, const Path& p,
-                       bool register_value) {
-      if (register_value && by_name_.contains(gname)) {
+                       bool is_value) {
+      if (is_value && by_name_.contains(gname)) {
         throw serialization_error(p, "duplicate value name '" + gname + "'");
       }
       Node* gi = g_.call_function("operator.getitem", {Argument(parent), Argument(idx)}, {}, gname);
       gi->meta().other = meta;
-      if (register_value) {
-        ojson ginfo = object_with_room(kInfoMembers);
-        JsonDisposer ginfo_guard(ginfo);
-        sync(gname, gi, p, ginfo);
-        store(gi, ginfo);
+      if (is_value) {
+        const ValueExtra e = register_value(gname, gi, p);
+        if (e.sym != nullptr || e.custom_obj != nullptr) {
+          std::string text;
+          JsonText extra(text);
+          append_extra(e, extra);
+          text[0] = '{';  // the record is the extra member alone
+          text.push_back('}');
+          gi->meta().serialized = std::move(text);
+        }
       }
       return gi;
     };
@@ -663,7 +719,7 @@ class GraphReader {
               at_index(op, 0), true);
       (void)by_name_.add(std::string(node->name()), node);
     } else if (single_value) {
-      sync(out_name, node, at_index(op, 0), info);
+      append_extra(register_value(out_name, node, at_index(op, 0)), record_text_);
     } else if (outs.size() == 1 && outs[0].first == "as_none") {
       g_.rename_node(node, Graph::default_name(OpCode::call_function, target) + "_unused");
     } else {
@@ -712,7 +768,8 @@ class GraphReader {
       }
       (void)by_name_.add(std::string(node->name()), node);
     }
-    store(node, info);
+    record_text_.raw('}');
+    node->meta().serialized = record_buf_;
   }
 
   Argument read_graph_output(const ojson& j, const Path& path) {
@@ -740,6 +797,13 @@ class GraphReader {
   bool legacy_;
   Node* last_input_ = nullptr;  // the placeholder read last
   TensorValuesSink* streamed_ = nullptr;
+  // Scratch text of read_node's record (kept between nodes for their capacity).
+  std::string args_buf_;
+  std::string kwargs_buf_;
+  std::string record_buf_;
+  JsonText args_text_{args_buf_};
+  JsonText kwargs_text_{kwargs_buf_};
+  JsonText record_text_{record_buf_};
   ValueTable by_name_;
   TensorTable tensors_;
   std::unordered_map<std::string, SymValue> syms_;
