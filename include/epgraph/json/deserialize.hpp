@@ -228,10 +228,10 @@ class GraphReader {
   const ValueTable& values() const { return by_name_; }
 
  private:
-  // Most members a node's `info` record gets (read_input: as, class_fqn or value and
-  // constant_input_name, sym or custom_obj; read_node: args, kwargs, hop, has_name, out, sym or
-  // custom_obj). Reserved up front: an ordered_json object that grows copies its members and
-  // destroys the old, non-empty ones (dispose.hpp).
+  // Most members an input's `info` record gets (read_input: as, class_fqn or value and
+  // constant_input_name, sym or custom_obj; read_node writes its record as text). Reserved up
+  // front: an ordered_json object that grows copies its members and destroys the old, non-empty
+  // ones (dispose.hpp).
   static constexpr std::size_t kInfoMembers = 8;
 
   static ojson object_with_room(std::size_t members) {
