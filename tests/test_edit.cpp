@@ -33,8 +33,8 @@ TEST_CASE("create_mutable_buffer: plain [x] -> [x] program", "[edit][mutable_buf
   CHECK(b->op() == OpCode::placeholder);
   CHECK(b->target() == "b_test_mutable_buffer");
   CHECK(b->meta().requested_name == "b_test_mutable_buffer");
-  REQUIRE(b->meta().val.has_value());
-  CHECK(*b->meta().val == epgraph::tensor_meta_of(data));
+  REQUIRE(b->meta().val.tensor());
+  CHECK(*b->meta().val.tensor() == epgraph::tensor_meta_of(data));
   CHECK(b->users() == std::vector<Node*>{ep.graph().output_node()});
 
   CHECK(placeholder_names(ep.graph()) == Strings{"b_test_mutable_buffer", "x"});

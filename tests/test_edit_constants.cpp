@@ -64,7 +64,7 @@ TEST_CASE("create_constant_placeholder: each kind, created then deleted", "[edit
     CHECK(node->name() == "p_new");
     CHECK(node->target() == "p_new");
     CHECK(node->meta().requested_name == "p_new");
-    CHECK(node->meta().val == epgraph::tensor_meta_of(data));
+    CHECK(node->meta().val == epgraph::NodeValue(epgraph::tensor_meta_of(data)));
     CHECK(node->users().empty());
     CHECK(placeholder_names(ep.graph()) == Strings{"p_new", "x"});
     CHECK(input_spec_strings(ep.graph_signature()) == Strings{c.spec, "x: USER_INPUT"});

@@ -21,7 +21,8 @@ using epgraph::Graph;
 using epgraph::Node;
 
 constexpr const char* add_op = "torch.ops.aten.add.Tensor";
-constexpr const char* cat_op = "torch.ops.aten.cat.default";
+// No registered schema: these tests store argument shapes no real operator takes.
+constexpr const char* cat_op = "torch.ops.epgraph_test.cat.default";
 
 }  // namespace
 

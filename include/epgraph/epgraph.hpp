@@ -6,6 +6,8 @@
 /// own headers under epgraph/json/ and epgraph/archive/ and are not included here.
 
 #include "argument.hpp"
+#include "aten_schemas.hpp"
+#include "bind.hpp"
 #include "edit.hpp"
 #include "error.hpp"
 #include "exported_program.hpp"
@@ -16,6 +18,9 @@
 #include "node.hpp"
 #include "ordered_dict.hpp"
 #include "print.hpp"
+#include "registry.hpp"
+#include "schema.hpp"
 #include "tensor.hpp"
+#include "value.hpp"
 #include "verify.hpp"
 #include "version.hpp"

@@ -17,10 +17,12 @@
 #include <vector>
 
 #include "argument.hpp"
+#include "detail/call_check.hpp"
 #include "detail/name_index.hpp"
 #include "error.hpp"
 #include "names.hpp"
 #include "node.hpp"
+#include "registry.hpp"
 
 namespace epgraph {
 
@@ -611,6 +613,44 @@ class Graph {
   /// The attached observer, or nullptr.
   [[nodiscard]] GraphObserver* observer() const noexcept { return observer_; }
 
+  /// Turns the schema checks of call_function nodes on (the default) or off. While on,
+  /// create_node/call_function and Node::set_args/set_kwargs/update_arg/update_kwarg bind the
+  /// arguments of a `torch.ops.<ns>.<op>.<overload>` target whose schema global_registry() knows
+  /// and refuse a call that does not bind (see check_call). Loaders turn them off while they
+  /// build a program from a file (torch's deserializer does not check either; `verify` reports
+  /// such nodes). O(1).
+  void set_schema_checks(bool on) noexcept { schema_checks_ = on; }
+  /// Whether call_function nodes are checked against their schemas. O(1).
+  [[nodiscard]] bool schema_checks() const noexcept { return schema_checks_; }
+
+  /// Checks that `args`/`kwargs` bind to the schema of call_function `target` as torch binds a
+  /// call of an OpOverload: at most as many positional arguments as the schema has non-keyword-
+  /// only ones (unless it has `...`), every keyword names a schema argument and is not also given
+  /// by position, every argument without a default is given, and each value fits its type (a
+  /// node or a Python number where a Tensor is expected, as torch wraps numbers, and not a node
+  /// where an int, float, bool, dtype, ... is;
+  /// a list of the element type for `int[]`, `Tensor[]`, `Tensor?[]`). A node whose
+  /// `meta().val` is a tensor does not fit SymInt/Scalar, one whose val is a SymInt does not fit
+  /// Tensor; a node without val fits any tensor or symbolic slot. Targets of another form
+  /// (`operator.getitem`, higher-order ops) and operators the registry lacks are not checked.
+  /// `node_name` names the node in the message. Throws value_error "Cannot create node 'add'
+  /// (torch.ops.aten.add.Tensor): argument 'other' expects Tensor, got str 'x'; schema:
+  /// aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"; the reasons are
+  /// "N positional arguments given, but it takes [at most] M", "unknown keyword argument 'k'",
+  /// "argument 'k' given both by position and by keyword", "keyword argument 'k' given twice",
+  /// "missing required argument 'k'" and "argument 'k' expects T, got V". Argument nodes must be
+  /// non-null. Changes nothing. O(log registry + schema arguments * kwargs + size of values).
+  void check_call(std::string_view target, ArgumentView args, const Kwargs& kwargs,
+                  std::string_view node_name, const char* verb = "create") const {
+    const FunctionSchema* s = global_registry().find_target(target);
+    if (s == nullptr) return;
+    const std::string why = detail::bind_call<Node>(*s, args, kwargs, nullptr);
+    if (!why.empty()) {
+      throw value_error("Cannot " + std::string(verb) + " node '" + std::string(node_name) + "' (" +
+                        std::string(target) + "): " + why + "; schema: " + s->str());
+    }
+  }
+
  private:
   friend class Node;
   friend class InsertingGuard;
@@ -871,6 +911,9 @@ class Graph {
     try {
       raw->name_.swap(name);
       raw->check_argument_nodes(args, kwargs);
+      if (op == OpCode::call_function && schema_checks_) {
+        check_call(target, args, kwargs, proposal.name);
+      }
       const std::vector<Node*> inputs = detail::collect_input_nodes(args, kwargs);
       change = raw->prepare_input_change({}, inputs);
       box = raw->prepare_args(args.size());
@@ -927,6 +970,7 @@ class Graph {
   InsertPoint insert_;
   std::vector<InsertPoint> saved_points_;
   GraphObserver* observer_ = nullptr;
+  bool schema_checks_ = true;
   std::uint32_t mark_epoch_ = 0;  // see next_mark_epoch
 };
 
@@ -935,6 +979,13 @@ inline InsertingGuard::~InsertingGuard() { graph_->pop_insert_point(); }
 inline std::uint32_t Node::next_mark_epoch() noexcept { return graph().next_mark_epoch(); }
 
 inline std::string_view Node::target() const noexcept { return *graph().target_table_[target_]; }
+
+inline void Node::check_schema(ArgumentView args, const Kwargs& kwargs) const {
+  const Graph& g = graph();
+  if (op_ == OpCode::call_function && g.schema_checks()) {
+    g.check_call(target(), args, kwargs, name(), "set the arguments of");
+  }
+}
 
 inline void Node::notify_replace(const Node& old_input, const Node& new_input) const {
   if (GraphObserver* o = graph().observer()) {
@@ -960,7 +1011,8 @@ inline void Node::replace_input_with(Node* old_input, Node* new_input) {
   }
   const auto inputs = all_input_nodes();
   const bool uses_old = std::find(inputs.begin(), inputs.end(), old_input) != inputs.end();
-  reset_inputs(std::move(args), std::move(kwargs), uses_old ? old_input : nullptr, new_input);
+  if (!uses_old) return;  // nothing to replace
+  reset_inputs(std::move(args), std::move(kwargs), old_input, new_input);
 }
 
 inline std::vector<Node*> Node::replace_all_uses_with(

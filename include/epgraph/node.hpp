@@ -18,6 +18,7 @@
 #include "detail/compact_string.hpp"
 #include "error.hpp"
 #include "tensor.hpp"
+#include "value.hpp"
 
 namespace epgraph {
 
@@ -49,8 +50,9 @@ enum class OpCode : std::uint8_t {
 /// What FX keeps in `Node.meta` that epgraph models. Metadata is not graph structure: changing it
 /// never affects users, names or order.
 struct NodeMeta {
-  /// `meta["val"]` for a node that produces one tensor (a fake tensor in Python).
-  std::optional<TensorMeta> val;
+  /// `meta["val"]`: one tensor's metadata (a fake tensor in Python), a tuple of them, a SymInt,
+  /// None, ... (see NodeValue); unset when the node has none.
+  NodeValue val;
   /// `meta["requested_name"]`: the name a graph-edit helper was asked to use before the graph's
   /// namespace de-duplicated it (set by create_mutable_buffer / create_constant_placeholder).
   std::string requested_name;
@@ -235,7 +237,9 @@ class Node {
   /// Replaces the positional arguments (FX `node.args = ...`) and updates `users()` of nodes
   /// that stop or start being read. On the output node the arguments are the graph's results.
   /// Throws value_error when an argument node is null ("Null argument node given to node 'add'")
-  /// or belongs to another graph ("Argument node 'x' of node 'add' belongs to another graph").
+  /// or belongs to another graph ("Argument node 'x' of node 'add' belongs to another graph"),
+  /// and, on a call_function node whose operator schema is registered, when the arguments do
+  /// not bind to it (Graph::check_call: "Cannot set the arguments of node 'add' (...): ...").
   /// Strong guarantee. O(size of old and new arguments).
   void set_args(ArgumentList args) { reset_inputs(std::move(args), kwargs()); }
 
@@ -444,6 +448,10 @@ class Node {
     for (Node* n : change.added) n->push_user(this);
   }
 
+  // Refuses arguments that do not bind to this call_function node's schema (Graph::check_call).
+  // Defined in graph.hpp.
+  void check_schema(ArgumentView args, const Kwargs& kwargs) const;
+
   // Tells the owning graph's observer (the ExportedProgram) that uses of `old_input` by this node
   // move to `new_input`. May throw; defined in graph.hpp.
   void notify_replace(const Node& old_input, const Node& new_input) const;
@@ -500,6 +508,7 @@ class Node {
   void reset_inputs(ArgumentList args, Kwargs kwargs, const Node* replaced = nullptr,
                     const Node* replacement = nullptr) {
     check_argument_nodes(args, kwargs);
+    if (replaced == nullptr) check_schema(args, kwargs);
     std::unique_ptr<Extra> new_extra;
     if (!kwargs.empty() && !extra_) new_extra = std::make_unique<Extra>();
     ArgumentBox box = prepare_args(args.size());

@@ -89,7 +89,7 @@ TEST_CASE("limits: declared tensor sizes are metadata only when loading JSON", "
   text.replace(at, sizes.size(),
                "\"sizes\":[{\"as_int\":9223372036854775807},{\"as_int\":9223372036854775807}]");
   const auto ep = epgraph::json::load_exported_program_from_string(text);
-  const auto& meta = *ep.graph().find_node("x")->meta().val;
+  const auto& meta = *ep.graph().find_node("x")->meta().val.tensor();
   CHECK(std::get<std::int64_t>(meta.sizes[0]) == 9223372036854775807);
   CHECK(std::get<std::int64_t>(meta.sizes[1]) == 9223372036854775807);
 }

@@ -74,10 +74,10 @@ TEST_CASE("save: token input and output without metadata", "[json][token]") {
     INFO(name);
     const epgraph::Node* n = back.graph().find_node(name);
     REQUIRE(n != nullptr);
-    REQUIRE(n->meta().val.has_value());
-    CHECK(n->meta().val->dtype == epgraph::dtype::float32);
-    CHECK(n->meta().val->sizes == std::vector<epgraph::SymInt>{std::int64_t{0}});
-    CHECK(n->meta().val->strides == std::vector<epgraph::SymInt>{std::int64_t{1}});
+    REQUIRE(n->meta().val.tensor());
+    CHECK(n->meta().val.tensor()->dtype == epgraph::dtype::float32);
+    CHECK(n->meta().val.tensor()->sizes == std::vector<epgraph::SymInt>{std::int64_t{0}});
+    CHECK(n->meta().val.tensor()->strides == std::vector<epgraph::SymInt>{std::int64_t{1}});
   }
   CHECK(epgraph::to_string(back.graph()) ==
         "graph():\n"
@@ -225,10 +225,20 @@ TEST_CASE("save: a getitem that is not an output of the node it reads is refused
 TEST_CASE("a tuple-producing node with its own val still writes one output per getitem",
           "[json][save][getitem]") {
   // Regression: a call_function node read through operator.getitem was written as a tuple only
-  // when it had no `val`; with one (as with_tensor_meta gives every node) it was written as a
-  // single tensor named after itself, and loading the text failed with "value 'getitem_3' is
-  // not produced". In an exported graph getitem reads only tuple results, so the getitem users
-  // decide, and the tuple node gets no tensor_values entry of its own.
+  // when it had no `val`; with one it was written as a single tensor named after itself, and
+  // loading the text failed with "value 'getitem_3' is not produced". The operator's schema
+  // now decides: _native_batch_norm_legit_functional returns 5 tensors, so its val must be a
+  // tuple of 5 (with_tensor_meta gives one), one output is written per return, named after its
+  // getitem node, and the tuple node gets no tensor_values entry of its own.
+  Program wrong = epgraph_test::linear_batchnorm_program();
+  wrong.graph().find_node("_native_batch_norm_legit_functional")->meta().val =
+      epgraph::tensor_meta_of(epgraph_test::tensor({2, 4}));
+  CHECK_THROWS_WITH(epgraph::json::save_exported_program_to_string(
+                        epgraph_test::with_tensor_meta(std::move(wrong))),
+                    "graph_module.graph.nodes: node '_native_batch_norm_legit_functional' "
+                    "(torch.ops.aten._native_batch_norm_legit_functional.default) cannot be "
+                    "written: its schema returns 5 values, so meta().val must be a tuple of as "
+                    "many (it is a tensor)");
   const Program bn = epgraph_test::with_tensor_meta(epgraph_test::linear_batchnorm_program());
   const std::string text = epgraph::json::save_exported_program_to_string(bn);
   const json doc = json::parse(text);
@@ -245,9 +255,17 @@ TEST_CASE("a tuple-producing node with its own val still writes one output per g
   const json& values = doc["graph_module"]["graph"]["tensor_values"];
   CHECK_FALSE(values.contains("_native_batch_norm_legit_functional"));
   CHECK(values.contains("getitem_3"));
+  // The unused outputs take their metadata from the tuple val (torch's loader needs it).
+  CHECK(values["_native_batch_norm_legit_functional_unused_1"] == values["addmm"]);
+  // The arguments are named and typed from the schema, as torch's serializer writes them.
+  std::vector<std::string> names;
+  for (const json& in : (*node)["inputs"]) names.push_back(in["name"]);
+  CHECK(names == std::vector<std::string>{"input", "weight", "bias", "running_mean", "running_var",
+                                          "training", "momentum", "eps"});
+  CHECK((*node)["inputs"][5]["arg"] == json{{"as_bool", true}});
+  CHECK((*node)["inputs"][7]["kind"] == 1);
   // Loading creates a getitem node for every output, as torch's deserializer does
-  // (generate_getitems), so the two unused ones appear; they have no metadata because the
-  // program built in C++ has none for them (torch's own loader would need it: a known limit).
+  // (generate_getitems), so the two unused ones appear, with their metadata.
   const Program back = epgraph::json::load_exported_program_from_string(text);
   CHECK_NOTHROW(epgraph::verify(back, {false}));
   CHECK(epgraph_test::node_names(back.graph()) ==

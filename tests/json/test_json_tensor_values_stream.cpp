@@ -32,7 +32,7 @@ std::string replaced(std::string text, const std::string& from, const std::strin
 
 std::string sizes_of(const epgraph::ExportedProgram<epgraph::HostTensor>& ep) {
   std::string out;
-  for (const auto& s : ep.graph().find_node("x")->meta().val->sizes) {
+  for (const auto& s : ep.graph().find_node("x")->meta().val.tensor()->sizes) {
     out += std::to_string(std::get<std::int64_t>(s)) + " ";
   }
   return out;

@@ -74,7 +74,8 @@ inline std::string json_round_trip(const Program& ep) {
       const std::string_view rest = what.substr(prefix.size());
       const std::string name(rest.substr(0, rest.find('\'')));
       const epgraph::Node* n = ep.graph().find_node(name);
-      if (n != nullptr && !n->meta().val && n->target() == "torch.ops.higher_order.with_effects" &&
+      if (n != nullptr && !n->meta().val.has_value() &&
+          n->target() == "torch.ops.higher_order.with_effects" &&
           rest.substr(name.size()) ==
               "' produces a tensor but has no tensor metadata (NodeMeta::val); set it before "
               "saving") {

@@ -3,6 +3,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <epgraph/epgraph.hpp>
 #include <memory>
@@ -251,11 +252,26 @@ inline Program user_input_mutation_program() {
 /// scalar's.
 inline Program with_tensor_meta(Program ep) {
   for (epgraph::Node& n : ep.graph().nodes()) {
-    if (n.op() != epgraph::OpCode::call_function || n.meta().val) continue;
+    if (n.op() != epgraph::OpCode::call_function || n.meta().val.has_value()) continue;
     epgraph::TensorMeta m = epgraph::tensor_meta_of(tensor({}));
+    // A node read through getitem returns a tuple: one value per index up to the last read.
+    std::int64_t last = -1;
+    for (const epgraph::Node* u : n.users()) {
+      if (u->target() == "operator.getitem" && u->args().size() == 2 &&
+          u->args()[1].is<std::int64_t>()) {
+        last = std::max(last, u->args()[1].as<std::int64_t>());
+      }
+    }
+    if (last >= 0) {
+      if (n.args().size() > 0 && n.args()[0].node() && n.args()[0].node()->meta().val.tensor()) {
+        m = *n.args()[0].node()->meta().val.tensor();
+      }
+      n.meta().val = epgraph::NodeValue::List(static_cast<std::size_t>(last + 1), m);
+      continue;
+    }
     for (const epgraph::Argument& a : n.args()) {
-      if (a.node() != nullptr && a.node()->meta().val) {
-        m = *a.node()->meta().val;
+      if (a.node() != nullptr && a.node()->meta().val.tensor()) {
+        m = *a.node()->meta().val.tensor();
         break;
       }
     }

@@ -98,7 +98,10 @@ Snapshot snapshot(const epgraph::ExportedProgram<T>& ep) {
     s.users.push_back(std::string(n.name()) + ": " + join(users));
     const epgraph::NodeMeta& m = n.meta();
     s.meta.push_back(std::string(n.name()) + ": requested=" + m.requested_name + " val=" +
-                     (m.val ? describe(*m.val) : "-") + " other=" + std::to_string(m.other.size()));
+                     (m.val.tensor()      ? describe(*m.val.tensor())
+                      : m.val.has_value() ? m.val.describe()
+                                          : "-") +
+                     " other=" + std::to_string(m.other.size()));
   }
   const auto point = g.insertion_point();
   s.insertion_point = point.anchor == nullptr ? "default"

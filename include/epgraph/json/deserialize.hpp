@@ -177,12 +177,19 @@ class TensorValuesSink final : public MemberSink {
 
 class GraphReader {
  public:
-  GraphReader(Graph& graph, bool legacy) : g_(graph), legacy_(legacy) {}
+  // Nodes are built as the file has them: torch's deserializer does not check calls against
+  // their schemas either (verify reports those that do not bind), so the graph's schema checks
+  // are off while the reader lives.
+  GraphReader(Graph& graph, bool legacy)
+      : g_(graph), schema_checks_(graph.schema_checks()), legacy_(legacy) {
+    g_.set_schema_checks(false);
+  }
   GraphReader(const GraphReader&) = delete;
   GraphReader& operator=(const GraphReader&) = delete;
   // The symbolic values' JSON is dismantled: nlohmann's destructor allocates for a non-empty
   // container (dispose.hpp).
   ~GraphReader() {
+    g_.set_schema_checks(schema_checks_);
     for (auto& s : syms_) dismantle(s.second.raw);
   }
 
@@ -794,6 +801,7 @@ class GraphReader {
   }
 
   Graph& g_;
+  bool schema_checks_;  // the graph's setting before the reader turned it off
   bool legacy_;
   Node* last_input_ = nullptr;  // the placeholder read last
   TensorValuesSink* streamed_ = nullptr;

@@ -15,9 +15,12 @@
 #include <variant>
 #include <vector>
 
+#include "../aten_schemas.hpp"
 #include "../exported_program.hpp"
 #include "../graph.hpp"
 #include "../graph_signature.hpp"
+#include "../registry.hpp"
+#include "../schema.hpp"
 #include "deserialize.hpp"
 #include "detail.hpp"
 #include "dom.hpp"
@@ -88,8 +91,8 @@ class GraphWriter {
     prepare(g);
     for (const Node& n : g.nodes()) {
       if (!has_tensor_entry(&n)) continue;
-      if (n.meta().val) {
-        append_member(tensors_, std::string(n.name()), tensor_meta_to_json(*n.meta().val));
+      if (const TensorMeta* t = n.meta().val.tensor()) {
+        append_member(tensors_, std::string(n.name()), tensor_meta_to_json(*t));
       } else if (token_nodes_.count(&n) != 0) {
         append_member(tensors_, std::string(n.name()), tensor_meta_to_json(token_tensor_meta()));
       }
@@ -115,6 +118,9 @@ class GraphWriter {
       }
     }
     check_getitems_written(g);
+    for (auto& [name, meta] : unused_outputs_) {
+      append_member(tensors_, name, tensor_meta_to_json(meta));
+    }
     jg["tensor_values"] = std::move(tensors_);
     jg["sym_int_values"] = syms_.value("sym_int_values", ojson::object());
     jg["sym_bool_values"] = syms_.value("sym_bool_values", ojson::object());
@@ -183,8 +189,8 @@ class GraphWriter {
       const TensorMeta* meta = nullptr;
       TensorMeta token;
       if (!has_tensor_entry(&n)) continue;
-      if (n.meta().val) {
-        meta = &*n.meta().val;
+      if (n.meta().val.tensor()) {
+        meta = n.meta().val.tensor();
       } else if (token_nodes_.count(&n) != 0) {
         token = token_tensor_meta();
         meta = &token;
@@ -194,6 +200,12 @@ class GraphWriter {
       first_value = false;
       out.key(n.name());
       out.tensor_meta(*meta);
+    }
+    for (const auto& [name, meta] : unused_outputs_) {
+      if (!first_value) out.raw(',');
+      first_value = false;
+      out.key(name);
+      out.tensor_meta(meta);
     }
     out.raw(std::string_view("},\"sym_int_values\":"));
     out.value(syms_.value("sym_int_values", ojson::object()));
@@ -230,7 +242,8 @@ class GraphWriter {
     for (const Node& n : g.nodes()) {
       const std::string name(n.name());
       const bool placeholder = n.op() == OpCode::placeholder;
-      const bool custom_input = placeholder && !n.meta().val && sig_.custom_objs.count(name) != 0;
+      const bool custom_input =
+          placeholder && !n.meta().val.tensor() && sig_.custom_objs.count(name) != 0;
       if (custom_input || may_be_special(n.meta().serialized, placeholder)) {
         ojson node_json = node_info(n);
         // A CUSTOM_OBJ input placeholder without metadata (made in C++) is written as torch's
@@ -249,7 +262,10 @@ class GraphWriter {
         if (c == info.end()) c = info.find("custom_obj");
         if (c != info.end()) append_member(objs_, name, {{"name", name}, {"class_fqn", *c}});
       }
-      if (!n.meta().val && sig_.tokens.count(name) != 0 && value_kind(&n) == "tensor") {
+      if (n.meta().serialized.empty() && n.meta().val.is_symbolic_scalar()) {
+        add_sym_value(name, n.meta().val);
+      }
+      if (!n.meta().val.tensor() && sig_.tokens.count(name) != 0 && value_kind(&n) == "tensor") {
         // A TOKEN input/output without metadata: torch writes a token as the tensor it is.
         token_nodes_.insert(&n);
       }
@@ -265,16 +281,220 @@ class GraphWriter {
     auto it = plain_.find(n);
     if (it == plain_.end()) {
       const std::string& s = n->meta().serialized;
-      it = plain_.emplace(n, s.empty() ? ojson::object() : parse_ordered(s, builder_)).first;
+      it = plain_.emplace(n, s.empty() ? schema_record(*n) : parse_ordered(s, builder_)).first;
     }
     return it->second;
+  }
+
+  // --- nodes made in C++ (no record from a file): the record torch's serializer would have
+  // written, derived from the operator's schema (torch/_export/serde/serialize.py
+  // serialize_inputs / serialize_outputs). An empty object for other nodes.
+
+  // The union member torch writes for `a` passed where `t` is expected, when the value alone
+  // does not tell it (an empty list takes its element type; a complex Scalar is as_complex);
+  // empty otherwise (the writer then infers it from the value, as torch does).
+  static std::string schema_hint(const SchemaType& type, const Argument& a) {
+    using K = SchemaType::Kind;
+    const SchemaType& t = type.unwrap_optional();
+    if (const ArgumentList* l = a.list()) {
+      if ((t.kind == K::Scalar || t.kind == K::Complex) && l->size() == 2) return "as_complex";
+      if (t.kind != K::List || !l->empty()) return {};
+      switch (t.elements[0].unwrap_optional().kind) {
+        case K::Bool: return "as_bools";
+        case K::Int:
+        case K::SymInt: return "as_ints";
+        case K::Float:
+        case K::SymFloat: return "as_floats";
+        case K::String: return "as_strings";
+        case K::Tensor: return "as_tensors";
+        default: return {};
+      }
+    }
+    return {};
+  }
+
+  // The output layout of a node made in C++ with schema `s` (what `out` holds for a node read
+  // from a file): one entry per return, as torch's serialize_outputs writes them.
+  static ojson schema_outputs(const Node& n, const FunctionSchema& s) {
+    using K = SchemaType::Kind;
+    const NodeValue& val = n.meta().val;
+    auto fail = [&](const std::string& why) {
+      throw serialization_error("graph_module.graph.nodes", "node '" + std::string(n.name()) +
+                                                                "' (" + std::string(n.target()) +
+                                                                ") cannot be written: " + why);
+    };
+    auto tensor_list = [&](const NodeValue* v, std::size_t idx) {
+      if (v == nullptr || v->elements() == nullptr) {
+        fail("return " + std::to_string(idx) + " is " + s.returns[idx].type.str() +
+             ", so meta().val must give a list of tensors there");
+      }
+      ojson items = ojson::array();
+      for (std::size_t k = 0; k < v->elements()->size(); ++k) items.push_back({{"name", ""}});
+      return ojson{{"as_tensors", std::move(items)}};
+    };
+    auto scalar = [&](K kind) -> ojson {
+      if (kind == K::Int || kind == K::SymInt) return {{"as_sym_int", {{"as_name", ""}}}};
+      if (kind == K::Float || kind == K::SymFloat) return {{"as_sym_float", {{"as_name", ""}}}};
+      return {{"as_sym_bool", {{"as_name", ""}}}};
+    };
+    ojson out = ojson::array();
+    if (s.is_varret) fail("its schema returns '...', which torch's format cannot describe");
+    if (s.returns.size() == 1) {
+      const SchemaType& t = s.returns[0].type;
+      if (t.kind == K::List && t.elements[0].kind == K::Tensor) {
+        out.push_back(tensor_list(&val, 0));
+      } else if (t.is_tensor_like()) {
+        if (val.has_value() && !val.tensor()) {
+          fail("its schema returns " + t.str() + " but meta().val is " + val.describe());
+        }
+        out.push_back({{"as_tensor", {{"name", ""}}}});
+      } else if (t.kind == K::Int || t.kind == K::SymInt || t.kind == K::Float ||
+                 t.kind == K::SymFloat || t.kind == K::Bool || t.kind == K::SymBool) {
+        if (!val.is_symbolic_scalar()) {
+          fail("its schema returns " + t.str() + " but meta().val is " + val.describe() +
+               " (set a SymIntValue, SymFloatValue or SymBoolValue)");
+        }
+        out.push_back(scalar(t.kind));
+      } else {
+        fail("its schema returns " + t.str() + ", which torch's format cannot describe");
+      }
+      return out;
+    }
+    const NodeValue::List* items = val.elements();
+    if (!s.returns.empty() && (items == nullptr || items->size() != s.returns.size())) {
+      fail("its schema returns " + std::to_string(s.returns.size()) +
+           " values, so meta().val must be a tuple of as many (it is " + val.describe() + ")");
+    }
+    for (std::size_t i = 0; i < s.returns.size(); ++i) {
+      const SchemaType& t = s.returns[i].type;
+      const NodeValue& v = (*items)[i];
+      if (t.kind == K::List && t.elements[0].kind == K::Tensor) {
+        out.push_back(tensor_list(&v, i));
+      } else if (t.is_tensor_like()) {
+        if (v.is_none()) {
+          out.push_back({{"as_none", true}});
+        } else if (v.tensor() != nullptr) {
+          out.push_back({{"as_tensor", {{"name", ""}}}});
+        } else {
+          fail("return " + std::to_string(i) + " is " + t.str() + " but its meta().val is " +
+               v.describe());
+        }
+      } else {
+        fail("return " + std::to_string(i) + " is " + t.str() +
+             ", which epgraph writes only as a single return");
+      }
+    }
+    return out;
+  }
+
+  // The record of a node made in C++: argument names, positional/keyword kinds and union hints
+  // from its schema, and its output layout. An empty object when it has no registered schema.
+  static ojson schema_record(const Node& n) {
+    if (n.op() != OpCode::call_function) return ojson::object();
+    const FunctionSchema* s = global_registry().find_target(n.target());
+    if (s == nullptr) return ojson::object();
+    std::vector<ArgumentBinding> bindings;
+    const std::string why = epgraph::detail::bind_call<Node>(*s, n.args(), n.kwargs(), &bindings);
+    if (!why.empty()) {
+      throw serialization_error("graph_module.graph.nodes",
+                                "node '" + std::string(n.name()) + "' (" + std::string(n.target()) +
+                                    ") does not match its schema: " + why +
+                                    "; schema: " + s->str());
+    }
+    ojson rec = ojson::object();
+    ojson args = ojson::array();
+    ojson kwargs = ojson::array();
+    for (std::size_t i = 0; i < bindings.size(); ++i) {
+      const SchemaArgument& sa = s->arguments[i];
+      if (bindings[i].source == BindingSource::positional) {
+        args.push_back({{"name", sa.name},
+                        {"as", schema_hint(sa.type, n.args()[bindings[i].index])},
+                        {"kind", 1}});
+      } else if (bindings[i].source == BindingSource::keyword) {
+        kwargs.push_back({{"name", sa.name},
+                          {"as", schema_hint(sa.type, n.kwargs()[bindings[i].index].second)},
+                          {"kind", 2}});
+      }
+    }
+    for (std::size_t i = s->arguments.size(); i < n.args().size(); ++i) {  // after `...`
+      args.push_back({{"name", ""}, {"as", ""}, {"kind", 1}});
+    }
+    rec["args"] = std::move(args);
+    rec["kwargs"] = std::move(kwargs);
+    rec["out"] = schema_outputs(n, *s);
+    rec["hop"] = nullptr;
+    rec["has_name"] = true;
+    rec["schema"] = true;  // made in C++: unused outputs take their metadata from meta().val
+    return rec;
+  }
+
+  // The sym_*_values entry of a node made in C++ whose meta().val is a SymInt/SymFloat/SymBool.
+  void add_sym_value(const std::string& name, const NodeValue& v) {
+    auto expr = [](const SymExpr& e) {
+      ojson x = {{"expr_str", e.expr}, {"hint", nullptr}};
+      if (e.hint) x["hint"] = {{"as_int", *e.hint}};
+      return ojson{{"as_expr", std::move(x)}};
+    };
+    const char* table = nullptr;
+    ojson value;
+    if (const SymIntValue* i = v.sym_int()) {
+      table = "sym_int_values";
+      value = std::holds_alternative<std::int64_t>(i->value)
+                  ? ojson{{"as_int", std::get<std::int64_t>(i->value)}}
+                  : expr(std::get<SymExpr>(i->value));
+    } else if (const SymFloatValue* f = v.sym_float()) {
+      table = "sym_float_values";
+      value = std::holds_alternative<double>(f->value)
+                  ? ojson{{"as_float", float_to_json(std::get<double>(f->value))}}
+                  : expr(std::get<SymExpr>(f->value));
+    } else if (const SymBoolValue* b = v.sym_bool()) {
+      table = "sym_bool_values";
+      value = std::holds_alternative<bool>(b->value) ? ojson{{"as_bool", std::get<bool>(b->value)}}
+                                                     : expr(std::get<SymExpr>(b->value));
+    } else {
+      return;
+    }
+    ojson& t = syms_[table];
+    if (t.is_null()) t = ojson::object();
+    append_member(t, name, std::move(value));
+  }
+
+  // Outputs of a node made in C++ that no getitem node reads are written under made-up names
+  // (`<node>_unused_<i>`, as torch does); their tensor_values entries come from the node's
+  // tuple meta().val. `out` is the node's written outputs.
+  void note_unused_outputs(const Node& n, const ojson& out) {
+    const NodeValue& val = n.meta().val;
+    auto add = [&](const ojson& tensor_arg, const NodeValue* v) {
+      const std::string nm = tensor_arg["name"].get<std::string>();
+      if (n.graph().find_node(nm) != nullptr) return;  // a getitem node: it has its own entry
+      if (v == nullptr || v->tensor() == nullptr) {
+        throw serialization_error("graph_module.graph.tensor_values",
+                                  "output '" + nm + "' of node '" + std::string(n.name()) +
+                                      "' is read by no getitem node and meta().val gives no "
+                                      "tensor metadata for it");
+      }
+      unused_outputs_.emplace_back(nm, *v->tensor());
+    };
+    auto element = [](const NodeValue* v, std::size_t i) -> const NodeValue* {
+      if (v == nullptr || v->elements() == nullptr || i >= v->elements()->size()) return nullptr;
+      return &(*v->elements())[i];
+    };
+    const bool single_list = out.size() == 1 && out[0].contains("as_tensors");
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      const NodeValue* vi = single_list ? &val : element(&val, i);
+      if (auto t = out[i].find("as_tensor"); t != out[i].end()) {
+        if (out.size() > 1) add(*t, vi);
+      } else if (auto l = out[i].find("as_tensors"); l != out[i].end()) {
+        for (std::size_t k = 0; k < l->size(); ++k) add((*l)[k], element(vi, k));
+      }
+    }
   }
 
   // Whether `n` gets a `tensor_values` entry: its NodeMeta::val or a token's tensor. A node
   // written as a tuple (read through getitem nodes, see last_getitem_index) has none even with a
   // val: its values are the getitem nodes'.
   bool has_tensor_entry(const Node* n) {
-    if (n->meta().val.has_value()) {
+    if (n->meta().val.tensor()) {
       return n->op() != OpCode::call_function || n->users().empty() ||
              !is_getitem(*n->users()[0]) || last_getitem_index(*n) < 0;
     }
@@ -315,6 +535,12 @@ class GraphWriter {
 
   // What a node's value is: "tensor", "sym_int", "sym_float", "sym_bool", "custom_obj", "graph".
   std::string value_kind(const Node* n) {
+    if (n->meta().serialized.empty()) {  // made in C++: its meta().val says
+      const NodeValue& v = n->meta().val;
+      if (v.sym_int()) return "sym_int";
+      if (v.sym_float()) return "sym_float";
+      if (v.sym_bool()) return "sym_bool";
+    }
     if (special_.empty()) return "tensor";
     const auto it = special_.find(n);
     if (it == special_.end()) return "tensor";
@@ -687,6 +913,7 @@ class GraphWriter {
         }
       }
     }
+    if (info.contains("schema")) note_unused_outputs(n, out);
     return out;
   }
 
@@ -875,7 +1102,8 @@ class GraphWriter {
   OrderedDomBuilder builder_;                       // scratch space of the parses
   ojson tensors_ = ojson::object();
   std::unordered_set<const Node*> written_getitems_;  // getitem nodes written as outputs
-  std::unordered_set<const Node*> token_nodes_;       // token values written without NodeMeta::val
+  std::vector<std::pair<std::string, TensorMeta>> unused_outputs_;  // see note_unused_outputs
+  std::unordered_set<const Node*> token_nodes_;  // token values written without NodeMeta::val
   ojson syms_ = ojson::object();
   ojson objs_ = ojson::object();
 };

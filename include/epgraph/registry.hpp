@@ -1,0 +1,138 @@
+// The operator registry: schemas by qualified name, parsed on first use; the process-wide one.
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "error.hpp"
+#include "schema.hpp"
+
+namespace epgraph {
+
+/// Operator schemas by qualified name (`aten::add.Tensor`; `aten::index_copy` for the default
+/// overload): c10's dispatcher registry as far as schemas go. Texts registered in bulk are parsed
+/// on first lookup, so a table of thousands costs little until used. Lookups and registration
+/// may run on any number of threads (one mutex); a returned `const FunctionSchema*` stays valid
+/// as long as the registry. Not copyable or movable.
+class OperatorRegistry {
+ public:
+  OperatorRegistry() = default;
+  OperatorRegistry(const OperatorRegistry&) = delete;
+  OperatorRegistry& operator=(const OperatorRegistry&) = delete;
+
+  /// Parses `text` and registers it (torch.library's `define`, e.g.
+  /// `my_ns::my_op(Tensor x, *, float alpha=1.0) -> Tensor`). Registering the same schema again
+  /// returns the one registered. Returns the registered schema (valid as long as the registry).
+  /// Throws value_error from parse_schema, and value_error "Operator 'my_ns::my_op' is already
+  /// registered with schema '<old>', not '<new>'" when the name is taken by another schema;
+  /// nothing changes then. Strong guarantee. O(length + log size).
+  const FunctionSchema& register_schema(std::string_view text) {
+    auto parsed = std::make_unique<FunctionSchema>(parse_schema(text));
+    const std::string key = parsed->qualified_name();
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = entries_.find(key);
+    if (it != entries_.end()) {
+      const FunctionSchema& old = parse_locked(it->second);
+      if (old != *parsed) {
+        throw value_error("Operator '" + key + "' is already registered with schema '" + old.str() +
+                          "', not '" + parsed->str() + "'");
+      }
+      return old;
+    }
+    Entry e;
+    e.parsed = std::move(parsed);
+    const FunctionSchema& out = *e.parsed;
+    entries_.emplace(key, std::move(e));
+    return out;
+  }
+
+  /// Registers schema texts for parsing on first lookup (how the generated aten/prims table is
+  /// added): `n` NUL-terminated texts. Each must outlive the registry (string literals). A name
+  /// already registered keeps its first schema. Throws std::bad_alloc (strong guarantee: none is
+  /// added then). O(n log size); texts are not parsed here (a malformed one throws at its lookup).
+  void register_static(const char* const* texts, std::size_t n) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::map<std::string, Entry, std::less<>> staged;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::string_view t = texts[i];
+      std::string key(t.substr(0, t.find('(')));
+      while (!key.empty() && key.back() == ' ') key.pop_back();
+      if (entries_.count(key) != 0 || staged.count(key) != 0) continue;
+      Entry e;
+      e.text = t;
+      staged.emplace(std::move(key), std::move(e));
+    }
+    entries_.merge(staged);
+  }
+
+  /// The schema registered under `qualified_name` (`aten::add.Tensor`, `aten::index_copy`), or
+  /// nullptr. Throws value_error when a lazily registered text does not parse. O(log size), plus
+  /// the parse on first lookup.
+  [[nodiscard]] const FunctionSchema* find(std::string_view qualified_name) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = entries_.find(qualified_name);
+    return it == entries_.end() ? nullptr : &parse_locked(it->second);
+  }
+
+  /// The schema of an FX call_function target `torch.ops.<ns>.<op>.<overload>`, or nullptr
+  /// (another form of target, or an operator not registered). See find. O(length + log size).
+  [[nodiscard]] const FunctionSchema* find_target(std::string_view target) const {
+    const std::string key = schema_name_of_target(target);
+    return key.empty() ? nullptr : find(key);
+  }
+
+  /// True when `qualified_name` is registered. O(log size).
+  [[nodiscard]] bool contains(std::string_view qualified_name) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return entries_.find(qualified_name) != entries_.end();
+  }
+
+  /// Number of registered schemas. O(1).
+  [[nodiscard]] std::size_t size() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return entries_.size();
+  }
+
+  /// Every registered qualified name, sorted. O(size).
+  [[nodiscard]] std::vector<std::string> qualified_names() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<std::string> out;
+    out.reserve(entries_.size());
+    for (const auto& kv : entries_) out.push_back(kv.first);
+    return out;
+  }
+
+ private:
+  struct Entry {
+    std::string_view text;                           // static text, parsed on first lookup
+    mutable std::unique_ptr<FunctionSchema> parsed;  // set once parsed (under the mutex)
+  };
+  const FunctionSchema& parse_locked(const Entry& e) const {
+    if (!e.parsed) {
+      FunctionSchema s = parse_schema(e.text);
+      e.parsed = std::make_unique<FunctionSchema>(std::move(s));
+    }
+    return *e.parsed;
+  }
+
+  mutable std::mutex mutex_;
+  std::map<std::string, Entry, std::less<>> entries_;
+};
+
+/// The process-wide registry used by `Graph::create_node` checks, `normalized_arguments`,
+/// `verify` and the JSON writer. It holds the schemas registered by the program:
+/// `#include <epgraph/aten_schemas.hpp>` (also included by `epgraph.hpp` and `epgraph/json`)
+/// adds every `aten::` and `prims::` overload of torch 2.13; users add their own with
+/// `register_schema`. Created on first use (thread-safe). O(1).
+[[nodiscard]] inline OperatorRegistry& global_registry() {
+  static OperatorRegistry registry;
+  return registry;
+}
+
+}  // namespace epgraph
