@@ -283,9 +283,14 @@ TEST_CASE("call_function binds its arguments to the schema and refuses bad calls
   Node* idx =
       g.call_function("torch.ops.aten.index.Tensor", {f.x, ArgumentList{epgraph::none, f.pos}});
   Node* add = g.call_function("torch.ops.aten.add.Tensor", {f.x, f.x}, {{"alpha", 2}});
+  // Found by the interop tests on torch-exported programs: torch passes two dims to `int[1]?`
+  // (the N is no length check) and a complex number to a Tensor argument (a wrapped number).
+  Node* mean = g.call_function("torch.ops.aten.mean.dim", {f.x, ArgumentList{0, 1}, true});
+  Node* mulc = g.call_function("torch.ops.aten.mul.Tensor", {f.x, ArgumentList{1.0, 2.0}});
+  Node* add1 = g.call_function("torch.ops.aten.add.Tensor", {f.x, 1});  // wrapped number
   CHECK(epgraph_test::node_names(g) ==
         std::vector<std::string>{"x", "pos", "sym_size", "index_copy", "clamp", "sum_1", "_to_copy",
-                                 "view", "max_pool2d", "index", "add", "output"});
+                                 "view", "max_pool2d", "index", "add", "mean", "mul", "add_1", "output"});
 
   // normalized_arguments: which value feeds which schema argument, defaults included.
   const auto na = epgraph::normalized_arguments(*to);
@@ -319,6 +324,9 @@ TEST_CASE("call_function binds its arguments to the schema and refuses bad calls
   CHECK((*nmp)["dilation"] == Argument(ArgumentList{1, 1}));
   CHECK_FALSE(epgraph::normalized_arguments(*g.output_node()));
   (void)clamp;
+  (void)mean;
+  (void)mulc;
+  (void)add1;
   (void)view;
   (void)idx;
   (void)ic;

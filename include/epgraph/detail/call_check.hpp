@@ -67,7 +67,10 @@ bool argument_fits(const SchemaType& t, const Argument& a, bool in_list = false)
   switch (t.kind) {
     case K::Tensor:  // a Python number is a wrapped-number tensor (`aten.add.Tensor(x, 1)`)
       if (v == nullptr) {
-        return !in_list && (a.is<std::int64_t>() || a.is<double>() || a.is<bool>());
+        if (in_list) return false;
+        if (a.is<std::int64_t>() || a.is<double>() || a.is<bool>()) return true;
+        const ArgumentList* l = a.list();  // a complex number as [real, imag]
+        return l != nullptr && l->size() == 2 && (*l)[0].is<double>() && (*l)[1].is<double>();
       }
       return unknown || v->tensor() != nullptr;
     case K::Optional: return a.is_none() || argument_fits<N>(t.elements[0], a, in_list);
@@ -102,10 +105,7 @@ bool argument_fits(const SchemaType& t, const Argument& a, bool in_list = false)
     case K::List: {
       const SchemaType& e = t.elements[0];
       if (const ArgumentList* l = a.list()) {
-        if (t.fixed_size >= 0 && !l->empty() &&
-            l->size() != static_cast<std::size_t>(t.fixed_size) && l->size() != 1) {
-          return false;
-        }
+        // The N of `int[N]` is no length check: torch passes `dim=[1, 2]` to `int[1]? dim`.
         for (const Argument& x : *l) {
           if (!argument_fits<N>(e, x, true)) return false;
         }

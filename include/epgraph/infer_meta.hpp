@@ -1,0 +1,2087 @@
+// Metadata for new nodes: the FX `meta["val"]` (dtype, sizes, strides, device) of the ops graph
+// passes commonly insert, computed from the node's arguments like torch's meta functions do.
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "argument.hpp"
+#include "aten_schemas.hpp"
+#include "bind.hpp"
+#include "error.hpp"
+#include "graph.hpp"
+#include "node.hpp"
+#include "registry.hpp"
+#include "schema.hpp"
+#include "tensor.hpp"
+#include "value.hpp"
+
+namespace epgraph {
+
+namespace detail {
+// The schemas of torch.ops.quantized_decomposed.{quantize,dequantize}_per_tensor in torch 2.13,
+// as `print(op._schema)` prints them (torch/ao/quantization/fx/_decomposed.py defines them).
+inline constexpr const char* quantized_decomposed_schema_texts[] = {
+    "quantized_decomposed::quantize_per_tensor(Tensor input, float scale, int zero_point, int "
+    "quant_min, int quant_max, ScalarType dtype) -> Tensor",
+    "quantized_decomposed::quantize_per_tensor.tensor(Tensor input, Tensor scale, Tensor "
+    "zero_point, int quant_min, int quant_max, ScalarType dtype) -> Tensor",
+    "quantized_decomposed::quantize_per_tensor.tensor2(Tensor input, Tensor scale, Tensor "
+    "zero_point, Tensor quant_min, Tensor quant_max, ScalarType dtype) -> Tensor",
+    "quantized_decomposed::dequantize_per_tensor(Tensor input, float scale, int zero_point, int "
+    "quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor",
+    "quantized_decomposed::dequantize_per_tensor.tensor(Tensor input, Tensor scale, Tensor "
+    "zero_point, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? "
+    "out_dtype=None) -> Tensor",
+    "quantized_decomposed::dequantize_per_tensor.tensor2(Tensor input, Tensor scale, Tensor "
+    "zero_point, Tensor quant_min, Tensor quant_max, ScalarType dtype, *, ScalarType? "
+    "out_dtype=None) -> Tensor",
+};
+}  // namespace detail
+
+/// Registers the six schemas of `quantized_decomposed::quantize_per_tensor` and
+/// `quantized_decomposed::dequantize_per_tensor` (overloads `default`, `tensor`, `tensor2`) of
+/// torch 2.13 in `registry`, so that Graph::check_call, normalized_arguments, verify and the JSON
+/// writer know them (in Python they exist once `torch.ao.quantization.fx._decomposed` is
+/// imported). infer_meta does not need them registered. Calling it again does nothing.
+///
+/// Arguments: `registry`, the registry to add them to (default: global_registry()).
+/// Returns nothing.
+/// Errors: value_error "Operator 'quantized_decomposed::quantize_per_tensor' is already
+/// registered with schema '<old>', not '<new>'" when one of the names is taken by another
+/// schema; nothing is registered then (strong guarantee, short of another thread registering the
+/// same names at the same time). std::bad_alloc.
+/// Complexity: O(total schema length + log registry size).
+/// Mirrors: the `quantized_decomposed` torch.library definitions in
+/// torch/ao/quantization/fx/_decomposed.py.
+inline void register_quantized_decomposed_schemas(OperatorRegistry& registry = global_registry()) {
+  for (const char* text : detail::quantized_decomposed_schema_texts) {
+    const FunctionSchema parsed = parse_schema(text);
+    const FunctionSchema* old = registry.find(parsed.qualified_name());
+    if (old != nullptr && *old != parsed) {
+      throw value_error("Operator '" + parsed.qualified_name() +
+                        "' is already registered with schema '" + old->str() + "', not '" +
+                        parsed.str() + "'");
+    }
+  }
+  for (const char* text : detail::quantized_decomposed_schema_texts) {
+    (void)registry.register_schema(text);
+  }
+}
+
+namespace detail {
+namespace infer {
+
+using Sizes = std::vector<SymInt>;
+using Ints = std::vector<std::int64_t>;
+
+// --- dtype categories and torch's type promotion (c10/core/ScalarType.h, TypeProperties.cpp) --
+
+inline bool is_complex(dtype d) noexcept {
+  return d == dtype::complex32 || d == dtype::complex64 || d == dtype::complex128;
+}
+inline bool is_floating(dtype d) noexcept {
+  switch (d) {
+    case dtype::float16:
+    case dtype::bfloat16:
+    case dtype::float32:
+    case dtype::float64:
+    case dtype::float8_e4m3fn:
+    case dtype::float8_e5m2:
+    case dtype::float8_e4m3fnuz:
+    case dtype::float8_e5m2fnuz:
+    case dtype::float8_e8m0fnu: return true;
+    default: return false;
+  }
+}
+inline bool is_float8(dtype d) noexcept {
+  return is_floating(d) && element_size(d) == 1;
+}
+// Integral including bool (torch's isIntegralType(t, /*includeBool=*/true)).
+inline bool is_integral(dtype d) noexcept { return !is_floating(d) && !is_complex(d); }
+inline bool is_barebones_unsigned(dtype d) noexcept {
+  return d == dtype::uint16 || d == dtype::uint32 || d == dtype::uint64;
+}
+inline dtype complex_to_real(dtype d) noexcept {
+  switch (d) {
+    case dtype::complex32: return dtype::float16;
+    case dtype::complex64: return dtype::float32;
+    case dtype::complex128: return dtype::float64;
+    default: return d;
+  }
+}
+inline dtype real_to_complex(dtype d) noexcept {
+  switch (d) {
+    case dtype::float16: return dtype::complex32;
+    case dtype::float64: return dtype::complex128;
+    case dtype::complex32:
+    case dtype::complex64:
+    case dtype::complex128: return d;
+    default: return dtype::complex64;
+  }
+}
+// The rank of a signed integer dtype by width (uint8 handled separately).
+inline int int_bits(dtype d) noexcept { return static_cast<int>(element_size(d)) * 8; }
+
+// promoteTypes(a, b), or unknown when torch refuses the pair.
+inline dtype promote_types(dtype a, dtype b) noexcept {
+  if (a == b) return a;
+  if (a == dtype::unknown || b == dtype::unknown) return dtype::unknown;
+  if (a == dtype::bool_) return b;
+  if (b == dtype::bool_) return a;
+  if (is_barebones_unsigned(a) || is_barebones_unsigned(b)) return dtype::unknown;
+  if (is_float8(a) || is_float8(b)) return dtype::unknown;
+  if (is_complex(a) || is_complex(b)) {
+    const dtype ra = is_complex(a) ? complex_to_real(a) : a;
+    const dtype rb = is_complex(b) ? complex_to_real(b) : b;
+    dtype real = ra;
+    if (is_floating(ra) && is_floating(rb)) {
+      real = promote_types(ra, rb);
+    } else if (is_floating(rb)) {
+      real = rb;
+    }
+    // an integral partner leaves the complex side's precision
+    if (!is_floating(real)) real = dtype::float32;
+    return real_to_complex(real);
+  }
+  if (is_floating(a) && is_floating(b)) {
+    if ((a == dtype::float16 && b == dtype::bfloat16) ||
+        (a == dtype::bfloat16 && b == dtype::float16)) {
+      return dtype::float32;
+    }
+    return element_size(a) >= element_size(b) ? a : b;
+  }
+  if (is_floating(a)) return a;
+  if (is_floating(b)) return b;
+  // both integral, not bool
+  if (a == dtype::uint8 || b == dtype::uint8) {
+    const dtype other = a == dtype::uint8 ? b : a;
+    return other == dtype::int8 ? dtype::int16 : other;
+  }
+  return int_bits(a) >= int_bits(b) ? a : b;
+}
+
+// One operand of torch's result_type: a tensor (dimensioned or zero-dim) or a wrapped number.
+struct Operand {
+  enum class Kind { tensor, zero_dim, wrapped } kind;
+  dtype type;
+};
+
+// The dtype of a Python number as a wrapped-number tensor: bool, int64, or the default float
+// dtype (float32) for float.
+inline dtype wrapped_dtype_of(const Argument& a) {
+  if (a.is<bool>()) return dtype::bool_;
+  if (a.is<std::int64_t>()) return dtype::int64;
+  return dtype::float32;
+}
+
+// --- the rule context: argument access and error messages ------------------------------------
+
+class Context {
+ public:
+  Context(const Node& node, const NormalizedArguments* args) : node_(node), args_(args) {}
+
+  [[nodiscard]] std::string where() const {
+    return "Cannot infer the metadata of node '" + std::string(node_.name()) + "' (" +
+           std::string(node_.target()) + ")";
+  }
+  [[noreturn]] void fail(const std::string& why) const {
+    throw value_error(where() + ": " + why);
+  }
+  [[nodiscard]] const Node& node() const noexcept { return node_; }
+  [[nodiscard]] const FunctionSchema& schema() const { return args_->schema(); }
+  [[nodiscard]] bool has(std::string_view name) const {
+    return args_ != nullptr && args_->schema().argument_index(name) >= 0;
+  }
+  [[nodiscard]] const Argument& arg(std::string_view name) const { return (*args_)[name]; }
+
+  // The tensor metadata of tensor argument `name`.
+  [[nodiscard]] const TensorMeta& tensor(std::string_view name) const {
+    return tensor_of(arg(name), "argument '" + std::string(name) + "'");
+  }
+  [[nodiscard]] const TensorMeta* opt_tensor(std::string_view name) const {
+    const Argument& a = arg(name);
+    if (a.is_none()) return nullptr;
+    return &tensor_of(a, "argument '" + std::string(name) + "'");
+  }
+  [[nodiscard]] const TensorMeta& tensor_of(const Argument& a, const std::string& what) const {
+    const Node* n = a.node();
+    if (n == nullptr) fail(what + " is not a node");
+    const NodeValue& v = n->meta().val;
+    const TensorMeta* t = v.tensor();
+    if (t == nullptr) {
+      fail(what + " (node '" + std::string(n->name()) + "') has no tensor metadata: its " +
+           "meta().val is " + v.describe());
+    }
+    return *t;
+  }
+  // The tensors of a `Tensor[]` argument.
+  [[nodiscard]] std::vector<const TensorMeta*> tensor_list(std::string_view name) const {
+    const ArgumentList* l = arg(name).list();
+    if (l == nullptr) fail("argument '" + std::string(name) + "' is not a list of tensors");
+    std::vector<const TensorMeta*> out;
+    for (std::size_t i = 0; i < l->size(); ++i) {
+      out.push_back(&tensor_of((*l)[i], "element " + std::to_string(i) + " of argument '" +
+                                            std::string(name) + "'"));
+    }
+    return out;
+  }
+
+  // An int (or SymInt node with a concrete value) argument value.
+  [[nodiscard]] std::int64_t integer_of(const Argument& a, const std::string& what) const {
+    if (a.is<std::int64_t>()) return a.as<std::int64_t>();
+    if (a.is<bool>()) return a.as<bool>() ? 1 : 0;
+    if (const Node* n = a.node()) {
+      if (const SymIntValue* s = n->meta().val.sym_int()) {
+        if (const auto* v = std::get_if<std::int64_t>(&s->value)) return *v;
+        fail(what + " is the symbolic value " + std::get<SymExpr>(s->value).expr +
+             ", which this op must compute with; epgraph only computes with concrete integers");
+      }
+      fail(what + " (node '" + std::string(n->name()) + "') is not an integer: its meta().val is " +
+           n->meta().val.describe());
+    }
+    fail(what + " is not an integer");
+  }
+  [[nodiscard]] std::int64_t integer(std::string_view name) const {
+    return integer_of(arg(name), "argument '" + std::string(name) + "'");
+  }
+  [[nodiscard]] std::optional<std::int64_t> opt_integer(std::string_view name) const {
+    const Argument& a = arg(name);
+    if (a.is_none()) return std::nullopt;
+    return integer(name);
+  }
+  // A SymInt (concrete or symbolic) from an argument element.
+  [[nodiscard]] SymInt sym_of(const Argument& a, const std::string& what) const {
+    if (const Node* n = a.node()) {
+      if (const SymIntValue* s = n->meta().val.sym_int()) return s->value;
+    }
+    return integer_of(a, what);
+  }
+  // An `int[]` argument (a single int counts as a one-element list).
+  [[nodiscard]] Ints int_list(std::string_view name) const {
+    const Argument& a = arg(name);
+    const std::string what = "argument '" + std::string(name) + "'";
+    Ints out;
+    if (const ArgumentList* l = a.list()) {
+      for (std::size_t i = 0; i < l->size(); ++i) {
+        out.push_back(integer_of((*l)[i], "element " + std::to_string(i) + " of " + what));
+      }
+    } else {
+      out.push_back(integer_of(a, what));
+    }
+    return out;
+  }
+  [[nodiscard]] std::optional<Ints> opt_int_list(std::string_view name) const {
+    if (arg(name).is_none()) return std::nullopt;
+    return int_list(name);
+  }
+  // A `SymInt[]` argument whose elements may be symbolic.
+  [[nodiscard]] Sizes sym_list(std::string_view name) const {
+    const Argument& a = arg(name);
+    const std::string what = "argument '" + std::string(name) + "'";
+    Sizes out;
+    if (const ArgumentList* l = a.list()) {
+      for (std::size_t i = 0; i < l->size(); ++i) {
+        out.push_back(sym_of((*l)[i], "element " + std::to_string(i) + " of " + what));
+      }
+    } else {
+      out.push_back(sym_of(a, what));
+    }
+    return out;
+  }
+  [[nodiscard]] bool boolean(std::string_view name) const {
+    const Argument& a = arg(name);
+    if (a.is<bool>()) return a.as<bool>();
+    if (a.is<std::int64_t>()) return a.as<std::int64_t>() != 0;
+    fail("argument '" + std::string(name) + "' is not a bool");
+  }
+  [[nodiscard]] std::optional<dtype> opt_dtype(std::string_view name) const {
+    if (!has(name)) return std::nullopt;
+    const Argument& a = arg(name);
+    if (a.is_none()) return std::nullopt;
+    if (a.is<dtype>()) return a.as<dtype>();
+    if (a.is<std::int64_t>()) return static_cast<dtype>(a.as<std::int64_t>());
+    fail("argument '" + std::string(name) + "' is not a dtype");
+  }
+  [[nodiscard]] std::optional<Device> opt_device(std::string_view name) const {
+    if (!has(name)) return std::nullopt;
+    const Argument& a = arg(name);
+    if (a.is_none()) return std::nullopt;
+    if (a.is<Device>()) return a.as<Device>();
+    if (a.is<std::string>()) {
+      const std::string& s = a.as<std::string>();
+      const auto colon = s.find(':');
+      Device d;
+      d.type = s.substr(0, colon);
+      if (colon != std::string::npos) d.index = std::stoll(s.substr(colon + 1));
+      return d;
+    }
+    fail("argument '" + std::string(name) + "' is not a device");
+  }
+  [[nodiscard]] std::optional<MemoryFormat> opt_memory_format(std::string_view name) const {
+    if (!has(name)) return std::nullopt;
+    const Argument& a = arg(name);
+    if (a.is_none()) return std::nullopt;
+    if (a.is<MemoryFormat>()) return a.as<MemoryFormat>();
+    fail("argument '" + std::string(name) + "' is not a memory format");
+  }
+  // A Scalar argument as a result_type operand (a Python number or a SymInt/SymFloat/SymBool
+  // node); nullopt for None.
+  [[nodiscard]] std::optional<Operand> scalar_operand(std::string_view name) const {
+    const Argument& a = arg(name);
+    if (a.is_none()) return std::nullopt;
+    if (a.is<bool>() || a.is<std::int64_t>() || a.is<double>()) {
+      return Operand{Operand::Kind::wrapped, wrapped_dtype_of(a)};
+    }
+    if (const Node* n = a.node()) {
+      const NodeValue& v = n->meta().val;
+      if (v.sym_int() != nullptr) return Operand{Operand::Kind::wrapped, dtype::int64};
+      if (v.sym_float() != nullptr) return Operand{Operand::Kind::wrapped, dtype::float32};
+      if (v.sym_bool() != nullptr) return Operand{Operand::Kind::wrapped, dtype::bool_};
+      if (const TensorMeta* t = v.tensor()) return tensor_operand(*t);
+      fail("argument '" + std::string(name) + "' (node '" + std::string(n->name()) +
+           "') is not a number: its meta().val is " + v.describe());
+    }
+    fail("argument '" + std::string(name) + "' is not a number");
+  }
+  // A floating-point value of a Scalar argument (for arange).
+  [[nodiscard]] double number(std::string_view name) const {
+    const Argument& a = arg(name);
+    if (a.is<double>()) return a.as<double>();
+    if (a.is<std::int64_t>()) return static_cast<double>(a.as<std::int64_t>());
+    if (a.is<bool>()) return a.as<bool>() ? 1.0 : 0.0;
+    if (const Node* n = a.node()) {
+      if (const SymFloatValue* f = n->meta().val.sym_float()) {
+        if (const auto* d = std::get_if<double>(&f->value)) return *d;
+      }
+      if (n->meta().val.sym_int() != nullptr) return static_cast<double>(integer(name));
+    }
+    fail("argument '" + std::string(name) + "' is not a concrete number");
+  }
+  static Operand tensor_operand(const TensorMeta& t) {
+    return Operand{t.sizes.empty() ? Operand::Kind::zero_dim : Operand::Kind::tensor, t.dtype};
+  }
+
+  // A concrete size, or an error naming the symbolic one.
+  [[nodiscard]] std::int64_t concrete(const SymInt& s, const std::string& what) const {
+    if (const auto* v = std::get_if<std::int64_t>(&s)) return *v;
+    fail(what + " is the symbolic size " + std::get<SymExpr>(s).expr +
+         ", which this op must compute with; epgraph only computes with concrete sizes");
+  }
+  [[nodiscard]] Ints concrete_all(const Sizes& sizes, const std::string& what) const {
+    Ints out;
+    out.reserve(sizes.size());
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      out.push_back(concrete(sizes[i], what + " dimension " + std::to_string(i)));
+    }
+    return out;
+  }
+
+  // torch's maybe_wrap_dim: a dim in [-rank, rank) (a zero-dim tensor counts as rank 1).
+  [[nodiscard]] std::int64_t wrap_dim(std::int64_t dim, std::size_t rank_in) const {
+    const auto rank = std::max<std::int64_t>(static_cast<std::int64_t>(rank_in), 1);
+    if (dim < -rank || dim >= rank) {
+      fail("Dimension out of range (expected to be in range of [" + std::to_string(-rank) + ", " +
+           std::to_string(rank - 1) + "], but got " + std::to_string(dim) + ")");
+    }
+    return dim < 0 ? dim + rank : dim;
+  }
+
+  // result_type over operands (c10 ResultTypeState / at::native::result_type).
+  [[nodiscard]] dtype result_type(const std::vector<Operand>& ops) const {
+    dtype dim = dtype::unknown, zero = dtype::unknown, wrapped = dtype::unknown;
+    auto add = [&](dtype& slot, dtype t) {
+      if (slot == dtype::unknown) {
+        slot = t;
+        return;
+      }
+      const dtype p = promote_types(slot, t);
+      if (p == dtype::unknown) {
+        fail("torch does not promote " + std::string(dtype_name(slot)) + " with " +
+             std::string(dtype_name(t)));
+      }
+      slot = p;
+    };
+    for (const Operand& o : ops) {
+      switch (o.kind) {
+        case Operand::Kind::tensor: add(dim, o.type); break;
+        case Operand::Kind::zero_dim: add(zero, o.type); break;
+        case Operand::Kind::wrapped: add(wrapped, o.type); break;
+      }
+    }
+    const dtype r = combine(dim, combine(zero, wrapped));
+    if (r == dtype::unknown) fail("there is no tensor or number operand to take a dtype from");
+    return r;
+  }
+
+  [[nodiscard]] dtype combine(dtype higher, dtype lower) const {
+    if (is_complex(higher)) return higher;
+    if (is_complex(lower)) {
+      if (is_floating(higher)) return real_to_complex(higher);
+      return lower;
+    }
+    if (is_floating(higher)) return higher;
+    if (higher == dtype::bool_ || is_floating(lower)) {
+      if (higher == dtype::unknown) return lower;
+      if (lower == dtype::unknown) return higher;
+      const dtype p = promote_types(higher, lower);
+      if (p == dtype::unknown) {
+        fail("torch does not promote " + std::string(dtype_name(higher)) + " with " +
+             std::string(dtype_name(lower)));
+      }
+      return p;
+    }
+    if (higher != dtype::unknown) return higher;
+    return lower;
+  }
+
+ private:
+  const Node& node_;
+  const NormalizedArguments* args_;
+};
+
+// --- shapes and strides ------------------------------------------------------------------------
+
+inline std::string sym_str(const SymInt& s) {
+  if (const auto* v = std::get_if<std::int64_t>(&s)) return std::to_string(*v);
+  return std::get<SymExpr>(s).expr;
+}
+inline std::string shape_str(const Sizes& sizes) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < sizes.size(); ++i) out += (i ? ", " : "") + sym_str(sizes[i]);
+  return out + "]";
+}
+inline Sizes to_sym(const Ints& v) { return Sizes(v.begin(), v.end()); }
+inline bool is_one(const SymInt& s) {
+  const auto* v = std::get_if<std::int64_t>(&s);
+  return v != nullptr && *v == 1;
+}
+inline bool sym_equal(const SymInt& a, const SymInt& b) {
+  if (a.index() != b.index()) return false;
+  if (const auto* v = std::get_if<std::int64_t>(&a)) return *v == std::get<std::int64_t>(b);
+  return std::get<SymExpr>(a).expr == std::get<SymExpr>(b).expr;
+}
+inline bool is_identifier(const std::string& s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+          c == '_')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Row-major strides for sizes that may hold one symbolic size: a stride that is a concrete
+// multiple of one plain symbol is written as sympy prints it (`4*s0`); anything more complex
+// fails.
+inline Sizes contiguous_sym_strides(const Context& ctx, const Sizes& sizes) {
+  Sizes out(sizes.size(), std::int64_t{1});
+  std::int64_t factor = 1;
+  std::optional<SymExpr> symbol;
+  for (std::size_t i = sizes.size(); i-- > 0;) {
+    if (symbol) {
+      SymExpr e;
+      e.expr = factor == 1 ? symbol->expr : std::to_string(factor) + "*" + symbol->expr;
+      if (symbol->hint) e.hint = factor * *symbol->hint;
+      out[i] = e;
+    } else {
+      out[i] = factor;
+    }
+    if (i == 0) break;
+    if (const auto* v = std::get_if<std::int64_t>(&sizes[i])) {
+      factor *= std::max<std::int64_t>(*v, 1);
+    } else {
+      const SymExpr& e = std::get<SymExpr>(sizes[i]);
+      if (symbol || !is_identifier(e.expr)) {
+        ctx.fail("cannot write the contiguous strides of the symbolic shape " + shape_str(sizes) +
+                 "; epgraph only handles strides with one plain symbol");
+      }
+      symbol = e;
+    }
+  }
+  return out;
+}
+
+inline Ints channels_last_strides(const Ints& sizes) {
+  Ints s(sizes.size(), 1);
+  auto m = [](std::int64_t v) { return std::max<std::int64_t>(v, 1); };
+  if (sizes.size() == 4) {
+    s[1] = 1;
+    s[3] = m(sizes[1]);
+    s[2] = s[3] * m(sizes[3]);
+    s[0] = s[2] * m(sizes[2]);
+  } else if (sizes.size() == 5) {
+    s[1] = 1;
+    s[4] = m(sizes[1]);
+    s[3] = s[4] * m(sizes[4]);
+    s[2] = s[3] * m(sizes[3]);
+    s[0] = s[2] * m(sizes[2]);
+  }
+  return s;
+}
+
+// Concrete sizes/strides of a tensor, when all are concrete.
+inline std::optional<Ints> all_concrete(const Sizes& v) {
+  Ints out;
+  out.reserve(v.size());
+  for (const SymInt& s : v) {
+    const auto* i = std::get_if<std::int64_t>(&s);
+    if (i == nullptr) return std::nullopt;
+    out.push_back(*i);
+  }
+  return out;
+}
+
+// c10's is_contiguous (size-1 dimensions ignored; empty tensors are contiguous).
+inline bool is_contiguous(const Ints& sizes, const Ints& strides) {
+  std::int64_t expected = 1;
+  for (std::size_t i = sizes.size(); i-- > 0;) {
+    if (sizes[i] == 0) return true;
+  }
+  for (std::size_t i = sizes.size(); i-- > 0;) {
+    if (sizes[i] != 1) {
+      if (strides[i] != expected) return false;
+      expected *= sizes[i];
+    }
+  }
+  return true;
+}
+// c10's channels-last contiguity (4-D and 5-D).
+inline bool is_channels_last(const Ints& sizes, const Ints& strides) {
+  if (sizes.size() != 4 && sizes.size() != 5) return false;
+  for (std::int64_t s : sizes) {
+    if (s == 0) return true;
+  }
+  const std::vector<std::size_t> order = sizes.size() == 4 ? std::vector<std::size_t>{1, 3, 2, 0}
+                                                           : std::vector<std::size_t>{1, 4, 3, 2, 0};
+  std::int64_t expected = 1;
+  for (std::size_t d : order) {
+    if (sizes[d] != 1) {
+      if (strides[d] != expected) return false;
+      expected *= sizes[d];
+    }
+  }
+  return true;
+}
+// c10's _compute_non_overlapping_and_dense.
+inline bool is_non_overlapping_and_dense(const Ints& sizes, const Ints& strides) {
+  if (sizes.size() == 1) return sizes[0] < 2 || strides[0] == 1;
+  std::vector<std::size_t> perm(sizes.size());
+  for (std::size_t i = 0; i < perm.size(); ++i) perm[i] = i;
+  std::stable_sort(perm.begin(), perm.end(), [&](std::size_t a, std::size_t b) {
+    if (sizes[a] < 2) return false;
+    if (sizes[b] < 2) return true;
+    return strides[a] < strides[b];
+  });
+  std::int64_t require = 1;
+  for (std::size_t i : perm) {
+    if (sizes[i] < 2) return true;
+    if (strides[i] != require) return false;
+    require *= sizes[i];
+  }
+  return true;
+}
+
+// The output strides TensorIterator gives an elementwise op of `shape` over `inputs` (each
+// already checked to broadcast to `shape`): the fast paths for inputs of the output's shape that
+// are all contiguous / all channels-last / all dense with equal strides, else the stride order of
+// the inputs (TensorIteratorBase::reorder_dimensions + compatible_stride). `dense_keeps` makes a
+// single non-overlapping-and-dense input keep its strides even when the fast path would not
+// (empty_like's preserve_format). nullopt when a size or stride is symbolic.
+inline std::optional<Ints> elementwise_strides(const Ints& shape,
+                                               const std::vector<const TensorMeta*>& inputs) {
+  const std::size_t ndim = shape.size();
+  std::vector<Ints> in_sizes, in_strides;
+  for (const TensorMeta* t : inputs) {
+    auto s = all_concrete(t->sizes);
+    auto st = all_concrete(t->strides);
+    if (!s || !st) return std::nullopt;
+    in_sizes.push_back(*s);
+    in_strides.push_back(*st);
+  }
+  if (ndim == 0) return Ints{};
+  bool same_shape = !inputs.empty();
+  for (const Ints& s : in_sizes) same_shape = same_shape && s == shape;
+  if (same_shape) {
+    bool contiguous = true, channels_last = true, dense = true;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      contiguous = contiguous && is_contiguous(in_sizes[i], in_strides[i]);
+      channels_last = channels_last && is_channels_last(in_sizes[i], in_strides[i]);
+      dense = dense && is_non_overlapping_and_dense(in_sizes[i], in_strides[i]);
+    }
+    if (contiguous) return contiguous_strides(shape);
+    if (channels_last) return channels_last_strides(shape);
+    if (dense) {
+      bool equal = true;
+      for (const Ints& st : in_strides) equal = equal && st == in_strides.back();
+      if (equal) return in_strides.back();
+    }
+  }
+  // broadcast strides of each input over `shape`
+  std::vector<Ints> bs;
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    Ints s(ndim, 0);
+    const std::size_t off = ndim - in_sizes[k].size();
+    for (std::size_t i = 0; i < in_sizes[k].size(); ++i) {
+      s[off + i] = (in_sizes[k][i] == 1 && shape[off + i] != 1) ? 0 : in_strides[k][i];
+    }
+    bs.push_back(std::move(s));
+  }
+  if (ndim == 1) return Ints{1};
+  // perm[0] is the innermost dimension
+  std::vector<std::size_t> perm(ndim);
+  for (std::size_t i = 0; i < ndim; ++i) perm[i] = ndim - 1 - i;
+  auto should_swap = [&](std::size_t d0, std::size_t d1) {
+    for (const Ints& s : bs) {
+      const std::int64_t s0 = s[d0], s1 = s[d1];
+      if (s0 == 0 || s1 == 0) continue;
+      if (s0 < s1) return -1;
+      if (s0 > s1) return 1;
+      if (shape[d0] > shape[d1]) return 1;
+    }
+    return 0;
+  };
+  for (std::size_t i = 1; i < ndim; ++i) {
+    std::size_t dim1 = i;
+    for (std::size_t dim0 = i; dim0-- > 0;) {
+      const int c = should_swap(perm[dim0], perm[dim1]);
+      if (c > 0) {
+        std::swap(perm[dim0], perm[dim1]);
+        dim1 = dim0;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  bool inverted = true;
+  for (std::size_t j = 0; j < ndim; ++j) inverted = inverted && perm[j] == ndim - j - 1;
+  if (inverted) return contiguous_strides(shape);
+  Ints out(ndim, 0);
+  std::int64_t next = 1;
+  for (std::size_t j = 0; j < ndim; ++j) {
+    out[perm[j]] = next;
+    next *= shape[perm[j]];
+  }
+  return out;
+}
+
+inline TensorMeta make_meta(dtype type, Sizes sizes, Sizes strides, const Device& device) {
+  TensorMeta m;
+  m.dtype = type;
+  m.sizes = std::move(sizes);
+  m.strides = std::move(strides);
+  m.storage_offset = std::int64_t{0};
+  m.device = device;
+  m.layout = Layout::Strided;
+  m.requires_grad = false;
+  return m;
+}
+inline TensorMeta contiguous_meta(const Context& ctx, dtype type, Sizes sizes,
+                                  const Device& device) {
+  Sizes strides = contiguous_sym_strides(ctx, sizes);
+  return make_meta(type, std::move(sizes), std::move(strides), device);
+}
+// Strides for a new tensor of `memory_format` (contiguous, channels-last or preserve of `like`).
+inline TensorMeta formatted_meta(const Context& ctx, dtype type, const Sizes& sizes,
+                                 const Device& device, std::optional<MemoryFormat> format,
+                                 const TensorMeta* like) {
+  const MemoryFormat f = format.value_or(like ? MemoryFormat::PreserveFormat
+                                              : MemoryFormat::ContiguousFormat);
+  if (f == MemoryFormat::ChannelsLast || f == MemoryFormat::ChannelsLast3d) {
+    const Ints s = ctx.concrete_all(sizes, "the shape's");
+    if ((f == MemoryFormat::ChannelsLast && s.size() != 4) ||
+        (f == MemoryFormat::ChannelsLast3d && s.size() != 5)) {
+      ctx.fail("memory format " + std::string(memory_format_name(f)) + " needs a " +
+               (f == MemoryFormat::ChannelsLast ? "4" : "5") + "-D shape, not " +
+               shape_str(sizes));
+    }
+    return make_meta(type, sizes, to_sym(channels_last_strides(s)), device);
+  }
+  if (f == MemoryFormat::PreserveFormat && like != nullptr) {
+    // empty_like(preserve_format): dense inputs keep their strides, others get the dense
+    // strides of the same dimension order.
+    auto s = all_concrete(like->sizes);
+    auto st = all_concrete(like->strides);
+    if (s && st) {
+      if (is_non_overlapping_and_dense(*s, *st)) return make_meta(type, sizes, like->strides, device);
+      if (auto out = elementwise_strides(*s, {like})) {
+        return make_meta(type, sizes, to_sym(*out), device);
+      }
+    }
+  }
+  return contiguous_meta(ctx, type, sizes, device);
+}
+
+// Broadcasts shapes (torch's infer_size). Fails naming both shapes.
+inline Sizes broadcast(const Context& ctx, const std::vector<const Sizes*>& shapes) {
+  Sizes out;
+  for (const Sizes* sp : shapes) {
+    const Sizes& s = *sp;
+    Sizes next(std::max(out.size(), s.size()), std::int64_t{1});
+    for (std::size_t i = 0; i < next.size(); ++i) {
+      const std::size_t ia = next.size() - 1 - i;
+      const SymInt* a = i < out.size() ? &out[out.size() - 1 - i] : nullptr;
+      const SymInt* b = i < s.size() ? &s[s.size() - 1 - i] : nullptr;
+      if (a == nullptr) {
+        next[ia] = *b;
+      } else if (b == nullptr) {
+        next[ia] = *a;
+      } else if (is_one(*a)) {
+        next[ia] = *b;
+      } else if (is_one(*b) || sym_equal(*a, *b)) {
+        next[ia] = *a;
+      } else if (a->index() == 0 && b->index() == 0) {
+        ctx.fail("shapes " + shape_str(out) + " and " + shape_str(s) + " do not broadcast");
+      } else {
+        ctx.fail("shapes " + shape_str(out) + " and " + shape_str(s) +
+                 " broadcast only if their symbolic sizes are equal or 1, which epgraph cannot "
+                 "decide");
+      }
+    }
+    out = std::move(next);
+  }
+  return out;
+}
+
+// An elementwise result: broadcast shape, TensorIterator strides (contiguous when symbolic).
+inline TensorMeta elementwise_meta(const Context& ctx, dtype type,
+                                   const std::vector<const TensorMeta*>& tensors) {
+  std::vector<const Sizes*> shapes;
+  for (const TensorMeta* t : tensors) shapes.push_back(&t->sizes);
+  Sizes shape = broadcast(ctx, shapes);
+  const Device device = tensors.empty() ? Device{} : tensors.front()->device;
+  if (auto concrete = all_concrete(shape)) {
+    if (auto strides = elementwise_strides(*concrete, tensors)) {
+      return make_meta(type, std::move(shape), to_sym(*strides), device);
+    }
+  }
+  return contiguous_meta(ctx, type, std::move(shape), device);
+}
+
+// torch's computeStride: the strides of a view of (sizes, strides) as `shape`, if one exists.
+inline std::optional<Ints> view_strides(const Ints& oldshape, const Ints& oldstride,
+                                        const Ints& newshape) {
+  if (oldshape.empty()) return Ints(newshape.size(), 1);
+  std::int64_t numel = 1;
+  for (std::int64_t s : oldshape) numel *= s;
+  if (numel == 0 && oldshape == newshape) return oldstride;
+  Ints newstride(newshape.size(), 0);
+  if (numel == 0) {
+    for (std::size_t d = newshape.size(); d-- > 0;) {
+      newstride[d] = d + 1 == newshape.size()
+                         ? 1
+                         : std::max<std::int64_t>(newshape[d + 1], 1) * newstride[d + 1];
+    }
+    return newstride;
+  }
+  auto view_d = static_cast<std::ptrdiff_t>(newshape.size()) - 1;
+  std::int64_t chunk_base_stride = oldstride.back();
+  std::int64_t tensor_numel = 1;
+  std::int64_t view_numel = 1;
+  for (auto tensor_d = static_cast<std::ptrdiff_t>(oldshape.size()) - 1; tensor_d >= 0;
+       --tensor_d) {
+    const auto td = static_cast<std::size_t>(tensor_d);
+    tensor_numel *= oldshape[td];
+    if (tensor_d == 0 ||
+        (oldshape[td - 1] != 1 && oldstride[td - 1] != tensor_numel * chunk_base_stride)) {
+      while (view_d >= 0 &&
+             (view_numel < tensor_numel || newshape[static_cast<std::size_t>(view_d)] == 1)) {
+        newstride[static_cast<std::size_t>(view_d)] = view_numel * chunk_base_stride;
+        view_numel *= newshape[static_cast<std::size_t>(view_d)];
+        --view_d;
+      }
+      if (view_numel != tensor_numel) return std::nullopt;
+      if (tensor_d > 0) {
+        chunk_base_stride = oldstride[td - 1];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  if (view_d != -1) return std::nullopt;
+  return newstride;
+}
+
+// --- the rules ---------------------------------------------------------------------------------
+
+enum class Rule {
+  unary_same,        // dtype of the input
+  unary_float,       // integral -> float32
+  unary_abs,         // complex -> real
+  unary_bool,        // -> bool
+  binary,            // result_type of the operands
+  binary_float,      // result_type, integral -> float32
+  binary_pow,        // result_type, bool -> int64
+  div,               // true division unless rounding_mode is given
+  compare,           // -> bool
+  where,             // condition/self/other
+  clamp,             // self/min/max
+  view,              // view, _unsafe_view, reshape
+  permute,
+  transpose,
+  t,
+  unsqueeze,
+  squeeze,
+  expand,
+  slice,
+  select,
+  flatten,
+  contiguous,
+  alias,             // alias/detach/lift_fresh: self's metadata
+  cat,
+  stack,
+  self_like,         // index_copy, index_put, copy, slice_scatter, select_scatter
+  index_select,
+  embedding,
+  linear,
+  mm,
+  bmm,
+  matmul,
+  addmm,
+  baddbmm,
+  convolution,
+  batch_norm_no_training,
+  layer_norm,
+  sum,
+  mean,
+  amax,
+  softmax,
+  private_softmax,
+  to_copy,
+  to,
+  full,
+  zeros,             // zeros, ones, empty
+  like,              // zeros_like, ones_like, empty_like, full_like
+  arange,
+  scalar_tensor,
+  quantize,
+  dequantize,
+};
+
+inline const std::unordered_map<std::string, Rule>& rule_table() {
+  static const std::unordered_map<std::string, Rule> table = [] {
+    std::unordered_map<std::string, Rule> t;
+    for (const char* op : {"neg", "relu", "gelu", "silu", "clone", "sign", "floor", "ceil", "round",
+                           "trunc", "frac", "hardtanh", "hardswish", "hardsigmoid", "leaky_relu",
+                           "elu", "relu6", "mish", "softplus", "bitwise_not", "positive",
+                           "sgn"}) {
+      t.emplace(std::string("aten.") + op, Rule::unary_same);
+    }
+    for (const char* op : {"exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt",
+                           "sigmoid", "tanh", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
+                           "cosh", "asinh", "acosh", "atanh", "erf", "erfc", "erfinv",
+                           "reciprocal", "lgamma", "digamma", "sinc", "logit"}) {
+      t.emplace(std::string("aten.") + op, Rule::unary_float);
+    }
+    t.emplace("aten.abs", Rule::unary_abs);
+    for (const char* op : {"logical_not", "isnan", "isinf", "isfinite", "isneginf", "isposinf"}) {
+      t.emplace(std::string("aten.") + op, Rule::unary_bool);
+    }
+    for (const char* op : {"add", "sub", "rsub", "mul", "maximum", "minimum", "fmax", "fmin",
+                           "remainder", "fmod", "floor_divide", "bitwise_and", "bitwise_or",
+                           "bitwise_xor"}) {
+      t.emplace(std::string("aten.") + op, Rule::binary);
+    }
+    t.emplace("aten.atan2", Rule::binary_float);
+    t.emplace("aten.pow", Rule::binary_pow);
+    t.emplace("aten.div", Rule::div);
+    for (const char* op : {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
+                           "logical_xor"}) {
+      t.emplace(std::string("aten.") + op, Rule::compare);
+    }
+    t.emplace("aten.where", Rule::where);
+    for (const char* op : {"clamp", "clamp_min", "clamp_max", "clip"}) {
+      t.emplace(std::string("aten.") + op, Rule::clamp);
+    }
+    for (const char* op : {"view", "_unsafe_view", "reshape"}) {
+      t.emplace(std::string("aten.") + op, Rule::view);
+    }
+    t.emplace("aten.permute", Rule::permute);
+    t.emplace("aten.transpose", Rule::transpose);
+    t.emplace("aten.t", Rule::t);
+    t.emplace("aten.unsqueeze", Rule::unsqueeze);
+    t.emplace("aten.squeeze", Rule::squeeze);
+    t.emplace("aten.expand", Rule::expand);
+    t.emplace("aten.slice", Rule::slice);
+    t.emplace("aten.select", Rule::select);
+    t.emplace("aten.flatten", Rule::flatten);
+    t.emplace("aten.contiguous", Rule::contiguous);
+    for (const char* op : {"alias", "detach", "lift_fresh"}) {
+      t.emplace(std::string("aten.") + op, Rule::alias);
+    }
+    t.emplace("aten.cat", Rule::cat);
+    t.emplace("aten.stack", Rule::stack);
+    for (const char* op : {"index_copy", "index_put", "copy", "slice_scatter", "select_scatter",
+                           "lift_fresh_copy"}) {
+      t.emplace(std::string("aten.") + op, Rule::self_like);
+    }
+    t.emplace("aten.index_select", Rule::index_select);
+    t.emplace("aten.embedding", Rule::embedding);
+    t.emplace("aten.linear", Rule::linear);
+    t.emplace("aten.mm", Rule::mm);
+    t.emplace("aten.bmm", Rule::bmm);
+    t.emplace("aten.matmul", Rule::matmul);
+    t.emplace("aten.addmm", Rule::addmm);
+    t.emplace("aten.baddbmm", Rule::baddbmm);
+    t.emplace("aten.convolution", Rule::convolution);
+    t.emplace("aten._native_batch_norm_legit_no_training", Rule::batch_norm_no_training);
+    t.emplace("aten.native_layer_norm", Rule::layer_norm);
+    t.emplace("aten.sum", Rule::sum);
+    t.emplace("aten.mean", Rule::mean);
+    t.emplace("aten.amax", Rule::amax);
+    t.emplace("aten.amin", Rule::amax);
+    t.emplace("aten.softmax", Rule::softmax);
+    t.emplace("aten.log_softmax", Rule::softmax);
+    t.emplace("aten._softmax", Rule::private_softmax);
+    t.emplace("aten._log_softmax", Rule::private_softmax);
+    t.emplace("aten._to_copy", Rule::to_copy);
+    t.emplace("aten.to", Rule::to);
+    t.emplace("aten.full", Rule::full);
+    for (const char* op : {"zeros", "ones", "empty"}) {
+      t.emplace(std::string("aten.") + op, Rule::zeros);
+    }
+    for (const char* op : {"zeros_like", "ones_like", "empty_like", "full_like"}) {
+      t.emplace(std::string("aten.") + op, Rule::like);
+    }
+    t.emplace("aten.arange", Rule::arange);
+    t.emplace("aten.scalar_tensor", Rule::scalar_tensor);
+    t.emplace("quantized_decomposed.quantize_per_tensor", Rule::quantize);
+    t.emplace("quantized_decomposed.dequantize_per_tensor", Rule::dequantize);
+    return t;
+  }();
+  return table;
+}
+
+// The quantized_decomposed schema of `qualified_name` when it is not in the global registry.
+inline const FunctionSchema* builtin_schema(std::string_view qualified_name) {
+  static const std::vector<FunctionSchema> schemas = [] {
+    std::vector<FunctionSchema> v;
+    for (const char* text : quantized_decomposed_schema_texts) v.push_back(parse_schema(text));
+    return v;
+  }();
+  for (const FunctionSchema& s : schemas) {
+    if (s.qualified_name() == qualified_name) return &s;
+  }
+  return nullptr;
+}
+
+// --- rule implementations ----------------------------------------------------------------------
+
+// The operands of an elementwise op: every Tensor/Scalar argument among `names` (present in the
+// schema), tensors for the shape, all for the dtype.
+struct Operands {
+  std::vector<const TensorMeta*> tensors;
+  std::vector<Operand> ops;
+};
+inline Operands collect(const Context& ctx, std::initializer_list<const char*> names) {
+  Operands out;
+  for (const char* name : names) {
+    if (!ctx.has(name)) continue;
+    const std::ptrdiff_t i = ctx.schema().argument_index(name);
+    const SchemaType& type = ctx.schema().arguments[static_cast<std::size_t>(i)].type;
+    if (type.is_tensor_like()) {
+      if (const TensorMeta* t = ctx.opt_tensor(name)) {
+        out.tensors.push_back(t);
+        out.ops.push_back(Context::tensor_operand(*t));
+      }
+    } else if (auto o = ctx.scalar_operand(name)) {
+      out.ops.push_back(*o);
+    }
+  }
+  return out;
+}
+
+inline TensorMeta rule_elementwise(const Context& ctx, Rule rule) {
+  Operands o;
+  switch (rule) {
+    case Rule::where: o = collect(ctx, {"self", "other"}); break;
+    case Rule::clamp: o = collect(ctx, {"self", "min", "max"}); break;
+    case Rule::binary_pow: o = collect(ctx, {"self", "exponent"}); break;
+    case Rule::unary_same:
+    case Rule::unary_float:
+    case Rule::unary_abs:
+    case Rule::unary_bool: o = collect(ctx, {"self"}); break;
+    default: o = collect(ctx, {"self", "other"}); break;
+  }
+  std::vector<const TensorMeta*> shape_tensors = o.tensors;
+  if (rule == Rule::where) {
+    shape_tensors.insert(shape_tensors.begin(), &ctx.tensor("condition"));
+  }
+  if (shape_tensors.empty()) ctx.fail("the op has no tensor operand");
+  dtype type = ctx.result_type(o.ops);
+  switch (rule) {
+    case Rule::unary_float:
+    case Rule::binary_float:
+      if (is_integral(type)) type = dtype::float32;
+      break;
+    case Rule::unary_abs: type = complex_to_real(type); break;
+    case Rule::unary_bool:
+    case Rule::compare: type = dtype::bool_; break;
+    case Rule::binary_pow:
+      if (type == dtype::bool_) type = dtype::int64;
+      break;
+    case Rule::div: {
+      const bool rounding = ctx.has("rounding_mode") && !ctx.arg("rounding_mode").is_none();
+      if (!rounding && is_integral(type)) type = dtype::float32;
+      break;
+    }
+    default: break;
+  }
+  TensorMeta out = elementwise_meta(ctx, type, shape_tensors);
+  // where's condition does not decide the device or the stride order's first operand
+  if (rule == Rule::where && !o.tensors.empty()) out.device = o.tensors.front()->device;
+  return out;
+}
+
+inline TensorMeta rule_view(const Context& ctx, std::string_view op) {
+  const TensorMeta& self = ctx.tensor("self");
+  const Sizes shape_arg = ctx.has("size") ? ctx.sym_list("size") : ctx.sym_list("shape");
+  // infer -1
+  std::ptrdiff_t infer = -1;
+  for (std::size_t i = 0; i < shape_arg.size(); ++i) {
+    if (const auto* v = std::get_if<std::int64_t>(&shape_arg[i])) {
+      if (*v == -1) {
+        if (infer >= 0) ctx.fail("only one dimension can be inferred");
+        infer = static_cast<std::ptrdiff_t>(i);
+      } else if (*v < 0) {
+        ctx.fail("invalid shape dimension " + std::to_string(*v));
+      }
+    }
+  }
+  auto in_sizes = all_concrete(self.sizes);
+  auto in_strides = all_concrete(self.strides);
+  auto out_concrete = all_concrete(shape_arg);
+  if (!in_sizes || !out_concrete) {
+    // symbolic: only a contiguous input viewed as a fully given shape
+    if (infer >= 0) {
+      (void)ctx.concrete_all(self.sizes, "argument 'self'");
+      ctx.fail("the shape " + shape_str(shape_arg) +
+               " has a -1 next to symbolic sizes, which epgraph cannot infer");
+    }
+    const Sizes contiguous = contiguous_sym_strides(ctx, self.sizes);
+    bool is_contig = contiguous.size() == self.strides.size();
+    for (std::size_t i = 0; is_contig && i < contiguous.size(); ++i) {
+      is_contig = sym_equal(contiguous[i], self.strides[i]);
+    }
+    if (!is_contig) {
+      ctx.fail("epgraph can view a tensor with symbolic sizes only when it is contiguous");
+    }
+    TensorMeta out = contiguous_meta(ctx, self.dtype, shape_arg, self.device);
+    out.storage_offset = self.storage_offset;
+    return out;
+  }
+  std::int64_t numel = 1;
+  for (std::int64_t s : *in_sizes) numel *= s;
+  Ints shape = *out_concrete;
+  if (infer >= 0) {
+    std::int64_t known = 1;
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+      if (static_cast<std::ptrdiff_t>(i) != infer) known *= shape[i];
+    }
+    if (known == 0 || numel % known != 0) {
+      ctx.fail("shape '" + shape_str(shape_arg) + "' is invalid for input of size " +
+               std::to_string(numel));
+    }
+    shape[static_cast<std::size_t>(infer)] = numel / known;
+  }
+  std::int64_t new_numel = 1;
+  for (std::int64_t s : shape) new_numel *= s;
+  if (new_numel != numel) {
+    ctx.fail("shape '" + shape_str(shape_arg) + "' is invalid for input of size " +
+             std::to_string(numel));
+  }
+  std::optional<Ints> strides;
+  if (in_strides) strides = view_strides(*in_sizes, *in_strides, shape);
+  if (strides) {
+    TensorMeta out = make_meta(self.dtype, to_sym(shape), to_sym(*strides), self.device);
+    out.storage_offset = self.storage_offset;
+    return out;
+  }
+  if (op == "reshape" || op == "flatten") {
+    return make_meta(self.dtype, to_sym(shape), to_sym(contiguous_strides(shape)), self.device);
+  }
+  ctx.fail(
+      "view size is not compatible with input tensor's size and stride (at least one dimension "
+      "spans across two contiguous subspaces). Use .reshape(...) instead.");
+}
+
+inline TensorMeta rule_permute(const Context& ctx) {
+  const TensorMeta& self = ctx.tensor("self");
+  const Ints dims = ctx.int_list("dims");
+  if (dims.size() != self.sizes.size()) {
+    ctx.fail("permute(sparse_coo): number of dimensions in the tensor input does not match the "
+             "length of the desired ordering of dimensions i.e. input.dim() = " +
+             std::to_string(self.sizes.size()) + " is not equal to len(dims) = " +
+             std::to_string(dims.size()));
+  }
+  TensorMeta out = self;
+  std::vector<bool> seen(dims.size(), false);
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    const auto d = static_cast<std::size_t>(ctx.wrap_dim(dims[i], self.sizes.size()));
+    if (seen[d]) ctx.fail("permute(): duplicate dims are not allowed.");
+    seen[d] = true;
+    out.sizes[i] = self.sizes[d];
+    out.strides[i] = self.strides[d];
+  }
+  out.requires_grad = false;
+  return out;
+}
+
+inline TensorMeta transpose_meta(const Context& ctx, const TensorMeta& self, std::int64_t d0,
+                                 std::int64_t d1) {
+  TensorMeta out = self;
+  out.requires_grad = false;
+  if (self.sizes.empty()) {
+    (void)ctx.wrap_dim(d0, 0);
+    (void)ctx.wrap_dim(d1, 0);
+    return out;
+  }
+  const auto a = static_cast<std::size_t>(ctx.wrap_dim(d0, self.sizes.size()));
+  const auto b = static_cast<std::size_t>(ctx.wrap_dim(d1, self.sizes.size()));
+  std::swap(out.sizes[a], out.sizes[b]);
+  std::swap(out.strides[a], out.strides[b]);
+  return out;
+}
+
+inline SymInt sym_mul(const Context& ctx, const SymInt& a, const SymInt& b,
+                      const std::string& what) {
+  return ctx.concrete(a, what) * ctx.concrete(b, what);
+}
+
+inline TensorMeta rule_unsqueeze(const Context& ctx) {
+  const TensorMeta& self = ctx.tensor("self");
+  const std::size_t rank = self.sizes.size();
+  const std::int64_t dim = ctx.integer("dim");
+  const auto r = static_cast<std::int64_t>(rank) + 1;
+  if (dim < -r || dim >= r) {
+    ctx.fail("Dimension out of range (expected to be in range of [" + std::to_string(-r) + ", " +
+             std::to_string(r - 1) + "], but got " + std::to_string(dim) + ")");
+  }
+  const auto d = static_cast<std::size_t>(dim < 0 ? dim + r : dim);
+  TensorMeta out = self;
+  out.requires_grad = false;
+  const SymInt stride = d >= rank ? SymInt{std::int64_t{1}}
+                                  : sym_mul(ctx, self.sizes[d], self.strides[d],
+                                            "the size or stride of dimension " + std::to_string(d));
+  out.sizes.insert(out.sizes.begin() + static_cast<std::ptrdiff_t>(d), std::int64_t{1});
+  out.strides.insert(out.strides.begin() + static_cast<std::ptrdiff_t>(d), stride);
+  return out;
+}
+
+inline TensorMeta rule_squeeze(const Context& ctx) {
+  const TensorMeta& self = ctx.tensor("self");
+  const std::size_t rank = self.sizes.size();
+  std::vector<bool> drop(rank, false);
+  if (ctx.has("dim") || ctx.has("dims")) {
+    const Ints dims = ctx.has("dim") ? Ints{ctx.integer("dim")} : ctx.int_list("dims");
+    for (std::int64_t dim : dims) {
+      const auto d = static_cast<std::size_t>(ctx.wrap_dim(dim, rank));
+      if (rank > 0 && is_one(self.sizes[d])) drop[d] = true;
+    }
+  } else {
+    for (std::size_t d = 0; d < rank; ++d) drop[d] = is_one(self.sizes[d]);
+  }
+  TensorMeta out = self;
+  out.requires_grad = false;
+  out.sizes.clear();
+  out.strides.clear();
+  for (std::size_t d = 0; d < rank; ++d) {
+    if (drop[d]) continue;
+    out.sizes.push_back(self.sizes[d]);
+    out.strides.push_back(self.strides[d]);
+  }
+  return out;
+}
+
+inline TensorMeta rule_expand(const Context& ctx) {
+  const TensorMeta& self = ctx.tensor("self");
+  const Sizes target = ctx.sym_list("size");
+  if (target.size() < self.sizes.size()) {
+    ctx.fail("the number of sizes provided (" + std::to_string(target.size()) +
+             ") must be greater or equal to the number of dimensions in the tensor (" +
+             std::to_string(self.sizes.size()) + ")");
+  }
+  TensorMeta out = self;
+  out.requires_grad = false;
+  out.sizes.assign(target.size(), std::int64_t{1});
+  out.strides.assign(target.size(), std::int64_t{0});
+  const std::size_t off = target.size() - self.sizes.size();
+  for (std::size_t i = 0; i < target.size(); ++i) {
+    const SymInt& t = target[i];
+    const bool keep = t.index() == 0 && std::get<std::int64_t>(t) == -1;
+    if (i < off) {
+      if (keep) {
+        ctx.fail("The expanded size of the tensor (-1) isn't allowed in a leading, non-existing "
+                 "dimension " +
+                 std::to_string(i));
+      }
+      out.sizes[i] = t;
+      out.strides[i] = std::int64_t{0};
+      continue;
+    }
+    const SymInt& s = self.sizes[i - off];
+    if (keep || sym_equal(t, s)) {
+      out.sizes[i] = s;
+      out.strides[i] = self.strides[i - off];
+    } else if (is_one(s)) {
+      out.sizes[i] = t;
+      out.strides[i] = std::int64_t{0};
+    } else {
+      ctx.fail("The expanded size of the tensor (" + sym_str(t) +
+               ") must match the existing size (" + sym_str(s) + ") at non-singleton dimension " +
+               std::to_string(i) + ".  Target sizes: " + shape_str(target) +
+               ".  Tensor sizes: " + shape_str(self.sizes));
+    }
+  }
+  return out;
+}
+
+inline SymInt add_offset(const Context& ctx, const SymInt& base, std::int64_t delta) {
+  if (delta == 0) return base;
+  return ctx.concrete(base, "the input's storage offset") + delta;
+}
+
+inline TensorMeta rule_slice(const Context& ctx) {
+  const TensorMeta& self = ctx.tensor("self");
+  const std::size_t rank = self.sizes.size();
+  if (rank == 0) ctx.fail("slice() cannot be applied to a 0-dim tensor.");
+  const auto d = static_cast<std::size_t>(ctx.wrap_dim(ctx.integer("dim"), rank));
+  const std::optional<std::int64_t> start_arg = ctx.opt_integer("start");
+  const std::optional<std::int64_t> end_arg = ctx.opt_integer("end");
+  const std::int64_t step = ctx.integer("step");
+  if (step <= 0) ctx.fail("slice step must be positive");
+  TensorMeta out = self;
+  out.requires_grad = false;
+  if (!start_arg.value_or(0) && (!end_arg || *end_arg == std::numeric_limits<std::int64_t>::max()) &&
+      step == 1) {
+    return out;  // the whole dimension, symbolic or not
+  }
+  const std::int64_t size = ctx.concrete(self.sizes[d], "argument 'self' dimension " +
+                                                            std::to_string(d));
+  std::int64_t start = start_arg.value_or(0);
+  std::int64_t end = end_arg.value_or(std::numeric_limits<std::int64_t>::max());
+  if (start < 0) start += size;
+  if (end < 0) end += size;
+  if (start < 0) {
+    start = 0;
+  } else if (start >= size) {
+    start = size;
+  }
+  if (end < start) {
+    end = start;
+  } else if (end >= size) {
+    end = size;
+  }
+  const std::int64_t stride = ctx.concrete(self.strides[d], "the stride of dimension " +
+                                                                std::to_string(d));
+  out.sizes[d] = (end - start + step - 1) / step;
+  out.strides[d] = stride * step;
+  out.storage_offset = add_offset(ctx, self.storage_offset, start * stride);
+  return out;
+}
+
+inline TensorMeta rule_select(const Context& ctx) {
+  const TensorMeta& self = ctx.tensor("self");
+  const std::size_t rank = self.sizes.size();
+  if (rank == 0) ctx.fail("select() cannot be applied to a 0-dim tensor.");
+  const auto d = static_cast<std::size_t>(ctx.wrap_dim(ctx.integer("dim"), rank));
+  std::int64_t index = ctx.integer("index");
+  const std::int64_t size =
+      ctx.concrete(self.sizes[d], "argument 'self' dimension " + std::to_string(d));
+  if (index < -size || index >= size) {
+    ctx.fail("select(): index " + std::to_string(index) + " out of range for tensor of size " +
+             shape_str(self.sizes) + " at dimension " + std::to_string(d));
+  }
+  if (index < 0) index += size;
+  const std::int64_t stride =
+      ctx.concrete(self.strides[d], "the stride of dimension " + std::to_string(d));
+  TensorMeta out = self;
+  out.requires_grad = false;
+  out.sizes.erase(out.sizes.begin() + static_cast<std::ptrdiff_t>(d));
+  out.strides.erase(out.strides.begin() + static_cast<std::ptrdiff_t>(d));
+  out.storage_offset = add_offset(ctx, self.storage_offset, index * stride);
+  return out;
+}
+
+inline TensorMeta rule_flatten(const Context& ctx) {
+  const TensorMeta& self = ctx.tensor("self");
+  const std::size_t rank = self.sizes.size();
+  if (rank == 0) {
+    TensorMeta out = make_meta(self.dtype, {std::int64_t{1}}, {std::int64_t{1}}, self.device);
+    out.storage_offset = self.storage_offset;
+    return out;
+  }
+  const auto s = static_cast<std::size_t>(ctx.wrap_dim(ctx.integer("start_dim"), rank));
+  const auto e = static_cast<std::size_t>(ctx.wrap_dim(ctx.integer("end_dim"), rank));
+  if (s > e) ctx.fail("flatten() has invalid args: start_dim cannot come after end_dim");
+  if (s == e) {
+    TensorMeta out = self;
+    out.requires_grad = false;
+    return out;
+  }
+  std::int64_t prod = 1;
+  for (std::size_t i = s; i <= e; ++i) {
+    prod *= ctx.concrete(self.sizes[i], "argument 'self' dimension " + std::to_string(i));
+  }
+  Sizes shape(self.sizes.begin(), self.sizes.begin() + static_cast<std::ptrdiff_t>(s));
+  shape.push_back(prod);
+  shape.insert(shape.end(), self.sizes.begin() + static_cast<std::ptrdiff_t>(e) + 1,
+               self.sizes.end());
+  auto in_sizes = ctx.concrete_all(self.sizes, "argument 'self'");
+  auto in_strides = all_concrete(self.strides);
+  const Ints out_shape = ctx.concrete_all(shape, "the result's");
+  if (in_strides) {
+    if (auto st = view_strides(in_sizes, *in_strides, out_shape)) {
+      TensorMeta out = make_meta(self.dtype, shape, to_sym(*st), self.device);
+      out.storage_offset = self.storage_offset;
+      return out;
+    }
+  }
+  return make_meta(self.dtype, shape, to_sym(contiguous_strides(out_shape)), self.device);
+}
+
+inline TensorMeta rule_contiguous(const Context& ctx) {
+  const TensorMeta& self = ctx.tensor("self");
+  const MemoryFormat f =
+      ctx.opt_memory_format("memory_format").value_or(MemoryFormat::ContiguousFormat);
+  auto s = all_concrete(self.sizes);
+  auto st = all_concrete(self.strides);
+  if (s && st) {
+    const bool already = f == MemoryFormat::ChannelsLast || f == MemoryFormat::ChannelsLast3d
+                             ? is_channels_last(*s, *st)
+                             : is_contiguous(*s, *st);
+    if (already) {
+      TensorMeta out = self;
+      out.requires_grad = false;
+      return out;
+    }
+  }
+  return formatted_meta(ctx, self.dtype, self.sizes, self.device,
+                        f == MemoryFormat::PreserveFormat ? MemoryFormat::ContiguousFormat : f,
+                        nullptr);
+}
+
+inline TensorMeta rule_cat(const Context& ctx) {
+  const std::vector<const TensorMeta*> ts = ctx.tensor_list("tensors");
+  if (ts.empty()) ctx.fail("torch.cat(): expected a non-empty list of Tensors");
+  std::vector<Operand> ops;
+  std::vector<const TensorMeta*> kept;
+  for (const TensorMeta* t : ts) {
+    ops.push_back(Operand{Operand::Kind::tensor, t->dtype});
+    // legacy: 1-D tensors of size 0 are skipped
+    if (t->sizes.size() == 1 && t->sizes[0].index() == 0 && std::get<std::int64_t>(t->sizes[0]) == 0) {
+      continue;
+    }
+    kept.push_back(t);
+  }
+  const dtype type = ctx.result_type(ops);
+  const Device device = ts.front()->device;
+  if (kept.empty()) return contiguous_meta(ctx, type, ts.front()->sizes, device);
+  const std::size_t rank = kept.front()->sizes.size();
+  if (rank == 0) ctx.fail("zero-dimensional tensor (at position 0) cannot be concatenated");
+  const auto d = static_cast<std::size_t>(ctx.wrap_dim(ctx.integer("dim"), rank));
+  Sizes shape = kept.front()->sizes;
+  std::int64_t total = 0;
+  for (std::size_t k = 0; k < kept.size(); ++k) {
+    const Sizes& s = kept[k]->sizes;
+    if (s.size() != rank) {
+      ctx.fail("Tensors must have same number of dimensions: got " + std::to_string(rank) +
+               " and " + std::to_string(s.size()));
+    }
+    for (std::size_t i = 0; i < rank; ++i) {
+      if (i == d) continue;
+      if (!sym_equal(s[i], shape[i])) {
+        ctx.fail("Sizes of tensors must match except in dimension " + std::to_string(d) +
+                 ". Expected size " + sym_str(shape[i]) + " but got size " + sym_str(s[i]) +
+                 " for tensor number " + std::to_string(k) + " in the list.");
+      }
+    }
+    total += ctx.concrete(s[d], "the concatenated dimension " + std::to_string(d) +
+                                    " of tensor number " + std::to_string(k));
+  }
+  shape[d] = total;
+  return contiguous_meta(ctx, type, std::move(shape), device);
+}
+
+inline TensorMeta rule_stack(const Context& ctx) {
+  const std::vector<const TensorMeta*> ts = ctx.tensor_list("tensors");
+  if (ts.empty()) ctx.fail("stack expects a non-empty TensorList");
+  std::vector<Operand> ops;
+  for (std::size_t k = 0; k < ts.size(); ++k) {
+    ops.push_back(Operand{Operand::Kind::tensor, ts[k]->dtype});
+    bool same = ts[k]->sizes.size() == ts[0]->sizes.size();
+    for (std::size_t i = 0; same && i < ts[0]->sizes.size(); ++i) {
+      same = sym_equal(ts[k]->sizes[i], ts[0]->sizes[i]);
+    }
+    if (!same) {
+      ctx.fail("stack expects each tensor to be equal size, but got " + shape_str(ts[0]->sizes) +
+               " at entry 0 and " + shape_str(ts[k]->sizes) + " at entry " + std::to_string(k));
+    }
+  }
+  const std::size_t rank = ts[0]->sizes.size();
+  const std::int64_t dim = ctx.integer("dim");
+  const auto r = static_cast<std::int64_t>(rank) + 1;
+  if (dim < -r || dim >= r) {
+    ctx.fail("Dimension out of range (expected to be in range of [" + std::to_string(-r) + ", " +
+             std::to_string(r - 1) + "], but got " + std::to_string(dim) + ")");
+  }
+  const auto d = static_cast<std::size_t>(dim < 0 ? dim + r : dim);
+  Sizes shape = ts[0]->sizes;
+  shape.insert(shape.begin() + static_cast<std::ptrdiff_t>(d),
+               static_cast<std::int64_t>(ts.size()));
+  return contiguous_meta(ctx, ctx.result_type(ops), std::move(shape), ts[0]->device);
+}
+
+inline TensorMeta rule_index_select(const Context& ctx) {
+  const TensorMeta& self = ctx.tensor("self");
+  const TensorMeta& index = ctx.tensor("index");
+  if (index.sizes.size() > 1) ctx.fail("index_select(): Index is supposed to be a vector");
+  const std::int64_t n =
+      index.sizes.empty() ? 1 : ctx.concrete(index.sizes[0], "argument 'index' dimension 0");
+  const std::size_t rank = self.sizes.size();
+  const auto d = static_cast<std::size_t>(ctx.wrap_dim(ctx.integer("dim"), rank));
+  Sizes shape = self.sizes;
+  if (rank > 0) shape[d] = n;
+  return contiguous_meta(ctx, self.dtype, std::move(shape), self.device);
+}
+
+inline TensorMeta rule_embedding(const Context& ctx) {
+  const TensorMeta& weight = ctx.tensor("weight");
+  const TensorMeta& indices = ctx.tensor("indices");
+  if (weight.sizes.size() != 2) ctx.fail("'weight' must be 2-D");
+  Sizes shape = indices.sizes;
+  shape.push_back(weight.sizes[1]);
+  return contiguous_meta(ctx, weight.dtype, std::move(shape), weight.device);
+}
+
+inline void check_inner(const Context& ctx, const SymInt& a, const SymInt& b, const Sizes& sa,
+                        const Sizes& sb) {
+  if (!sym_equal(a, b)) {
+    auto flat = [](const Sizes& s) {
+      std::string out;
+      for (std::size_t i = 0; i < s.size(); ++i) out += (i ? "x" : "") + sym_str(s[i]);
+      return out;
+    };
+    ctx.fail("mat1 and mat2 shapes cannot be multiplied (" + flat(sa) + " and " + flat(sb) + ")");
+  }
+}
+
+inline TensorMeta rule_linear(const Context& ctx) {
+  const TensorMeta& input = ctx.tensor("input");
+  const TensorMeta& weight = ctx.tensor("weight");
+  if (weight.sizes.size() != 2 || input.sizes.empty()) {
+    ctx.fail("linear needs a 2-D weight and an input of at least 1 dimension, got " +
+             shape_str(input.sizes) + " and " + shape_str(weight.sizes));
+  }
+  // torch folds the leading dimensions of the input into mat1's rows
+  const Sizes leading(input.sizes.begin(), input.sizes.end() - 1);
+  SymInt rows = std::int64_t{1};
+  if (auto c = all_concrete(leading)) {
+    std::int64_t n = 1;
+    for (std::int64_t v : *c) n *= v;
+    rows = n;
+  } else {
+    rows = leading.front();
+  }
+  check_inner(ctx, input.sizes.back(), weight.sizes[1], Sizes{rows, input.sizes.back()},
+              Sizes{weight.sizes[1], weight.sizes[0]});
+  Sizes shape(input.sizes.begin(), input.sizes.end() - 1);
+  shape.push_back(weight.sizes[0]);
+  return contiguous_meta(ctx, input.dtype, std::move(shape), input.device);
+}
+
+inline TensorMeta rule_mm(const Context& ctx, std::string_view a_name, std::string_view b_name,
+                          std::size_t rank) {
+  const TensorMeta& a = ctx.tensor(a_name);
+  const TensorMeta& b = ctx.tensor(b_name);
+  if (a.sizes.size() != rank || b.sizes.size() != rank) {
+    ctx.fail("expected " + std::to_string(rank) + "-D tensors, got " + shape_str(a.sizes) +
+             " and " + shape_str(b.sizes));
+  }
+  if (rank == 3 && !sym_equal(a.sizes[0], b.sizes[0])) {
+    ctx.fail("batch1 and batch2 must have same number of batches, got " + sym_str(a.sizes[0]) +
+             " and " + sym_str(b.sizes[0]));
+  }
+  check_inner(ctx, a.sizes[rank - 1], b.sizes[rank - 2], a.sizes, b.sizes);
+  Sizes shape(a.sizes.begin(), a.sizes.end() - 1);
+  shape.push_back(b.sizes[rank - 1]);
+  return contiguous_meta(ctx, a.dtype, std::move(shape), a.device);
+}
+
+inline TensorMeta rule_matmul(const Context& ctx) {
+  const TensorMeta& a = ctx.tensor("self");
+  const TensorMeta& b = ctx.tensor("other");
+  const std::size_t ra = a.sizes.size(), rb = b.sizes.size();
+  if (ra == 0 || rb == 0) {
+    ctx.fail("both arguments to matmul need to be at least 1D, but they are " +
+             std::to_string(ra) + "D and " + std::to_string(rb) + "D");
+  }
+  const SymInt& ka = a.sizes.back();
+  const SymInt& kb = rb == 1 ? b.sizes[0] : b.sizes[rb - 2];
+  if (!sym_equal(ka, kb)) {
+    if (ra == 1 && rb == 1) {
+      ctx.fail("inconsistent tensor size, expected tensor [" + sym_str(ka) +
+               "] and src [" + sym_str(kb) + "] to have the same number of elements, but got " +
+               sym_str(ka) + " and " + sym_str(kb) + " elements respectively");
+    }
+    check_inner(ctx, ka, kb, a.sizes, b.sizes);
+  }
+  Sizes shape;
+  if (ra == 1 && rb == 1) {
+    // dot: a scalar
+  } else if (rb == 1) {
+    shape.assign(a.sizes.begin(), a.sizes.end() - 1);
+  } else if (ra == 1) {
+    shape.assign(b.sizes.begin(), b.sizes.end() - 2);
+    shape.push_back(b.sizes.back());
+  } else {
+    const Sizes ba(a.sizes.begin(), a.sizes.end() - 2);
+    const Sizes bb(b.sizes.begin(), b.sizes.end() - 2);
+    shape = broadcast(ctx, {&ba, &bb});
+    shape.push_back(a.sizes[ra - 2]);
+    shape.push_back(b.sizes.back());
+  }
+  return contiguous_meta(ctx, a.dtype, std::move(shape), a.device);
+}
+
+inline TensorMeta rule_addmm(const Context& ctx, bool batched) {
+  TensorMeta out = batched ? rule_mm(ctx, "batch1", "batch2", 3) : rule_mm(ctx, "mat1", "mat2", 2);
+  const TensorMeta& self = ctx.tensor("self");
+  const Sizes b = broadcast(ctx, {&self.sizes, &out.sizes});
+  if (b.size() != out.sizes.size()) {
+    ctx.fail("self of shape " + shape_str(self.sizes) + " does not broadcast to the result's " +
+             shape_str(out.sizes));
+  }
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    if (!sym_equal(b[i], out.sizes[i])) {
+      ctx.fail("self of shape " + shape_str(self.sizes) + " does not broadcast to the result's " +
+               shape_str(out.sizes));
+    }
+  }
+  return out;
+}
+
+inline TensorMeta rule_convolution(const Context& ctx) {
+  const TensorMeta& input = ctx.tensor("input");
+  const TensorMeta& weight = ctx.tensor("weight");
+  const std::size_t rank = weight.sizes.size();
+  if (rank < 3) ctx.fail("weight should have at least three dimensions");
+  if (input.sizes.size() != rank) {
+    ctx.fail("Expected " + std::to_string(rank) + "-dimensional input for " +
+             std::to_string(rank) + "-dimensional weight " + shape_str(weight.sizes) +
+             ", but got " + std::to_string(input.sizes.size()) + "-dimensional input of size " +
+             shape_str(input.sizes) + " instead");
+  }
+  const std::size_t nsp = rank - 2;
+  auto expand_param = [&](const char* name) {
+    Ints v = ctx.int_list(name);
+    if (v.size() == 1 && nsp > 1) v.assign(nsp, v[0]);
+    if (v.size() != nsp) {
+      ctx.fail("expected " + std::string(name) + " to be a single integer value or a list of " +
+               std::to_string(nsp) + " values to match the convolution dimensions, but got " +
+               std::string(name) + "=" + shape_str(to_sym(v)));
+    }
+    return v;
+  };
+  const Ints stride = expand_param("stride");
+  const Ints padding = expand_param("padding");
+  const Ints dilation = expand_param("dilation");
+  const bool transposed = ctx.boolean("transposed");
+  const Ints output_padding = transposed ? expand_param("output_padding") : Ints(nsp, 0);
+  const std::int64_t groups = ctx.integer("groups");
+  if (groups <= 0) ctx.fail("non-positive groups is not supported");
+  Sizes shape;
+  shape.push_back(input.sizes[0]);
+  if (transposed) {
+    shape.push_back(ctx.concrete(weight.sizes[1], "argument 'weight' dimension 1") * groups);
+  } else {
+    shape.push_back(weight.sizes[0]);
+  }
+  for (std::size_t i = 0; i < nsp; ++i) {
+    const std::int64_t in = ctx.concrete(input.sizes[i + 2], "argument 'input' dimension " +
+                                                                 std::to_string(i + 2));
+    const std::int64_t k = ctx.concrete(weight.sizes[i + 2], "argument 'weight' dimension " +
+                                                                 std::to_string(i + 2));
+    std::int64_t o = 0;
+    if (transposed) {
+      o = (in - 1) * stride[i] - 2 * padding[i] + dilation[i] * (k - 1) + output_padding[i] + 1;
+    } else {
+      o = (in + 2 * padding[i] - dilation[i] * (k - 1) - 1) / stride[i] + 1;
+    }
+    if (o <= 0) {
+      ctx.fail("the computed output size of spatial dimension " + std::to_string(i) + " is " +
+               std::to_string(o) + ", which is too small");
+    }
+    shape.push_back(o);
+  }
+  return contiguous_meta(ctx, input.dtype, std::move(shape), input.device);
+}
+
+inline NodeValue rule_batch_norm(const Context& ctx) {
+  const TensorMeta& input = ctx.tensor("input");
+  TensorMeta out = formatted_meta(ctx, input.dtype, input.sizes, input.device,
+                                  MemoryFormat::PreserveFormat, &input);
+  const TensorMeta empty = make_meta(input.dtype, {std::int64_t{0}}, {std::int64_t{1}},
+                                     input.device);
+  return NodeValue(NodeValue::List{NodeValue(std::move(out)), NodeValue(empty), NodeValue(empty)});
+}
+
+inline NodeValue rule_layer_norm(const Context& ctx) {
+  const TensorMeta& input = ctx.tensor("input");
+  const Sizes normalized = ctx.sym_list("normalized_shape");
+  const std::size_t rank = input.sizes.size();
+  bool ok = normalized.size() <= rank && !normalized.empty();
+  for (std::size_t i = 0; ok && i < normalized.size(); ++i) {
+    ok = sym_equal(normalized[i], input.sizes[rank - normalized.size() + i]);
+  }
+  if (!ok) {
+    ctx.fail("Given normalized_shape=" + shape_str(normalized) +
+             ", expected input with shape [*, " + shape_str(normalized).substr(1) +
+             ", but got input of size" + shape_str(input.sizes));
+  }
+  TensorMeta out = contiguous_meta(ctx, input.dtype, input.sizes, input.device);
+  Sizes stat(input.sizes.begin(),
+             input.sizes.end() - static_cast<std::ptrdiff_t>(normalized.size()));
+  stat.resize(rank, std::int64_t{1});
+  TensorMeta mean = contiguous_meta(ctx, input.dtype, stat, input.device);
+  return NodeValue(NodeValue::List{NodeValue(std::move(out)), NodeValue(mean), NodeValue(mean)});
+}
+
+inline TensorMeta reduce_meta(const Context& ctx, const TensorMeta& self, dtype type,
+                              const std::optional<Ints>& dims, bool keepdim) {
+  const std::size_t rank = self.sizes.size();
+  std::vector<bool> reduce(rank, false);
+  if (!dims || dims->empty()) {
+    reduce.assign(rank, true);
+  } else {
+    for (std::int64_t dim : *dims) {
+      const auto d = static_cast<std::size_t>(ctx.wrap_dim(dim, rank));
+      if (rank == 0) continue;
+      if (reduce[d]) {
+        ctx.fail("dim " + std::to_string(d) + " appears multiple times in the list of dims");
+      }
+      reduce[d] = true;
+    }
+  }
+  Sizes shape;
+  for (std::size_t d = 0; d < rank; ++d) {
+    if (!reduce[d]) {
+      shape.push_back(self.sizes[d]);
+    } else if (keepdim) {
+      shape.push_back(std::int64_t{1});
+    }
+  }
+  return contiguous_meta(ctx, type, std::move(shape), self.device);
+}
+
+inline TensorMeta rule_reduction(const Context& ctx, Rule rule) {
+  const TensorMeta& self = ctx.tensor("self");
+  const std::optional<Ints> dims = ctx.has("dim") ? ctx.opt_int_list("dim") : std::nullopt;
+  const bool keepdim = ctx.has("keepdim") && ctx.boolean("keepdim");
+  dtype type = self.dtype;
+  if (auto d = ctx.opt_dtype("dtype")) {
+    type = *d;
+  } else if (rule == Rule::sum && is_integral(self.dtype)) {
+    type = dtype::int64;
+  } else if (rule == Rule::mean && is_integral(self.dtype)) {
+    ctx.fail("mean(): could not infer output dtype. Input dtype must be either a floating point "
+             "or complex dtype. Got: " +
+             std::string(dtype_name(self.dtype)));
+  }
+  return reduce_meta(ctx, self, type, dims, keepdim);
+}
+
+inline TensorMeta rule_softmax(const Context& ctx, Rule rule) {
+  const TensorMeta& self = ctx.tensor("self");
+  (void)ctx.wrap_dim(ctx.integer("dim"), self.sizes.size());
+  dtype type = self.dtype;
+  if (rule == Rule::softmax) {
+    if (auto d = ctx.opt_dtype("dtype")) type = *d;
+  } else if (ctx.boolean("half_to_float") &&
+             (self.dtype == dtype::float16 || self.dtype == dtype::bfloat16)) {
+    type = dtype::float32;
+  }
+  return contiguous_meta(ctx, type, self.sizes, self.device);
+}
+
+inline TensorMeta rule_to(const Context& ctx, bool always_copy) {
+  const TensorMeta& self = ctx.tensor("self");
+  const dtype type = ctx.opt_dtype("dtype").value_or(self.dtype);
+  const Device device = ctx.opt_device("device").value_or(self.device);
+  const std::optional<MemoryFormat> format = ctx.opt_memory_format("memory_format");
+  const bool copy = always_copy || (ctx.has("copy") && ctx.boolean("copy"));
+  if (!copy && type == self.dtype && device == self.device &&
+      (!format || *format == MemoryFormat::PreserveFormat)) {
+    TensorMeta out = self;  // `to` returns self unchanged
+    out.requires_grad = false;
+    return out;
+  }
+  return formatted_meta(ctx, type, self.sizes, device, format, &self);
+}
+
+inline TensorMeta rule_factory(const Context& ctx, Rule rule) {
+  Sizes size;
+  dtype type = dtype::float32;
+  if (rule == Rule::full) {
+    size = ctx.sym_list("size");
+    if (auto o = ctx.scalar_operand("fill_value")) type = o->type;
+  } else if (rule == Rule::scalar_tensor) {
+    // scalar_tensor's dtype defaults to the default float dtype, whatever the number
+  } else {
+    size = ctx.sym_list("size");
+  }
+  for (std::size_t i = 0; i < size.size(); ++i) {
+    if (const auto* v = std::get_if<std::int64_t>(&size[i]); v != nullptr && *v < 0) {
+      ctx.fail("Trying to create tensor with negative dimension " + std::to_string(*v) + ": " +
+               shape_str(size));
+    }
+  }
+  if (auto d = ctx.opt_dtype("dtype")) type = *d;
+  const Device device = ctx.opt_device("device").value_or(Device{});
+  return formatted_meta(ctx, type, size, device, ctx.opt_memory_format("memory_format"), nullptr);
+}
+
+inline TensorMeta rule_like(const Context& ctx) {
+  const TensorMeta& self = ctx.tensor("self");
+  const dtype type = ctx.opt_dtype("dtype").value_or(self.dtype);
+  const Device device = ctx.opt_device("device").value_or(self.device);
+  return formatted_meta(ctx, type, self.sizes, device, ctx.opt_memory_format("memory_format"),
+                        &self);
+}
+
+inline TensorMeta rule_arange(const Context& ctx) {
+  const bool has_start = ctx.has("start");
+  const bool has_step = ctx.has("step");
+  bool floating = false;
+  for (const char* name : {"start", "end", "step"}) {
+    if (!ctx.has(name)) continue;
+    if (auto o = ctx.scalar_operand(name); o && is_floating(o->type)) floating = true;
+  }
+  const double start = has_start ? ctx.number("start") : 0.0;
+  const double end = ctx.number("end");
+  const double step = has_step ? ctx.number("step") : 1.0;
+  if (step == 0) ctx.fail("step must be nonzero");
+  if (!std::isfinite(start) || !std::isfinite(end)) {
+    ctx.fail("unsupported range: " + std::to_string(start) + " -> " + std::to_string(end));
+  }
+  if ((step > 0 && end < start) || (step < 0 && end > start)) {
+    ctx.fail("upper bound and larger bound inconsistent with step sign");
+  }
+  const double n = std::ceil((end - start) / step);
+  const dtype type = ctx.opt_dtype("dtype").value_or(floating ? dtype::float32 : dtype::int64);
+  const Device device = ctx.opt_device("device").value_or(Device{});
+  const auto len = static_cast<std::int64_t>(n);
+  return make_meta(type, {len}, {std::int64_t{1}}, device);
+}
+
+inline TensorMeta rule_quantize(const Context& ctx, bool quantize) {
+  const TensorMeta& input = ctx.tensor("input");
+  dtype type = dtype::float32;
+  if (quantize) {
+    const std::optional<dtype> d = ctx.opt_dtype("dtype");
+    if (!d) ctx.fail("argument 'dtype' is None");
+    type = *d;
+  } else if (auto d = ctx.opt_dtype("out_dtype")) {
+    type = *d;
+  }
+  return elementwise_meta(ctx, type, {&input});
+}
+
+inline NodeValue rule_getitem(const Context& ctx) {
+  const ArgumentView args = ctx.node().args();
+  if (args.size() != 2 || args[0].node() == nullptr || !args[1].is<std::int64_t>()) {
+    ctx.fail("expected the arguments (node, int index)");
+  }
+  const Node* parent = args[0].node();
+  const NodeValue& v = parent->meta().val;
+  const NodeValue::List* list = v.elements();
+  if (list == nullptr) {
+    ctx.fail("node '" + std::string(parent->name()) + "' has no tuple metadata: its meta().val is " +
+             v.describe());
+  }
+  std::int64_t i = args[1].as<std::int64_t>();
+  const auto n = static_cast<std::int64_t>(list->size());
+  if (i < -n || i >= n) {
+    ctx.fail("index " + std::to_string(i) + " is out of range for the " + std::to_string(n) +
+             " values of node '" + std::string(parent->name()) + "'");
+  }
+  if (i < 0) i += n;
+  return (*list)[static_cast<std::size_t>(i)];
+}
+
+// `torch.ops.<ns>.<op>.<overload>` -> ("<ns>.<op>", "<overload>"), or empty.
+inline std::pair<std::string, std::string> split_target(std::string_view target) {
+  constexpr std::string_view prefix = "torch.ops.";
+  if (target.substr(0, prefix.size()) != prefix) return {};
+  target.remove_prefix(prefix.size());
+  const auto dot1 = target.find('.');
+  if (dot1 == std::string_view::npos) return {};
+  const auto dot2 = target.find('.', dot1 + 1);
+  if (dot2 == std::string_view::npos) return {};
+  return {std::string(target.substr(0, dot2)), std::string(target.substr(dot2 + 1))};
+}
+
+inline NodeValue run_rule(const Context& ctx, Rule rule, std::string_view op) {
+  switch (rule) {
+    case Rule::unary_same:
+    case Rule::unary_float:
+    case Rule::unary_abs:
+    case Rule::unary_bool:
+    case Rule::binary:
+    case Rule::binary_float:
+    case Rule::binary_pow:
+    case Rule::div:
+    case Rule::compare:
+    case Rule::where:
+    case Rule::clamp: {
+      if (op == "clone") {
+        const TensorMeta& self = ctx.tensor("self");
+        return formatted_meta(ctx, self.dtype, self.sizes, self.device,
+                              ctx.opt_memory_format("memory_format"), &self);
+      }
+      return rule_elementwise(ctx, rule);
+    }
+    case Rule::view: return rule_view(ctx, op);
+    case Rule::permute: return rule_permute(ctx);
+    case Rule::transpose:
+      return transpose_meta(ctx, ctx.tensor("self"), ctx.integer("dim0"), ctx.integer("dim1"));
+    case Rule::t: {
+      const TensorMeta& self = ctx.tensor("self");
+      if (self.sizes.size() > 2) {
+        ctx.fail("t() expects a tensor with <= 2 dimensions, but self is " +
+                 std::to_string(self.sizes.size()) + "D");
+      }
+      return self.sizes.size() < 2 ? transpose_meta(ctx, self, 0, 0)
+                                   : transpose_meta(ctx, self, 0, 1);
+    }
+    case Rule::unsqueeze: return rule_unsqueeze(ctx);
+    case Rule::squeeze: return rule_squeeze(ctx);
+    case Rule::expand: return rule_expand(ctx);
+    case Rule::slice: return rule_slice(ctx);
+    case Rule::select: return rule_select(ctx);
+    case Rule::flatten: return rule_flatten(ctx);
+    case Rule::contiguous: return rule_contiguous(ctx);
+    case Rule::alias: {
+      TensorMeta out = ctx.tensor("self");
+      out.requires_grad = false;
+      return out;
+    }
+    case Rule::cat: return rule_cat(ctx);
+    case Rule::stack: return rule_stack(ctx);
+    case Rule::self_like: {
+      const TensorMeta& self = ctx.tensor("self");
+      return formatted_meta(ctx, self.dtype, self.sizes, self.device,
+                            MemoryFormat::PreserveFormat, &self);
+    }
+    case Rule::index_select: return rule_index_select(ctx);
+    case Rule::embedding: return rule_embedding(ctx);
+    case Rule::linear: return rule_linear(ctx);
+    case Rule::mm: return rule_mm(ctx, "self", "mat2", 2);
+    case Rule::bmm: return rule_mm(ctx, "self", "mat2", 3);
+    case Rule::matmul: return rule_matmul(ctx);
+    case Rule::addmm: return rule_addmm(ctx, false);
+    case Rule::baddbmm: return rule_addmm(ctx, true);
+    case Rule::convolution: return rule_convolution(ctx);
+    case Rule::batch_norm_no_training: return rule_batch_norm(ctx);
+    case Rule::layer_norm: return rule_layer_norm(ctx);
+    case Rule::sum:
+    case Rule::mean:
+    case Rule::amax: return rule_reduction(ctx, rule);
+    case Rule::softmax:
+    case Rule::private_softmax: return rule_softmax(ctx, rule);
+    case Rule::to_copy: return rule_to(ctx, true);
+    case Rule::to: return rule_to(ctx, false);
+    case Rule::full:
+    case Rule::zeros:
+    case Rule::scalar_tensor: return rule_factory(ctx, rule);
+    case Rule::like: return rule_like(ctx);
+    case Rule::arange: return rule_arange(ctx);
+    case Rule::quantize: return rule_quantize(ctx, true);
+    case Rule::dequantize: return rule_quantize(ctx, false);
+  }
+  ctx.fail("epgraph has no shape rule for it; set meta().val yourself");
+}
+
+}  // namespace infer
+}  // namespace detail
+
+/// Computes the FX `meta["val"]` of `node` from its arguments' `meta().val` and its operator
+/// schema, as torch's meta functions do when FakeTensor propagation fills it at export time: the
+/// dtype, sizes, strides and device of the result (layout strided, requires_grad false, storage
+/// offset 0 except for views), or a tuple of them for multi-output ops. Use it to give a node a
+/// pass creates the metadata torch.export would have written.
+///
+/// Arguments: `node`, a call_function node whose target is `torch.ops.<ns>.<op>.<overload>` (or
+/// `operator.getitem`) and whose tensor arguments have tensor metadata.
+///
+/// Returns the value; the node is not changed (the function is pure: it reads only the node, its
+/// arguments' `meta().val` and the schema).
+///
+/// Covered ops (their Tensor/Scalar overloads and, for every op whose name ends in `_` and whose
+/// schema writes and returns `self`, the in-place variant, which returns `self`'s metadata
+/// unchanged; `out=` variants are not covered):
+/// - elementwise unary: neg, abs (complex -> real), relu, gelu, silu, hardtanh, leaky_relu, elu,
+///   sign, floor, ceil, round, trunc, clone (memory_format), ... keep the dtype; exp, log, sqrt,
+///   rsqrt, sigmoid, tanh, sin, cos, reciprocal, erf, ... turn integral inputs into float32;
+///   logical_not, isnan, isinf, isfinite give bool; alias, detach, lift_fresh give `self`;
+/// - elementwise binary/ternary with broadcasting and torch's result_type (categories bool < int
+///   < float < complex; dimensioned tensors before zero-dim tensors before Python numbers, the
+///   lower groups counting only when of a higher category; a Python float is float32): add, sub,
+///   rsub, mul, div (integral true division -> float32; rounding_mode keeps the type), pow (bool
+///   -> int64), maximum, minimum, fmax, fmin, remainder, fmod, floor_divide, bitwise_and/or/xor,
+///   atan2, clamp/clamp_min/clamp_max/clip, where (all overloads); eq, ne, lt, le, gt, ge,
+///   logical_and/or/xor give bool;
+/// - views: view, _unsafe_view, reshape (one -1), permute, transpose.int, t, unsqueeze,
+///   squeeze.dim/.dims/.default (a symbolic size is assumed not to be 1, like torch's size
+///   oblivious reasoning), expand (-1 keeps), slice.Tensor (start/end None, negative, clamped,
+///   step), select.int, flatten.using_ints, contiguous;
+/// - cat (legacy 1-D empty tensors skipped), stack, index_copy, index_put, copy, index_select,
+///   slice_scatter, select_scatter, embedding, linear, mm, bmm, matmul (1-D, 2-D, batched with
+///   broadcasting), addmm, baddbmm, convolution (stride, padding, dilation, groups, transposed
+///   with output_padding; batched inputs, as aten.convolution requires);
+/// - _native_batch_norm_legit_no_training (output, and empty save_mean/save_invstd of shape [0])
+///   and native_layer_norm (output, mean, rstd of shape [*, 1, ...]), both tuples of 3 in the
+///   input's dtype;
+/// - sum.dim_IntList/sum.default (bool and integer inputs -> int64), mean.dim/mean.default (an
+///   integral input without dtype is an error, as in torch), amax, amin: dims negative, None or
+///   empty (all), keepdim, dtype;
+/// - softmax.int, log_softmax.int (dtype), _softmax, _log_softmax (half_to_float turns float16
+///   and bfloat16 into float32);
+/// - _to_copy, to.dtype, to.dtype_layout, to.device (dtype, device, memory_format; without a
+///   change and copy=False `to` returns `self`'s metadata);
+/// - full (dtype from the fill value: bool, int64 or float32), zeros, ones, empty.memory_format
+///   (channels_last, channels_last_3d), zeros_like, ones_like, empty_like, full_like, arange
+///   (.default/.start/.start_step; int64 unless a bound or the step is a float), scalar_tensor
+///   (float32 by default);
+/// - quantized_decomposed.quantize_per_tensor (.default/.tensor/.tensor2; `dtype`) and
+///   quantized_decomposed.dequantize_per_tensor (`out_dtype`, default float32);
+/// - operator.getitem of a node whose `meta().val` is a tuple: that element (negative indices
+///   count from the end).
+///
+/// Strides (all checked against torch 2.13 by tests/json/test_infer_meta.cpp):
+/// - exact for views (permute, transpose, t, expand, squeeze, unsqueeze, select, slice, view,
+///   _unsafe_view, alias, detach, and reshape/flatten when torch can view; their storage offset
+///   is the input's plus the view's offset), for in-place ops (`self`'s), for elementwise ops
+///   (TensorIterator's rule: the fast paths for same-shape contiguous / channels-last / dense
+///   inputs, else the inputs' stride order), for clone/_to_copy/to/index_copy/index_put/copy/
+///   slice_scatter/select_scatter/*_like/batch norm output (empty_like's preserve_format: a dense
+///   input's strides, else the dense strides of its dimension order), for contiguous and
+///   factories (contiguous or channels-last strides);
+/// - contiguous strides for everything else (cat, stack, matmul family, convolution, reductions,
+///   softmax, layer norm, index_select, embedding), which is what torch reports for contiguous
+///   inputs; torch may report another layout for channels-last inputs of cat and convolution.
+///
+/// Sizes must be concrete where the op computes with them; dimensions that pass through
+/// unchanged may stay symbolic (SymExpr), and contiguous strides of a shape with one plain
+/// symbol are written as sympy does (`4*s0`).
+///
+/// Errors: value_error, always starting with "Cannot infer the metadata of node '<name>'
+/// (<target>): " followed by the reason:
+/// - "epgraph has no shape rule for it; set meta().val yourself" for any other op (also
+///   call_method/call_module/placeholder/get_attr/output nodes, with the op code in
+///   parentheses);
+/// - "argument 'self' (node 'x') has no tensor metadata: its meta().val is unset" (or "None",
+///   "a SymInt", ...) when a tensor argument has no tensor value; "argument 'self' is not a
+///   node" when it is not a node;
+/// - "shapes [2, 3] and [4] do not broadcast";
+/// - "argument 'self' dimension 1 is the symbolic size s0, which this op must compute with;
+///   epgraph only computes with concrete sizes" (and similar for symbolic integer arguments);
+/// - torch's own message for invalid arguments: "Dimension out of range (expected to be in
+///   range of [-2, 1], but got 5)", "shape '[5, 5]' is invalid for input of size 24", "mat1 and
+///   mat2 shapes cannot be multiplied (2x3 and 4x4)", "select(): index 5 out of range for tensor
+///   of size [4, 10] at dimension 0", "The expanded size of the tensor (4) must match the
+///   existing size (3) at non-singleton dimension 1.  Target sizes: [4].  Tensor sizes: [3]",
+///   "torch does not promote uint16 with float32", ...;
+/// - "Node 'add' (torch.ops.aten.add.Tensor) does not match its schema: ..." from
+///   normalized_arguments when the arguments do not bind to the schema;
+/// - for getitem: "node 'bn' has no tuple metadata: its meta().val is a tensor", "index 3 is out
+///   of range for the 3 values of node 'bn'".
+/// std::bad_alloc.
+///
+/// Complexity: O(size of the arguments + rank^2) (rank^2 only for the elementwise stride
+/// order), plus a schema lookup O(log registry size).
+///
+/// Mirrors: the meta functions FakeTensor propagation runs when torch.export fills
+/// `node.meta["val"]` (torch/_meta_registrations.py, torch/_refs, TensorIterator's
+/// compute_types/compute_strides in aten/src/ATen/TensorIterator.cpp, at::native::result_type,
+/// at::infer_size, computeStride in aten/src/ATen/TensorUtils.cpp, empty_like's
+/// preserve_format).
+[[nodiscard]] inline NodeValue infer_meta(const Node& node) {
+  using detail::infer::Context;
+  if (node.op() != OpCode::call_function) {
+    throw value_error("Cannot infer the metadata of node '" + std::string(node.name()) + "' (" +
+                      std::string(op_name(node.op())) + " " + std::string(node.target()) +
+                      "): epgraph has no shape rule for it; set meta().val yourself");
+  }
+  const std::string_view target = node.target();
+  if (target == "operator.getitem" || target == "_operator.getitem") {
+    return detail::infer::rule_getitem(Context(node, nullptr));
+  }
+  const Context bare(node, nullptr);
+  const auto [op_key, overload] = detail::infer::split_target(target);
+  const std::string_view op = std::string_view(op_key).substr(op_key.find('.') + 1);
+  // `add_`, `index_copy_`: in-place variants (not dunder names such as `__and__`)
+  const bool in_place = op.size() > 1 && op.back() == '_' && op.substr(0, 2) != "__";
+  const FunctionSchema* schema = schema_of(node);
+  if (schema == nullptr && op_key.substr(0, 21) == "quantized_decomposed.") {
+    schema = detail::infer::builtin_schema("quantized_decomposed::" + std::string(op) +
+                                           (overload == "default" ? "" : "." + overload));
+  }
+  const auto& table = detail::infer::rule_table();
+  const auto it = table.find(op_key);
+  const bool writes_self = schema != nullptr && !schema->arguments.empty() &&
+                           schema->arguments[0].type.is_write() &&
+                           schema->returns.size() == 1 &&
+                           schema->returns[0].type.alias == schema->arguments[0].type.alias;
+  if (op_key.empty() || schema == nullptr || (in_place ? !writes_self : it == table.end())) {
+    bare.fail("epgraph has no shape rule for it; set meta().val yourself");
+  }
+  if (schema->argument_index("out") >= 0) {
+    bare.fail("epgraph has no shape rule for it (out= variants are not covered); set meta().val "
+              "yourself");
+  }
+  NormalizedArguments args = [&] {
+    try {
+      return NormalizedArguments(*schema, node.args(), node.kwargs());
+    } catch (const value_error& e) {
+      throw value_error("Node '" + std::string(node.name()) + "' (" + std::string(target) +
+                        ") does not match its schema: " + e.what());
+    }
+  }();
+  const Context ctx(node, &args);
+  if (in_place) {
+    TensorMeta out = ctx.tensor(schema->arguments[0].name);
+    out.requires_grad = false;
+    return out;
+  }
+  return detail::infer::run_rule(ctx, it->second, op);
+}
+
+/// Sets `node.meta().val` to infer_meta(node) and returns it.
+///
+/// Arguments: `node`, see infer_meta. Returns a reference to the node's `meta().val`.
+/// Errors: what infer_meta throws, and std::bad_alloc; the node is unchanged then (strong
+/// guarantee: the value is computed before anything is written).
+/// Complexity: infer_meta's, plus O(size of the value) to store it.
+/// Mirrors: what FakeTensor propagation does to `node.meta["val"]` in torch.export (e.g.
+/// `node.meta["val"] = fake_result`) for a node a pass inserted.
+inline NodeValue& set_inferred_meta(Node& node) {
+  NodeValue v = infer_meta(node);
+  NodeMeta& meta = node.meta();  // may allocate; nothing is changed when it throws
+  meta.val = std::move(v);       // noexcept move
+  return meta.val;
+}
+
+}  // namespace epgraph

@@ -1,0 +1,535 @@
+#!/usr/bin/env python3
+# Writes tests/data/infer_meta_cases.json: the metadata torch 2.13 computes for the ops
+# epgraph::infer_meta (include/epgraph/infer_meta.hpp) knows, so tests/json/test_infer_meta.cpp can
+# compare epgraph's rules with torch's on every case.
+# SPDX-License-Identifier: BSD-3-Clause
+"""Usage: python3 tools/gen_infer_meta_cases.py [OUTPUT]   (default tests/data/infer_meta_cases.json)
+
+Every case is run through torch's FakeTensorMode (the machinery torch.export uses to fill
+``node.meta["val"]``): the inputs are fake tensors made with ``torch.empty_strided`` and the op is
+called as ``torch.ops.<ns>.<op>.<overload>``. No expected value is written by hand.
+
+JSON format (a list of cases):
+
+    {"name": "add_broadcast",                      # unique, for test output
+     "target": "torch.ops.aten.add.Tensor",         # the FX target
+     "args": [ARG, ...], "kwargs": {"name": ARG},   # the call, as an FX node holds it
+     "strides": "exact" | "contiguous",             # what epgraph claims about the strides
+     "out": OUT}
+
+    ARG = {"tensor": META} | {"int": 1} | {"float": 1.5} | {"float": "inf"} | {"bool": true}
+        | {"none": null} | {"dtype": 7} | {"device": "cpu"} | {"layout": 7}
+        | {"memory_format": 1} | {"str": "tanh"} | {"list": [ARG, ...]}
+    META = {"dtype": 7, "sizes": [2, 3], "strides": [3, 1], "storage_offset": 0}
+    OUT = META | {"tuple": [OUT, ...]}
+
+dtype, layout and memory_format are the numeric codes of torch.export's serialization schema
+(epgraph::dtype, epgraph::Layout, epgraph::MemoryFormat). "strides": "exact" means the test
+compares strides and storage offset with torch's; "contiguous" means epgraph documents that it
+reports contiguous strides for that op/input (the test then checks exactly that).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+from typing import Any
+
+import torch
+import torch.ao.quantization.fx._decomposed  # noqa: F401 - registers quantized_decomposed ops
+from torch._export.serde.serialize import _TORCH_TO_SERIALIZE_DTYPE
+from torch._subclasses.fake_tensor import FakeTensorMode
+
+TORCH_VERSION = "2.13.0"
+
+DT = {k: v.value for k, v in _TORCH_TO_SERIALIZE_DTYPE.items()}
+LAYOUT = {torch.strided: 7}
+MEMORY_FORMAT = {torch.contiguous_format: 1, torch.channels_last: 2,
+                 torch.channels_last_3d: 3, torch.preserve_format: 4}
+
+f32, f16, bf16, f64 = torch.float32, torch.float16, torch.bfloat16, torch.float64
+i64, i32, i16, i8, u8, b = torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool
+c64, c128 = torch.complex64, torch.complex128
+
+
+class T:
+    """A tensor input: dtype, sizes and (default contiguous) strides and storage offset."""
+
+    def __init__(self, dtype: torch.dtype, sizes, strides=None, offset: int = 0) -> None:
+        self.dtype = dtype
+        self.sizes = list(sizes)
+        if strides is None:
+            strides, acc = [], 1
+            for s in reversed(self.sizes):
+                strides.insert(0, acc)
+                acc *= max(s, 1)
+        self.strides = list(strides)
+        self.offset = offset
+
+    def make(self) -> torch.Tensor:
+        need = self.offset + 1 + sum((s - 1) * st for s, st in zip(self.sizes, self.strides)
+                                     if s > 0)
+        base = torch.empty(max(need, 1), dtype=self.dtype)
+        return base.as_strided(self.sizes, self.strides, self.offset)
+
+
+def meta_of(t: torch.Tensor) -> dict:
+    return {"dtype": DT[t.dtype], "sizes": list(t.shape), "strides": list(t.stride()),
+            "storage_offset": int(t.storage_offset())}
+
+
+def encode_arg(a: Any) -> dict:
+    if isinstance(a, T):
+        return {"tensor": {"dtype": DT[a.dtype], "sizes": a.sizes, "strides": a.strides,
+                           "storage_offset": a.offset}}
+    if a is None:
+        return {"none": None}
+    if isinstance(a, bool):
+        return {"bool": a}
+    if isinstance(a, int):
+        return {"int": a}
+    if isinstance(a, float):
+        if math.isinf(a):
+            return {"float": "inf" if a > 0 else "-inf"}
+        return {"float": a}
+    if isinstance(a, torch.dtype):
+        return {"dtype": DT[a]}
+    if isinstance(a, torch.device):
+        return {"device": str(a)}
+    if isinstance(a, torch.layout):
+        return {"layout": LAYOUT[a]}
+    if isinstance(a, torch.memory_format):
+        return {"memory_format": MEMORY_FORMAT[a]}
+    if isinstance(a, str):
+        return {"str": a}
+    if isinstance(a, (list, tuple)):
+        return {"list": [encode_arg(x) for x in a]}
+    raise TypeError(f"cannot encode {a!r}")
+
+
+def materialize(a: Any) -> Any:
+    if isinstance(a, T):
+        return a.make()
+    if isinstance(a, list):
+        return [materialize(x) for x in a]
+    if isinstance(a, tuple):
+        return tuple(materialize(x) for x in a)
+    return a
+
+
+def encode_out(v: Any) -> dict:
+    if isinstance(v, torch.Tensor):
+        return meta_of(v)
+    if isinstance(v, (list, tuple)):
+        return {"tuple": [encode_out(x) for x in v]}
+    raise TypeError(f"unexpected output {v!r}")
+
+
+def resolve(target: str):
+    assert target.startswith("torch.ops.")
+    ns, op, overload = target[len("torch.ops."):].split(".")
+    return getattr(getattr(getattr(torch.ops, ns), op), overload)
+
+
+CASES: list[tuple] = []  # (name, target, args, kwargs, strides)
+
+
+def case(name: str, target: str, *args, strides: str = "exact", **kwargs) -> None:
+    CASES.append((name, target, list(args), kwargs, strides))
+
+
+def define_cases() -> None:
+    CASES.clear()
+    A = "torch.ops.aten."
+    # --- unary elementwise ---------------------------------------------------------------------
+    for op in ["neg", "abs", "exp", "log", "sqrt", "rsqrt", "relu", "sigmoid", "tanh", "gelu",
+               "silu", "sin", "cos", "reciprocal", "clone", "alias", "detach"]:
+        case(f"{op}_f32", A + op + ".default", T(f32, [2, 3]))
+    for op in ["neg", "abs", "exp", "sqrt", "sigmoid", "relu", "clone", "reciprocal"]:
+        case(f"{op}_i64", A + op + ".default", T(i64, [4]))
+    case("exp_bool", A + "exp.default", T(b, [2, 2]))
+    case("sin_i32_zero_dim", A + "sin.default", T(i32, []))
+    case("abs_c64", A + "abs.default", T(c64, [3]))
+    case("neg_f16_zero_dim", A + "neg.default", T(f16, []))
+    case("gelu_tanh_bf16", A + "gelu.default", T(bf16, [2, 5]), approximate="tanh")
+    case("exp_transposed_input", A + "exp.default", T(f32, [3, 2], [1, 3]))
+    case("clone_transposed_input", A + "clone.default", T(f32, [3, 2], [1, 3]))
+    case("clone_contiguous_fmt", A + "clone.default", T(f32, [3, 2], [1, 3]),
+         memory_format=torch.contiguous_format)
+    case("detach_strided", A + "detach.default", T(f32, [2, 3], [6, 2], 1))
+    case("relu_inplace", A + "relu_.default", T(f32, [2, 3]))
+    case("sigmoid_inplace_strided", A + "sigmoid_.default", T(f32, [3, 2], [1, 3]))
+    case("hardtanh", A + "hardtanh.default", T(f32, [2, 3]), -1.0, 1.0)
+    # --- binary elementwise: broadcasting and type promotion ------------------------------------
+    case("add_same", A + "add.Tensor", T(f32, [2, 3]), T(f32, [2, 3]))
+    case("add_broadcast", A + "add.Tensor", T(f32, [2, 1, 3]), T(f32, [4, 1]))
+    case("add_broadcast_rank", A + "add.Tensor", T(f32, [5, 2, 3]), T(f32, [3]))
+    case("add_alpha", A + "add.Tensor", T(f32, [2, 3]), T(f32, [2, 3]), alpha=2)
+    case("add_int_float", A + "add.Tensor", T(i64, [2, 3]), T(f32, [2, 3]))
+    case("add_int_zero_dim_float", A + "add.Tensor", T(i32, [2, 3]), T(f64, []))
+    case("add_f16_zero_dim_f32", A + "add.Tensor", T(f16, [2, 3]), T(f32, []))
+    case("add_zero_dim_both", A + "add.Tensor", T(i32, []), T(i64, []))
+    case("add_zero_dim_dim_i8", A + "add.Tensor", T(i64, []), T(i8, [3]))
+    case("add_u8_i8", A + "add.Tensor", T(u8, [3]), T(i8, [3]))
+    case("add_bool_bool", A + "add.Tensor", T(b, [3]), T(b, [3]))
+    case("add_f16_bf16", A + "add.Tensor", T(f16, [3]), T(bf16, [3]))
+    case("add_c64_f64", A + "add.Tensor", T(c64, [3]), T(f64, [3]))
+    case("add_scalar_int_on_int", A + "add.Scalar", T(i32, [2]), 3)
+    case("add_scalar_float_on_int", A + "add.Scalar", T(i32, [2]), 2.5)
+    case("add_scalar_float_on_f16", A + "add.Scalar", T(f16, [2]), 2.5)
+    case("add_scalar_bool_on_bool", A + "add.Scalar", T(b, [2]), True)
+    case("add_scalar_int_on_bool", A + "add.Scalar", T(b, [2]), 1)
+    case("add_tensor_with_python_float", A + "add.Tensor", T(i64, [2, 2]), 1.5)
+    case("add_empty_broadcast", A + "add.Tensor", T(f32, [0, 3]), T(f32, [1, 3]))
+    case("add_inplace", A + "add_.Tensor", T(f32, [2, 3]), T(f32, [3]))
+    case("add_inplace_scalar_strided", A + "add_.Scalar", T(f32, [3, 2], [1, 3]), 1.0)
+    case("sub", A + "sub.Tensor", T(f32, [4, 1]), T(f32, [1, 5]))
+    case("sub_scalar", A + "sub.Scalar", T(i64, [3]), 2)
+    case("mul_bool_int", A + "mul.Tensor", T(b, [3]), T(i16, [3]))
+    case("mul_scalar_float_int", A + "mul.Scalar", T(u8, [2, 2]), 0.5)
+    case("mul_inplace", A + "mul_.Tensor", T(f32, [2, 3]), T(f32, []))
+    case("div_float", A + "div.Tensor", T(f32, [2, 3]), T(f32, [3]))
+    case("div_int_int", A + "div.Tensor", T(i64, [2, 3]), T(i64, [3]))
+    case("div_bool", A + "div.Tensor", T(b, [2]), T(b, [2]))
+    case("div_int_scalar", A + "div.Scalar", T(i32, [2]), 2)
+    case("div_f64_scalar", A + "div.Scalar", T(f64, [2]), 2)
+    case("div_mode_trunc_int", A + "div.Tensor_mode", T(i64, [2, 3]), T(i64, [3]),
+         rounding_mode="trunc")
+    case("div_mode_floor_int32", A + "div.Tensor_mode", T(i32, [4]), T(i32, [4]),
+         rounding_mode="floor")
+    case("div_mode_none_int", A + "div.Tensor_mode", T(i64, [4]), T(i64, [4]),
+         rounding_mode=None)
+    case("div_scalar_mode_floor", A + "div.Scalar_mode", T(i64, [4]), 3, rounding_mode="floor")
+    case("pow_tensor_scalar_int", A + "pow.Tensor_Scalar", T(i64, [3]), 2)
+    case("pow_tensor_scalar_float", A + "pow.Tensor_Scalar", T(i64, [3]), 0.5)
+    case("pow_tensor_tensor", A + "pow.Tensor_Tensor", T(f32, [2, 3]), T(f64, [3]))
+    case("pow_scalar", A + "pow.Scalar", 2, T(i32, [3]))
+    case("pow_scalar_float", A + "pow.Scalar", 2.0, T(i32, [3]))
+    case("maximum", A + "maximum.default", T(f32, [2, 1]), T(i64, [3]))
+    case("minimum_bool", A + "minimum.default", T(b, [2]), T(b, [2]))
+    case("clamp_scalar", A + "clamp.default", T(f32, [2, 3]), 0.0, 6.0)
+    case("clamp_int_float_min", A + "clamp.default", T(i64, [3]), 0.5)
+    case("clamp_int_max_only", A + "clamp.default", T(i64, [3]), None, 5)
+    case("clamp_tensor", A + "clamp.Tensor", T(f32, [2, 3]), T(f32, [3]), T(f32, [2, 1]))
+    case("clamp_min", A + "clamp_min.default", T(f16, [4]), 0.0)
+    case("clamp_max", A + "clamp_max.default", T(i32, [4]), 1)
+    case("clamp_min_tensor", A + "clamp_min.Tensor", T(f32, [4]), T(f32, [2, 1]))
+    case("where_self", A + "where.self", T(b, [2, 1]), T(f32, [3]), T(f32, [2, 3]))
+    case("where_promote", A + "where.self", T(b, [3]), T(i64, [3]), T(f16, [3]))
+    case("where_zero_dim_other", A + "where.self", T(b, [2, 3]), T(f16, [2, 3]), T(f32, []))
+    case("where_scalar_other", A + "where.ScalarOther", T(b, [3]), T(i32, [3]), 0.0)
+    case("where_scalar", A + "where.Scalar", T(b, [3]), 1, 0)
+    # non-contiguous inputs: TensorIterator's stride order
+    case("add_both_transposed", A + "add.Tensor", T(f32, [2, 3], [1, 2]), T(f32, [2, 3], [1, 2]))
+    case("add_transposed_contiguous", A + "add.Tensor", T(f32, [2, 3], [1, 2]), T(f32, [2, 3]))
+    case("add_contiguous_transposed", A + "add.Tensor", T(f32, [2, 3]), T(f32, [2, 3], [1, 2]))
+    case("add_transposed_zero_dim", A + "add.Tensor", T(f32, [4, 3], [1, 4]), T(f32, []))
+    case("add_transposed_broadcast", A + "add.Tensor", T(f32, [4, 3], [1, 4]), T(f32, [3]))
+    case("add_3d_permuted", A + "add.Tensor", T(f32, [2, 3, 4], [1, 8, 2]), T(f32, [3, 1]))
+    case("mul_channels_last", A + "mul.Tensor", T(f32, [2, 3, 4, 5], [60, 1, 15, 3]),
+         T(f32, [2, 3, 4, 5], [60, 1, 15, 3]))
+    case("mul_channels_last_broadcast", A + "mul.Tensor", T(f32, [2, 3, 4, 5], [60, 1, 15, 3]),
+         T(f32, [3, 1, 1]))
+    case("relu_channels_last", A + "relu.default", T(f16, [2, 3, 4, 5], [60, 1, 15, 3]))
+    case("exp_sliced", A + "exp.default", T(f32, [2, 3], [6, 2]))
+    case("exp_sliced_transposed", A + "exp.default", T(f32, [3, 2], [2, 8]))
+    case("clone_sliced", A + "clone.default", T(f32, [2, 3], [6, 2]))
+    case("clone_sliced_transposed", A + "clone.default", T(f32, [3, 2], [2, 8]))
+    case("where_transposed", A + "where.self", T(b, [2, 3]), T(f32, [2, 3], [1, 2]),
+         T(f32, [2, 3], [1, 2]))
+    case("rsub", A + "rsub.Scalar", T(i32, [3]), 2.0)
+    case("floor_divide", A + "floor_divide.default", T(i64, [3]), T(i32, [3]))
+    case("remainder", A + "remainder.Scalar", T(f16, [3]), 2)
+    case("bitwise_and", A + "bitwise_and.Tensor", T(u8, [3]), T(i8, [3]))
+    case("atan2_int", A + "atan2.default", T(i64, [3]), T(i32, [3]))
+    case("isnan", A + "isnan.default", T(f32, [2, 2]))
+    case("pow_bool", A + "pow.Tensor_Scalar", T(b, [3]), 2)
+    # comparisons and logical ops
+    for op in ["eq", "ne", "lt", "le", "gt", "ge"]:
+        case(f"{op}_tensor", A + op + ".Tensor", T(f32, [2, 3]), T(i64, [3]))
+        case(f"{op}_scalar", A + op + ".Scalar", T(i32, [4]), 1.5)
+    case("logical_and", A + "logical_and.default", T(f32, [2, 1]), T(i64, [3]))
+    case("logical_or", A + "logical_or.default", T(b, [2]), T(b, [2]))
+    case("logical_xor", A + "logical_xor.default", T(i8, []), T(b, [2]))
+    case("logical_not", A + "logical_not.default", T(f32, [2, 3]))
+    # --- views ---------------------------------------------------------------------------------
+    case("view", A + "view.default", T(f32, [2, 3, 4]), [6, 4])
+    case("view_minus_one", A + "view.default", T(f32, [2, 3, 4]), [-1, 2])
+    case("view_to_scalar", A + "view.default", T(f32, [1, 1]), [])
+    case("view_strided_input", A + "view.default", T(f32, [4, 6], [12, 2]), [2, 2, 6])
+    case("view_transposed_input", A + "view.default", T(f32, [3, 4, 5], [5, 15, 1]), [3, 4, 5, 1])
+    case("unsafe_view", A + "_unsafe_view.default", T(f32, [2, 3, 4]), [2, 12])
+    case("reshape", A + "reshape.default", T(f32, [2, 3, 4]), [4, -1])
+    case("reshape_zero_numel", A + "reshape.default", T(f32, [0, 3]), [3, 0])
+    case("reshape_noncontig", A + "reshape.default", T(f32, [3, 4], [1, 3]), [12])
+    case("permute", A + "permute.default", T(f32, [2, 3, 4]), [2, 0, 1])
+    case("permute_negative", A + "permute.default", T(f32, [2, 3, 4]), [-1, -3, -2])
+    case("permute_strided", A + "permute.default", T(f32, [2, 3], [1, 2], 3), [1, 0])
+    case("transpose", A + "transpose.int", T(f32, [2, 3, 4]), 0, 2)
+    case("transpose_negative", A + "transpose.int", T(f32, [2, 3, 4]), -1, -2)
+    case("t_2d", A + "t.default", T(f32, [2, 3]))
+    case("t_1d", A + "t.default", T(f32, [5]))
+    case("unsqueeze_front", A + "unsqueeze.default", T(f32, [2, 3]), 0)
+    case("unsqueeze_end", A + "unsqueeze.default", T(f32, [2, 3]), 2)
+    case("unsqueeze_negative", A + "unsqueeze.default", T(f32, [2, 3]), -1)
+    case("unsqueeze_strided", A + "unsqueeze.default", T(f32, [2, 3], [1, 2]), 1)
+    case("unsqueeze_zero_dim", A + "unsqueeze.default", T(f32, []), 0)
+    case("squeeze_dim", A + "squeeze.dim", T(f32, [2, 1, 3]), 1)
+    case("squeeze_dim_noop", A + "squeeze.dim", T(f32, [2, 1, 3]), 0)
+    case("squeeze_dims", A + "squeeze.dims", T(f32, [1, 2, 1, 3, 1]), [0, -1])
+    case("squeeze_default", A + "squeeze.default", T(f32, [1, 2, 1, 3, 1]))
+    case("expand", A + "expand.default", T(f32, [3, 1]), [2, 3, 4])
+    case("expand_keep", A + "expand.default", T(f32, [3, 1]), [-1, 5])
+    case("expand_zero_dim", A + "expand.default", T(f32, []), [2, 2])
+    case("slice", A + "slice.Tensor", T(f32, [4, 10]), 1, 2, 8)
+    case("slice_step", A + "slice.Tensor", T(f32, [4, 10]), 1, 1, 10, 3)
+    case("slice_negative", A + "slice.Tensor", T(f32, [4, 10]), -1, -3, None)
+    case("slice_none", A + "slice.Tensor", T(f32, [4, 10]), 0, None, None)
+    case("slice_clamped", A + "slice.Tensor", T(f32, [4, 10]), 0, 1, 100)
+    case("slice_empty", A + "slice.Tensor", T(f32, [4, 10]), 1, 8, 2)
+    case("slice_huge_end", A + "slice.Tensor", T(f32, [4, 10]), 1, 3, 9223372036854775807)
+    case("slice_very_negative", A + "slice.Tensor", T(f32, [4, 10]), 1, -100, 5)
+    case("slice_default", A + "slice.Tensor", T(f32, [4, 10]))
+    case("slice_strided_input", A + "slice.Tensor", T(f32, [4, 10], [1, 4], 2), 0, 1, 4, 2)
+    case("select", A + "select.int", T(f32, [4, 10]), 0, 2)
+    case("select_negative", A + "select.int", T(f32, [4, 10]), -1, -1)
+    case("select_strided", A + "select.int", T(f32, [3, 4, 5], [20, 1, 4], 7), 1, 3)
+    case("flatten_all", A + "flatten.using_ints", T(f32, [2, 3, 4]))
+    case("flatten_partial", A + "flatten.using_ints", T(f32, [2, 3, 4, 5]), 1, -2)
+    case("flatten_zero_dim", A + "flatten.using_ints", T(f32, []))
+    case("contiguous_of_transposed", A + "contiguous.default", T(f32, [3, 2], [1, 3]))
+    case("contiguous_already", A + "contiguous.default", T(i64, [3, 2]))
+    # --- joining, indexing, scatter ------------------------------------------------------------
+    case("cat", A + "cat.default", [T(f32, [2, 3]), T(f32, [4, 3])])
+    case("cat_dim1_promote", A + "cat.default", [T(f32, [2, 3]), T(i64, [2, 1]), T(f16, [2, 2])],
+         1)
+    case("cat_negative_dim", A + "cat.default", [T(f32, [2, 3, 1]), T(f32, [2, 3, 2])], -1)
+    case("cat_legacy_empty", A + "cat.default", [T(f32, [0]), T(f32, [2, 3])], 1)
+    case("stack", A + "stack.default", [T(f32, [2, 3]), T(f32, [2, 3])])
+    case("stack_last", A + "stack.default", [T(f32, [2, 3]), T(f32, [2, 3]), T(f32, [2, 3])], -1)
+    case("stack_mid", A + "stack.default", [T(i32, [2, 3]), T(i32, [2, 3])], 1)
+    case("index_copy", A + "index_copy.default", T(f32, [1, 8, 16, 4]), 2, T(i64, [1]),
+         T(f32, [1, 8, 1, 4]))
+    case("index_copy_inplace", A + "index_copy_.default", T(f32, [5, 3]), 0, T(i64, [2]),
+         T(f32, [2, 3]))
+    case("index_put", A + "index_put.default", T(f32, [5, 3]), [T(i64, [2])], T(f32, [2, 3]))
+    case("index_put_accumulate", A + "index_put.default", T(f32, [5, 3]), [None, T(i64, [2])],
+         T(f32, []), True)
+    case("index_put_inplace", A + "index_put_.default", T(f16, [5, 3]), [T(i64, [2])],
+         T(f16, [3]))
+    case("copy", A + "copy.default", T(f32, [2, 3]), T(f16, [3]))
+    case("copy_inplace", A + "copy_.default", T(f32, [3, 2], [1, 3]), T(f32, [3, 2]))
+    case("index_select", A + "index_select.default", T(f32, [5, 3]), 0, T(i64, [4]))
+    case("index_select_neg", A + "index_select.default", T(f32, [5, 3, 2]), -2, T(i32, [7]))
+    case("index_select_scalar_index", A + "index_select.default", T(f32, [5, 3]), 1,
+         T(i64, []))
+    case("slice_scatter", A + "slice_scatter.default", T(f32, [4, 10]), T(f32, [4, 3]), 1, 0, 3)
+    case("select_scatter", A + "select_scatter.default", T(f32, [4, 10]), T(f32, [10]), 0, 1)
+    case("embedding", A + "embedding.default", T(f32, [100, 16]), T(i64, [2, 7]))
+    case("embedding_scalar_index", A + "embedding.default", T(bf16, [10, 4]), T(i64, []))
+    # --- linear algebra ------------------------------------------------------------------------
+    case("linear", A + "linear.default", T(f32, [2, 5, 8]), T(f32, [4, 8]), T(f32, [4]))
+    case("linear_no_bias", A + "linear.default", T(f32, [8]), T(f32, [3, 8]))
+    case("linear_2d", A + "linear.default", T(f16, [6, 8]), T(f16, [3, 8]), T(f16, [3]))
+    case("mm", A + "mm.default", T(f32, [2, 3]), T(f32, [3, 4]))
+    case("bmm", A + "bmm.default", T(f32, [5, 2, 3]), T(f32, [5, 3, 4]))
+    case("matmul_1d_1d", A + "matmul.default", T(f32, [3]), T(f32, [3]))
+    case("matmul_2d_1d", A + "matmul.default", T(f32, [2, 3]), T(f32, [3]))
+    case("matmul_1d_2d", A + "matmul.default", T(f32, [3]), T(f32, [3, 4]))
+    case("matmul_2d_2d", A + "matmul.default", T(f32, [2, 3]), T(f32, [3, 4]))
+    case("matmul_3d_2d", A + "matmul.default", T(f32, [5, 2, 3]), T(f32, [3, 4]))
+    case("matmul_3d_1d", A + "matmul.default", T(f32, [5, 2, 3]), T(f32, [3]))
+    case("matmul_1d_3d", A + "matmul.default", T(f32, [3]), T(f32, [5, 3, 4]))
+    case("matmul_batched_broadcast", A + "matmul.default", T(f32, [2, 1, 4, 3]),
+         T(f32, [5, 3, 6]))
+    case("matmul_2d_3d", A + "matmul.default", T(f32, [2, 3]), T(f32, [5, 3, 4]))
+    case("addmm", A + "addmm.default", T(f32, [4]), T(f32, [2, 3]), T(f32, [3, 4]))
+    case("addmm_beta_alpha", A + "addmm.default", T(f32, [2, 4]), T(f32, [2, 3]),
+         T(f32, [3, 4]), beta=0.5, alpha=2)
+    case("baddbmm", A + "baddbmm.default", T(f32, [1, 2, 4]), T(f32, [5, 2, 3]),
+         T(f32, [5, 3, 4]))
+    # --- convolution ---------------------------------------------------------------------------
+    cv = A + "convolution.default"
+    case("conv2d", cv, T(f32, [1, 3, 8, 8]), T(f32, [6, 3, 3, 3]), T(f32, [6]), [1, 1], [0, 0],
+         [1, 1], False, [0, 0], 1)
+    case("conv2d_stride_pad", cv, T(f32, [2, 4, 9, 7]), T(f32, [8, 4, 3, 2]), None, [2, 1],
+         [1, 2], [1, 1], False, [0, 0], 1)
+    case("conv2d_dilation_groups", cv, T(f32, [1, 4, 10, 10]), T(f32, [8, 2, 3, 3]), None,
+         [1, 1], [2, 2], [2, 2], False, [0, 0], 2)
+    case("conv1d", cv, T(f32, [2, 3, 20]), T(f32, [5, 3, 4]), T(f32, [5]), [3], [1], [1], False,
+         [0], 1)
+    case("conv3d", cv, T(f32, [1, 2, 5, 6, 7]), T(f32, [4, 2, 2, 3, 3]), None, [1, 2, 1],
+         [0, 1, 1], [1, 1, 2], False, [0, 0, 0], 1)
+    case("conv_transpose2d", cv, T(f32, [1, 4, 5, 5]), T(f32, [4, 3, 3, 3]), T(f32, [3]),
+         [2, 2], [1, 1], [1, 1], True, [1, 1], 1)
+    case("conv_transpose1d_groups", cv, T(f32, [2, 4, 7]), T(f32, [4, 3, 4]), None, [3], [2],
+         [2], True, [1], 2)
+    # --- normalization -------------------------------------------------------------------------
+    case("batch_norm_no_training", A + "_native_batch_norm_legit_no_training.default",
+         T(f32, [2, 3, 4, 4]), T(f32, [3]), T(f32, [3]), T(f32, [3]), T(f32, [3]), 0.1, 1e-5)
+    case("batch_norm_no_training_no_affine", A + "_native_batch_norm_legit_no_training.default",
+         T(f32, [2, 3, 5]), None, None, T(f32, [3]), T(f32, [3]), 0.1, 1e-5)
+    case("batch_norm_no_training_channels_last", A + "_native_batch_norm_legit_no_training.default",
+         T(f32, [2, 3, 4, 4], [48, 1, 12, 3]), T(f32, [3]), T(f32, [3]), T(f32, [3]),
+         T(f32, [3]), 0.1, 1e-5)
+    case("batch_norm_no_training_bf16", A + "_native_batch_norm_legit_no_training.default",
+         T(bf16, [2, 3, 4]), T(f32, [3]), T(f32, [3]), T(f32, [3]), T(f32, [3]), 0.1, 1e-5)
+    case("layer_norm", A + "native_layer_norm.default", T(f32, [2, 5, 8]), [8], T(f32, [8]),
+         T(f32, [8]), 1e-5)
+    case("layer_norm_two_dims", A + "native_layer_norm.default", T(f32, [2, 5, 8]), [5, 8], None,
+         None, 1e-5)
+    case("layer_norm_bf16", A + "native_layer_norm.default", T(bf16, [3, 4]), [4], T(bf16, [4]),
+         T(bf16, [4]), 1e-6)
+    # --- reductions ----------------------------------------------------------------------------
+    case("sum_dim", A + "sum.dim_IntList", T(f32, [2, 3, 4]), [1])
+    case("sum_dims_keepdim", A + "sum.dim_IntList", T(f32, [2, 3, 4]), [0, -1], True)
+    case("sum_none", A + "sum.dim_IntList", T(f32, [2, 3, 4]), None)
+    case("sum_empty_list", A + "sum.dim_IntList", T(f32, [2, 3, 4]), [])
+    case("sum_none_keepdim", A + "sum.dim_IntList", T(f32, [2, 3]), None, True)
+    case("sum_int", A + "sum.dim_IntList", T(i32, [2, 3]), [1])
+    case("sum_bool", A + "sum.dim_IntList", T(b, [2, 3]), [0])
+    case("sum_dtype", A + "sum.dim_IntList", T(i32, [2, 3]), [1], dtype=f64)
+    case("sum_default", A + "sum.default", T(u8, [2, 3]))
+    case("sum_zero_dim", A + "sum.dim_IntList", T(f32, []), [0])
+    case("mean_dim", A + "mean.dim", T(f32, [2, 3, 4]), [-1], True)
+    case("mean_none", A + "mean.dim", T(f16, [2, 3, 4]), None)
+    case("mean_dtype", A + "mean.dim", T(f32, [2, 3]), [0], dtype=f64)
+    case("mean_default", A + "mean.default", T(f32, [2, 3]))
+    case("amax", A + "amax.default", T(f32, [2, 3, 4]), [1])
+    case("amax_keepdim_neg", A + "amax.default", T(i64, [2, 3, 4]), [-1, 0], True)
+    case("amax_all", A + "amax.default", T(f32, [2, 3, 4]))
+    case("amin", A + "amin.default", T(bf16, [2, 3]), [0], True)
+    case("amin_all_keepdim", A + "amin.default", T(f32, [2, 3]), [], True)
+    # --- softmax -------------------------------------------------------------------------------
+    case("softmax_int", A + "softmax.int", T(f32, [2, 3]), -1)
+    case("softmax_dtype", A + "softmax.int", T(f16, [2, 3]), 1, f32)
+    case("softmax_private", A + "_softmax.default", T(f32, [2, 3]), 0, False)
+    case("softmax_private_half_to_float", A + "_softmax.default", T(f16, [2, 3]), 1, True)
+    case("log_softmax_int", A + "log_softmax.int", T(f32, [4, 5]), 1)
+    case("log_softmax_private", A + "_log_softmax.default", T(bf16, [4, 5]), -1, False)
+    case("softmax_transposed", A + "_softmax.default", T(f32, [3, 2], [1, 3]), 0, False)
+    case("cat_channels_last", A + "cat.default", [T(f32, [1, 2, 3, 3], [18, 1, 6, 2]),
+                                                  T(f32, [1, 2, 3, 3], [18, 1, 6, 2])], 1,
+         strides="contiguous")
+    case("sum_transposed", A + "sum.dim_IntList", T(f32, [4, 3, 2], [1, 4, 12]), [1])
+    # --- conversions ---------------------------------------------------------------------------
+    case("to_copy_dtype", A + "_to_copy.default", T(f32, [2, 3]), dtype=f16)
+    case("to_copy_same", A + "_to_copy.default", T(i64, [2, 3]))
+    case("to_copy_transposed", A + "_to_copy.default", T(f32, [3, 2], [1, 3]), dtype=f64)
+    case("to_copy_contiguous", A + "_to_copy.default", T(f32, [3, 2], [1, 3]),
+         memory_format=torch.contiguous_format)
+    case("to_copy_device", A + "_to_copy.default", T(f32, [2]), dtype=b,
+         device=torch.device("cpu"))
+    case("to_dtype", A + "to.dtype", T(f32, [2, 3]), bf16)
+    case("to_dtype_same", A + "to.dtype", T(f32, [2, 3]), f32)
+    case("to_dtype_layout", A + "to.dtype_layout", T(f32, [2, 3]), dtype=i32,
+         layout=torch.strided, device=torch.device("cpu"))
+    case("to_device", A + "to.device", T(f32, [2, 3]), torch.device("cpu"), i64)
+    case("to_dtype_noop_strided", A + "to.dtype", T(f32, [2, 3], [6, 2], 1), f32)
+    case("to_dtype_copy", A + "to.dtype", T(f32, [2, 3]), f32, False, True)
+    case("to_dtype_channels_last", A + "to.dtype", T(f32, [1, 2, 3, 4]), f16,
+         memory_format=torch.channels_last)
+    case("zeros_like_transposed", A + "zeros_like.default", T(f32, [2, 3], [1, 2]))
+    case("ones_like_dtype", A + "ones_like.default", T(f32, [2, 3]), dtype=i32)
+    case("empty_like_sliced", A + "empty_like.default", T(f32, [2, 3], [6, 2]))
+    case("full_like", A + "full_like.default", T(i64, [4]), 1.5)
+    case("full_like_contiguous", A + "full_like.default", T(f32, [2, 3], [1, 2]), 0,
+         memory_format=torch.contiguous_format)
+    # --- factories -----------------------------------------------------------------------------
+    case("full_float", A + "full.default", [2, 3], 1.5)
+    case("full_int", A + "full.default", [2, 3], 7)
+    case("full_bool", A + "full.default", [4], True)
+    case("full_dtype", A + "full.default", [2], 0, dtype=f16)
+    case("full_scalar", A + "full.default", [], 2.0)
+    case("zeros", A + "zeros.default", [2, 3])
+    case("zeros_dtype", A + "zeros.default", [4, 0, 2], dtype=i64)
+    case("ones", A + "ones.default", [3], dtype=b)
+    case("ones_device", A + "ones.default", [1, 2], device=torch.device("cpu"))
+    case("empty", A + "empty.memory_format", [2, 3])
+    case("empty_channels_last", A + "empty.memory_format", [2, 3, 4, 5], dtype=f16,
+         memory_format=torch.channels_last)
+    case("empty_channels_last_3d", A + "empty.memory_format", [1, 3, 2, 4, 5],
+         memory_format=torch.channels_last_3d)
+    case("arange_end_int", A + "arange.default", 10)
+    case("arange_end_float", A + "arange.default", 2.5)
+    case("arange_end_dtype", A + "arange.default", 5, dtype=f32)
+    case("arange_start", A + "arange.start", 2, 9)
+    case("arange_start_float", A + "arange.start", 0.5, 3)
+    case("arange_step", A + "arange.start_step", 0, 10, 3)
+    case("arange_negative_step", A + "arange.start_step", 10, 0, -3)
+    case("arange_float_step", A + "arange.start_step", 0, 1, 0.1)
+    case("arange_empty", A + "arange.start_step", 5, 5, 1)
+    case("scalar_tensor", A + "scalar_tensor.default", 1.5)
+    case("scalar_tensor_int", A + "scalar_tensor.default", 3)
+    case("scalar_tensor_dtype", A + "scalar_tensor.default", 3, dtype=i64)
+    # --- quantized_decomposed ------------------------------------------------------------------
+    Q = "torch.ops.quantized_decomposed."
+    case("quantize_per_tensor", Q + "quantize_per_tensor.default", T(f32, [2, 3]), 0.1, 3,
+         -128, 127, i8)
+    case("quantize_per_tensor_u8", Q + "quantize_per_tensor.default", T(f32, [4]), 0.1, 3, 0, 255,
+         u8)
+    case("quantize_per_tensor_tensor", Q + "quantize_per_tensor.tensor", T(f32, [2, 3]),
+         T(f64, []), T(i64, []), -128, 127, i8)
+    case("dequantize_per_tensor", Q + "dequantize_per_tensor.default", T(i8, [2, 3]), 0.1, 3,
+         -128, 127, i8)
+    case("dequantize_per_tensor_out_dtype", Q + "dequantize_per_tensor.default", T(u8, [5]), 0.1,
+         3, 0, 255, u8, out_dtype=f16)
+    case("dequantize_per_tensor_tensor", Q + "dequantize_per_tensor.tensor", T(i8, [2, 3]),
+         T(f64, []), T(i64, []), -128, 127, i8)
+    case("dequantize_per_tensor_tensor_out_dtype", Q + "dequantize_per_tensor.tensor",
+         T(i8, [2, 3]), T(f64, []), T(i64, []), -128, 127, i8, out_dtype=bf16)
+    # --- the type promotion table: add.Tensor over every pair of common dtypes -----------------
+    table = [b, u8, i8, i16, i32, i64, f16, bf16, f32, f64, c64, c128]
+    for x in table:
+        for y in table:
+            case(f"promote_{str(x)[6:]}_{str(y)[6:]}", A + "add.Tensor", T(x, [2]), T(y, [2]))
+
+
+def run_case(name: str, target: str, args: list, kwargs: dict, strides: str) -> dict:
+    op = resolve(target)
+    with FakeTensorMode(allow_non_fake_inputs=False):
+        real_args = materialize(args)
+        real_kwargs = {k: materialize(v) for k, v in kwargs.items()}
+        out = op(*real_args, **real_kwargs)
+        encoded = encode_out(out)
+    return {"name": name, "target": target, "args": [encode_arg(a) for a in args],
+            "kwargs": {k: encode_arg(v) for k, v in kwargs.items()}, "strides": strides,
+            "out": encoded}
+
+
+def build_cases() -> list[dict]:
+    """Every case with torch's output metadata, in definition order."""
+    define_cases()
+    names = [c[0] for c in CASES]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise AssertionError(f"duplicate case names: {sorted(dup)}")
+    out = []
+    for c in CASES:
+        try:
+            out.append(run_case(*c))
+        except Exception as e:
+            raise RuntimeError(f"case {c[0]} ({c[1]}) failed in torch: {e}") from e
+    return out
+
+
+def main(argv: list[str]) -> int:
+    if torch.__version__.split("+")[0] != TORCH_VERSION:
+        print(f"warning: torch {torch.__version__}, the committed cases are from {TORCH_VERSION}",
+              file=sys.stderr)
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = argv[1] if len(argv) > 1 else os.path.join(here, "..", "tests", "data",
+                                                     "infer_meta_cases.json")
+    cases = build_cases()
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump({"torch_version": TORCH_VERSION, "cases": cases}, f, indent=1)
+        f.write("\n")
+    print(f"wrote {len(cases)} cases to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
