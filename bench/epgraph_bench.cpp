@@ -472,6 +472,53 @@ std::array<double, 4> bench_json(std::size_t layers, int reps) {
 
 // With no argument every figure is measured; `epgraph_bench <word>` measures only the groups
 // whose name contains <word> (cmb, build, memory, walks, rauw, json), e.g. for profiling.
+// Operator schemas: parsing the whole aten/prims table once (time and the bytes it keeps), and
+// creating call_function nodes with the schema check (the default) against without it.
+void bench_schemas(std::size_t nodes, int reps) {
+  double parse = 1e300;
+  std::int64_t bytes = 0;
+  for (int r = 0; r < reps; ++r) {
+    std::vector<std::string> names;
+    g_counting = true;
+    const std::int64_t before = g_live_bytes;
+    auto registry = std::make_unique<epgraph::OperatorRegistry>();
+    const auto t0 = Clock::now();
+    epgraph::register_aten_schemas(*registry);
+    names = registry->qualified_names();
+    for (const std::string& name : names) (void)registry->find(name);
+    parse = std::min(parse, std::chrono::duration<double>(Clock::now() - t0).count());
+    names = {};
+    bytes = g_live_bytes - before;  // what the registry keeps
+    registry.reset();
+    g_counting = false;
+  }
+  print_line("bench=schema_table schemas=" + std::to_string(epgraph::aten_schema_count) +
+             " parse_all_seconds=" + fmt(parse, 4) + " us_per_schema=" +
+             fmt(parse * 1e6 / static_cast<double>(epgraph::aten_schema_count), 2) +
+             " bytes=" + std::to_string(bytes) + " bytes_per_schema=" +
+             fmt(static_cast<double>(bytes) / static_cast<double>(epgraph::aten_schema_count)));
+  double best[2] = {1e300, 1e300};
+  for (int r = 0; r < reps; ++r) {
+    for (int checked = 0; checked < 2; ++checked) {
+      Graph g;
+      g.set_schema_checks(checked == 1);
+      Node* x = g.placeholder("x");
+      Node* p = g.placeholder("p");
+      x->meta().val = meta({4});
+      p->meta().val = meta({4});
+      const auto t0 = Clock::now();
+      Node* prev = x;
+      for (std::size_t i = 0; i < nodes; ++i) prev = g.call_function(kAdd, {prev, p});
+      best[checked] =
+          std::min(best[checked], std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+  }
+  const double n = static_cast<double>(nodes);
+  print_line("bench=create_node_schema nodes=" + std::to_string(nodes) + " checked_ns_per_node=" +
+             fmt(best[1] * 1e9 / n) + " unchecked_ns_per_node=" + fmt(best[0] * 1e9 / n) +
+             " ratio=" + fmt(best[1] / best[0], 2));
+}
+
 int main(int argc, char** argv) {
   const std::string only = argc > 1 ? argv[1] : "";
   auto want = [&](const char* group) { return std::string(group).find(only) != std::string::npos; };
@@ -495,6 +542,7 @@ int main(int argc, char** argv) {
   if (want("rauw")) {
     for (std::size_t u : {1000, 10000, 100000}) bench_rauw(u);
   }
+  if (want("schema")) bench_schemas(100000, 3);
 #ifdef EPGRAPH_BENCH_JSON
   if (want("json")) {
     // The same number of repetitions for both sizes: a minimum over more runs is biased low.

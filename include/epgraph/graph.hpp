@@ -643,12 +643,7 @@ class Graph {
   void check_call(std::string_view target, ArgumentView args, const Kwargs& kwargs,
                   std::string_view node_name, const char* verb = "create") const {
     const FunctionSchema* s = global_registry().find_target(target);
-    if (s == nullptr) return;
-    const std::string why = detail::bind_call<Node>(*s, args, kwargs, nullptr);
-    if (!why.empty()) {
-      throw value_error("Cannot " + std::string(verb) + " node '" + std::string(node_name) + "' (" +
-                        std::string(target) + "): " + why + "; schema: " + s->str());
-    }
+    if (s != nullptr) check_bound(*s, target, args, kwargs, node_name, verb);
   }
 
  private:
@@ -693,6 +688,30 @@ class Graph {
 
   // The index of interned target `s`, interning it first when new. Interned targets are not
   // observable, so a failure after this leaves nothing visible behind. May throw.
+  static void check_bound(const FunctionSchema& s, std::string_view target, ArgumentView args,
+                          const Kwargs& kwargs, std::string_view node_name, const char* verb) {
+    const std::string why = detail::bind_call<Node>(s, args, kwargs, nullptr);
+    if (!why.empty()) {
+      throw value_error("Cannot " + std::string(verb) + " node '" + std::string(node_name) +
+                        "' (" + std::string(target) + "): " + why + "; schema: " + s.str());
+    }
+  }
+
+  // check_call for an interned target, with the schema looked up once per target and graph
+  // (schemas are never removed from the registry; an unregistered operator is looked up again
+  // each time, so a schema registered later is seen). Growing the cache is not observable.
+  void check_call_interned(std::uint32_t t, ArgumentView args, const Kwargs& kwargs,
+                           std::string_view node_name, const char* verb) {
+    const FunctionSchema* s = t < schema_cache_.size() ? schema_cache_[t] : nullptr;
+    if (s == nullptr) {
+      s = global_registry().find_target(*target_table_[t]);
+      if (s == nullptr) return;
+      if (schema_cache_.size() <= t) schema_cache_.resize(target_table_.size(), nullptr);
+      schema_cache_[t] = s;
+    }
+    check_bound(*s, *target_table_[t], args, kwargs, node_name, verb);
+  }
+
   std::uint32_t intern(std::string_view s) {
     auto it = targets_.find(s);
     if (it != targets_.end()) return it->second;
@@ -912,7 +931,7 @@ class Graph {
       raw->name_.swap(name);
       raw->check_argument_nodes(args, kwargs);
       if (op == OpCode::call_function && schema_checks_) {
-        check_call(target, args, kwargs, proposal.name);
+        check_call_interned(interned, args, kwargs, proposal.name, "create");
       }
       const std::vector<Node*> inputs = detail::collect_input_nodes(args, kwargs);
       change = raw->prepare_input_change({}, inputs);
@@ -966,6 +985,7 @@ class Graph {
   Namespace namespace_;
   // Interned targets: their text by index, and the index by text (looked up without allocating).
   std::vector<std::unique_ptr<const std::string>> target_table_;
+  std::vector<const FunctionSchema*> schema_cache_;  // by interned target; see check_call_interned
   std::unordered_map<std::string_view, std::uint32_t> targets_;
   InsertPoint insert_;
   std::vector<InsertPoint> saved_points_;
@@ -981,9 +1001,9 @@ inline std::uint32_t Node::next_mark_epoch() noexcept { return graph().next_mark
 inline std::string_view Node::target() const noexcept { return *graph().target_table_[target_]; }
 
 inline void Node::check_schema(ArgumentView args, const Kwargs& kwargs) const {
-  const Graph& g = graph();
+  Graph& g = graph();
   if (op_ == OpCode::call_function && g.schema_checks()) {
-    g.check_call(target(), args, kwargs, name(), "set the arguments of");
+    g.check_call_interned(target_, args, kwargs, name(), "set the arguments of");
   }
 }
 

@@ -120,9 +120,9 @@ bool argument_fits(const SchemaType& t, const Argument& a, bool in_list = false)
 }
 
 // Binds args/kwargs to `s` as torch does when it calls an OpOverload (FX: `normalize_function`,
-// c10: `FunctionSchema::checkAndNormalizeInputs`). Fills `out` (one binding per schema argument)
-// and returns an empty string, or returns why the call does not bind (no exception: the caller
-// words the error). O(schema arguments * kwargs + size of the values).
+// c10: `FunctionSchema::checkAndNormalizeInputs`). Fills `out` when given (one binding per schema
+// argument; unspecified when the call does not bind) and returns an empty string, or returns why
+// the call does not bind (no exception: the caller words the error). O(schema arguments * kwargs + size of the values).
 template <class N>
 std::string bind_call(const FunctionSchema& s, ArgumentView args, const Kwargs& kwargs,
                       std::vector<ArgumentBinding>* out) {
@@ -147,11 +147,13 @@ std::string bind_call(const FunctionSchema& s, ArgumentView args, const Kwargs& 
       if (kwargs[j].first == key) return "keyword argument '" + key + "' given twice";
     }
   }
-  std::vector<ArgumentBinding> bindings(s.arguments.size());
+  // Bindings are recorded only when asked for: checking a call allocates nothing.
+  if (out != nullptr) out->assign(s.arguments.size(), ArgumentBinding{});
+  ArgumentBinding scratch;
   std::size_t next_positional = 0;
   for (std::size_t i = 0; i < s.arguments.size(); ++i) {
     const SchemaArgument& sa = s.arguments[i];
-    ArgumentBinding& b = bindings[i];
+    ArgumentBinding& b = out != nullptr ? (*out)[i] : scratch;
     const Argument* value = nullptr;
     if (!sa.kwarg_only && next_positional < args.size()) {
       b = {BindingSource::positional, next_positional};
@@ -174,7 +176,6 @@ std::string bind_call(const FunctionSchema& s, ArgumentView args, const Kwargs& 
              describe_argument<N>(*value);
     }
   }
-  if (out != nullptr) *out = std::move(bindings);
   return {};
 }
 
