@@ -105,9 +105,7 @@ inline bool is_floating(dtype d) noexcept {
     default: return false;
   }
 }
-inline bool is_float8(dtype d) noexcept {
-  return is_floating(d) && element_size(d) == 1;
-}
+inline bool is_float8(dtype d) noexcept { return is_floating(d) && element_size(d) == 1; }
 // Integral including bool (torch's isIntegralType(t, /*includeBool=*/true)).
 inline bool is_integral(dtype d) noexcept { return !is_floating(d) && !is_complex(d); }
 inline bool is_barebones_unsigned(dtype d) noexcept {
@@ -196,9 +194,7 @@ class Context {
     return "Cannot infer the metadata of node '" + std::string(node_.name()) + "' (" +
            std::string(node_.target()) + ")";
   }
-  [[noreturn]] void fail(const std::string& why) const {
-    throw value_error(where() + ": " + why);
-  }
+  [[noreturn]] void fail(const std::string& why) const { throw value_error(where() + ": " + why); }
   [[nodiscard]] const Node& node() const noexcept { return node_; }
   [[nodiscard]] const FunctionSchema& schema() const { return args_->schema(); }
   [[nodiscard]] bool has(std::string_view name) const {
@@ -232,8 +228,8 @@ class Context {
     if (l == nullptr) fail("argument '" + std::string(name) + "' is not a list of tensors");
     std::vector<const TensorMeta*> out;
     for (std::size_t i = 0; i < l->size(); ++i) {
-      out.push_back(&tensor_of((*l)[i], "element " + std::to_string(i) + " of argument '" +
-                                            std::string(name) + "'"));
+      out.push_back(&tensor_of(
+          (*l)[i], "element " + std::to_string(i) + " of argument '" + std::string(name) + "'"));
     }
     return out;
   }
@@ -311,7 +307,16 @@ class Context {
     const Argument& a = arg(name);
     if (a.is_none()) return std::nullopt;
     if (a.is<dtype>()) return a.as<dtype>();
-    if (a.is<std::int64_t>()) return static_cast<dtype>(a.as<std::int64_t>());
+    if (a.is<std::int64_t>()) {
+      // a schema default such as `ScalarType? dtype=4` counts in c10's ScalarType numbering
+      static constexpr dtype c10_order[] = {dtype::uint8,     dtype::int8,       dtype::int16,
+                                            dtype::int32,     dtype::int64,      dtype::float16,
+                                            dtype::float32,   dtype::float64,    dtype::complex32,
+                                            dtype::complex64, dtype::complex128, dtype::bool_};
+      const std::int64_t v = a.as<std::int64_t>();
+      if (v >= 0 && v < 12) return c10_order[v];
+      if (v == 15) return dtype::bfloat16;
+    }
     fail("argument '" + std::string(name) + "' is not a dtype");
   }
   [[nodiscard]] std::optional<Device> opt_device(std::string_view name) const {
@@ -334,6 +339,16 @@ class Context {
     const Argument& a = arg(name);
     if (a.is_none()) return std::nullopt;
     if (a.is<MemoryFormat>()) return a.as<MemoryFormat>();
+    if (a.is<std::int64_t>()) {
+      // a schema default such as `MemoryFormat memory_format=0` counts in c10's numbering
+      switch (a.as<std::int64_t>()) {
+        case 0: return MemoryFormat::ContiguousFormat;
+        case 1: return MemoryFormat::PreserveFormat;
+        case 2: return MemoryFormat::ChannelsLast;
+        case 3: return MemoryFormat::ChannelsLast3d;
+        default: break;
+      }
+    }
     fail("argument '" + std::string(name) + "' is not a memory format");
   }
   // A Scalar argument as a result_type operand (a Python number or a SymInt/SymFloat/SymBool
@@ -475,8 +490,7 @@ inline bool sym_equal(const SymInt& a, const SymInt& b) {
 inline bool is_identifier(const std::string& s) {
   if (s.empty()) return false;
   for (char c : s) {
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-          c == '_')) {
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) {
       return false;
     }
   }
@@ -564,8 +578,9 @@ inline bool is_channels_last(const Ints& sizes, const Ints& strides) {
   for (std::int64_t s : sizes) {
     if (s == 0) return true;
   }
-  const std::vector<std::size_t> order = sizes.size() == 4 ? std::vector<std::size_t>{1, 3, 2, 0}
-                                                           : std::vector<std::size_t>{1, 4, 3, 2, 0};
+  const std::vector<std::size_t> order = sizes.size() == 4
+                                             ? std::vector<std::size_t>{1, 3, 2, 0}
+                                             : std::vector<std::size_t>{1, 4, 3, 2, 0};
   std::int64_t expected = 1;
   for (std::size_t d : order) {
     if (sizes[d] != 1) {
@@ -597,9 +612,8 @@ inline bool is_non_overlapping_and_dense(const Ints& sizes, const Ints& strides)
 // The output strides TensorIterator gives an elementwise op of `shape` over `inputs` (each
 // already checked to broadcast to `shape`): the fast paths for inputs of the output's shape that
 // are all contiguous / all channels-last / all dense with equal strides, else the stride order of
-// the inputs (TensorIteratorBase::reorder_dimensions + compatible_stride). `dense_keeps` makes a
-// single non-overlapping-and-dense input keep its strides even when the fast path would not
-// (empty_like's preserve_format). nullopt when a size or stride is symbolic.
+// the inputs (TensorIteratorBase::reorder_dimensions + compatible_stride). nullopt when a size or
+// stride is symbolic.
 inline std::optional<Ints> elementwise_strides(const Ints& shape,
                                                const std::vector<const TensorMeta*>& inputs) {
   const std::size_t ndim = shape.size();
@@ -697,15 +711,14 @@ inline TensorMeta contiguous_meta(const Context& ctx, dtype type, Sizes sizes,
 inline TensorMeta formatted_meta(const Context& ctx, dtype type, const Sizes& sizes,
                                  const Device& device, std::optional<MemoryFormat> format,
                                  const TensorMeta* like) {
-  const MemoryFormat f = format.value_or(like ? MemoryFormat::PreserveFormat
-                                              : MemoryFormat::ContiguousFormat);
+  const MemoryFormat f =
+      format.value_or(like ? MemoryFormat::PreserveFormat : MemoryFormat::ContiguousFormat);
   if (f == MemoryFormat::ChannelsLast || f == MemoryFormat::ChannelsLast3d) {
     const Ints s = ctx.concrete_all(sizes, "the shape's");
     if ((f == MemoryFormat::ChannelsLast && s.size() != 4) ||
         (f == MemoryFormat::ChannelsLast3d && s.size() != 5)) {
       ctx.fail("memory format " + std::string(memory_format_name(f)) + " needs a " +
-               (f == MemoryFormat::ChannelsLast ? "4" : "5") + "-D shape, not " +
-               shape_str(sizes));
+               (f == MemoryFormat::ChannelsLast ? "4" : "5") + "-D shape, not " + shape_str(sizes));
     }
     return make_meta(type, sizes, to_sym(channels_last_strides(s)), device);
   }
@@ -715,7 +728,8 @@ inline TensorMeta formatted_meta(const Context& ctx, dtype type, const Sizes& si
     auto s = all_concrete(like->sizes);
     auto st = all_concrete(like->strides);
     if (s && st) {
-      if (is_non_overlapping_and_dense(*s, *st)) return make_meta(type, sizes, like->strides, device);
+      if (is_non_overlapping_and_dense(*s, *st))
+        return make_meta(type, sizes, like->strides, device);
       if (auto out = elementwise_strides(*s, {like})) {
         return make_meta(type, sizes, to_sym(*out), device);
       }
@@ -817,18 +831,18 @@ inline std::optional<Ints> view_strides(const Ints& oldshape, const Ints& oldstr
 // --- the rules ---------------------------------------------------------------------------------
 
 enum class Rule {
-  unary_same,        // dtype of the input
-  unary_float,       // integral -> float32
-  unary_abs,         // complex -> real
-  unary_bool,        // -> bool
-  binary,            // result_type of the operands
-  binary_float,      // result_type, integral -> float32
-  binary_pow,        // result_type, bool -> int64
-  div,               // true division unless rounding_mode is given
-  compare,           // -> bool
-  where,             // condition/self/other
-  clamp,             // self/min/max
-  view,              // view, _unsafe_view, reshape
+  unary_same,    // dtype of the input
+  unary_float,   // integral -> float32
+  unary_abs,     // complex -> real
+  unary_bool,    // -> bool
+  binary,        // result_type of the operands
+  binary_float,  // result_type, integral -> float32
+  binary_pow,    // result_type, bool -> int64
+  div,           // true division unless rounding_mode is given
+  compare,       // -> bool
+  where,         // condition/self/other
+  clamp,         // self/min/max
+  view,          // view, _unsafe_view, reshape
   permute,
   transpose,
   t,
@@ -839,10 +853,10 @@ enum class Rule {
   select,
   flatten,
   contiguous,
-  alias,             // alias/detach/lift_fresh: self's metadata
+  alias,  // alias/detach/lift_fresh: self's metadata
   cat,
   stack,
-  self_like,         // index_copy, index_put, copy, slice_scatter, select_scatter
+  self_like,  // index_copy, index_put, copy, slice_scatter, select_scatter
   index_select,
   embedding,
   linear,
@@ -862,8 +876,8 @@ enum class Rule {
   to_copy,
   to,
   full,
-  zeros,             // zeros, ones, empty
-  like,              // zeros_like, ones_like, empty_like, full_like
+  zeros,  // zeros, ones, empty
+  like,   // zeros_like, ones_like, empty_like, full_like
   arange,
   scalar_tensor,
   quantize,
@@ -873,32 +887,33 @@ enum class Rule {
 inline const std::unordered_map<std::string, Rule>& rule_table() {
   static const std::unordered_map<std::string, Rule> table = [] {
     std::unordered_map<std::string, Rule> t;
-    for (const char* op : {"neg", "relu", "gelu", "silu", "clone", "sign", "floor", "ceil", "round",
-                           "trunc", "frac", "hardtanh", "hardswish", "hardsigmoid", "leaky_relu",
-                           "elu", "relu6", "mish", "softplus", "bitwise_not", "positive",
-                           "sgn"}) {
+    for (const char* op : {"neg",       "relu",        "gelu",       "silu",  "clone", "sign",
+                           "floor",     "ceil",        "round",      "trunc", "frac",  "hardtanh",
+                           "hardswish", "hardsigmoid", "leaky_relu", "elu",   "relu6", "mish",
+                           "softplus",  "bitwise_not", "positive",   "sgn"}) {
       t.emplace(std::string("aten.") + op, Rule::unary_same);
     }
-    for (const char* op : {"exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt",
-                           "sigmoid", "tanh", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
-                           "cosh", "asinh", "acosh", "atanh", "erf", "erfc", "erfinv",
-                           "reciprocal", "lgamma", "digamma", "sinc", "logit"}) {
+    for (const char* op :
+         {"exp",    "exp2",       "expm1",  "log",     "log1p", "log2",  "log10", "sqrt",
+          "rsqrt",  "sigmoid",    "tanh",   "sin",     "cos",   "tan",   "asin",  "acos",
+          "atan",   "sinh",       "cosh",   "asinh",   "acosh", "atanh", "erf",   "erfc",
+          "erfinv", "reciprocal", "lgamma", "digamma", "sinc",  "logit"}) {
       t.emplace(std::string("aten.") + op, Rule::unary_float);
     }
     t.emplace("aten.abs", Rule::unary_abs);
     for (const char* op : {"logical_not", "isnan", "isinf", "isfinite", "isneginf", "isposinf"}) {
       t.emplace(std::string("aten.") + op, Rule::unary_bool);
     }
-    for (const char* op : {"add", "sub", "rsub", "mul", "maximum", "minimum", "fmax", "fmin",
-                           "remainder", "fmod", "floor_divide", "bitwise_and", "bitwise_or",
-                           "bitwise_xor"}) {
+    for (const char* op :
+         {"add", "sub", "rsub", "mul", "maximum", "minimum", "fmax", "fmin", "remainder", "fmod",
+          "floor_divide", "bitwise_and", "bitwise_or", "bitwise_xor"}) {
       t.emplace(std::string("aten.") + op, Rule::binary);
     }
     t.emplace("aten.atan2", Rule::binary_float);
     t.emplace("aten.pow", Rule::binary_pow);
     t.emplace("aten.div", Rule::div);
-    for (const char* op : {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
-                           "logical_xor"}) {
+    for (const char* op :
+         {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"}) {
       t.emplace(std::string("aten.") + op, Rule::compare);
     }
     t.emplace("aten.where", Rule::where);
@@ -991,7 +1006,11 @@ inline Operands collect(const Context& ctx, std::initializer_list<const char*> n
     if (!ctx.has(name)) continue;
     const std::ptrdiff_t i = ctx.schema().argument_index(name);
     const SchemaType& type = ctx.schema().arguments[static_cast<std::size_t>(i)].type;
-    if (type.is_tensor_like()) {
+    const Argument& a = ctx.arg(name);
+    if (type.is_tensor_like() && (a.is<bool>() || a.is<std::int64_t>() || a.is<double>())) {
+      // a Python number given for a Tensor argument is a wrapped number
+      out.ops.push_back(Operand{Operand::Kind::wrapped, wrapped_dtype_of(a)});
+    } else if (type.is_tensor_like()) {
       if (const TensorMeta* t = ctx.opt_tensor(name)) {
         out.tensors.push_back(t);
         out.ops.push_back(Context::tensor_operand(*t));
@@ -1121,10 +1140,11 @@ inline TensorMeta rule_permute(const Context& ctx) {
   const TensorMeta& self = ctx.tensor("self");
   const Ints dims = ctx.int_list("dims");
   if (dims.size() != self.sizes.size()) {
-    ctx.fail("permute(sparse_coo): number of dimensions in the tensor input does not match the "
-             "length of the desired ordering of dimensions i.e. input.dim() = " +
-             std::to_string(self.sizes.size()) + " is not equal to len(dims) = " +
-             std::to_string(dims.size()));
+    ctx.fail(
+        "permute(sparse_coo): number of dimensions in the tensor input does not match the "
+        "length of the desired ordering of dimensions i.e. input.dim() = " +
+        std::to_string(self.sizes.size()) +
+        " is not equal to len(dims) = " + std::to_string(dims.size()));
   }
   TensorMeta out = self;
   std::vector<bool> seen(dims.size(), false);
@@ -1185,7 +1205,7 @@ inline TensorMeta rule_squeeze(const Context& ctx) {
   const std::size_t rank = self.sizes.size();
   std::vector<bool> drop(rank, false);
   if (ctx.has("dim") || ctx.has("dims")) {
-    const Ints dims = ctx.has("dim") ? Ints{ctx.integer("dim")} : ctx.int_list("dims");
+    const Ints dims = ctx.int_list(ctx.has("dim") ? "dim" : "dims");
     for (std::int64_t dim : dims) {
       const auto d = static_cast<std::size_t>(ctx.wrap_dim(dim, rank));
       if (rank > 0 && is_one(self.sizes[d])) drop[d] = true;
@@ -1223,9 +1243,10 @@ inline TensorMeta rule_expand(const Context& ctx) {
     const bool keep = t.index() == 0 && std::get<std::int64_t>(t) == -1;
     if (i < off) {
       if (keep) {
-        ctx.fail("The expanded size of the tensor (-1) isn't allowed in a leading, non-existing "
-                 "dimension " +
-                 std::to_string(i));
+        ctx.fail(
+            "The expanded size of the tensor (-1) isn't allowed in a leading, non-existing "
+            "dimension " +
+            std::to_string(i));
       }
       out.sizes[i] = t;
       out.strides[i] = std::int64_t{0};
@@ -1264,12 +1285,12 @@ inline TensorMeta rule_slice(const Context& ctx) {
   if (step <= 0) ctx.fail("slice step must be positive");
   TensorMeta out = self;
   out.requires_grad = false;
-  if (!start_arg.value_or(0) && (!end_arg || *end_arg == std::numeric_limits<std::int64_t>::max()) &&
-      step == 1) {
+  if (!start_arg.value_or(0) &&
+      (!end_arg || *end_arg == std::numeric_limits<std::int64_t>::max()) && step == 1) {
     return out;  // the whole dimension, symbolic or not
   }
-  const std::int64_t size = ctx.concrete(self.sizes[d], "argument 'self' dimension " +
-                                                            std::to_string(d));
+  const std::int64_t size =
+      ctx.concrete(self.sizes[d], "argument 'self' dimension " + std::to_string(d));
   std::int64_t start = start_arg.value_or(0);
   std::int64_t end = end_arg.value_or(std::numeric_limits<std::int64_t>::max());
   if (start < 0) start += size;
@@ -1284,8 +1305,8 @@ inline TensorMeta rule_slice(const Context& ctx) {
   } else if (end >= size) {
     end = size;
   }
-  const std::int64_t stride = ctx.concrete(self.strides[d], "the stride of dimension " +
-                                                                std::to_string(d));
+  const std::int64_t stride =
+      ctx.concrete(self.strides[d], "the stride of dimension " + std::to_string(d));
   out.sizes[d] = (end - start + step - 1) / step;
   out.strides[d] = stride * step;
   out.storage_offset = add_offset(ctx, self.storage_offset, start * stride);
@@ -1381,7 +1402,8 @@ inline TensorMeta rule_cat(const Context& ctx) {
   for (const TensorMeta* t : ts) {
     ops.push_back(Operand{Operand::Kind::tensor, t->dtype});
     // legacy: 1-D tensors of size 0 are skipped
-    if (t->sizes.size() == 1 && t->sizes[0].index() == 0 && std::get<std::int64_t>(t->sizes[0]) == 0) {
+    if (t->sizes.size() == 1 && t->sizes[0].index() == 0 &&
+        std::get<std::int64_t>(t->sizes[0]) == 0) {
       continue;
     }
     kept.push_back(t);
@@ -1525,16 +1547,16 @@ inline TensorMeta rule_matmul(const Context& ctx) {
   const TensorMeta& b = ctx.tensor("other");
   const std::size_t ra = a.sizes.size(), rb = b.sizes.size();
   if (ra == 0 || rb == 0) {
-    ctx.fail("both arguments to matmul need to be at least 1D, but they are " +
-             std::to_string(ra) + "D and " + std::to_string(rb) + "D");
+    ctx.fail("both arguments to matmul need to be at least 1D, but they are " + std::to_string(ra) +
+             "D and " + std::to_string(rb) + "D");
   }
   const SymInt& ka = a.sizes.back();
   const SymInt& kb = rb == 1 ? b.sizes[0] : b.sizes[rb - 2];
   if (!sym_equal(ka, kb)) {
     if (ra == 1 && rb == 1) {
-      ctx.fail("inconsistent tensor size, expected tensor [" + sym_str(ka) +
-               "] and src [" + sym_str(kb) + "] to have the same number of elements, but got " +
-               sym_str(ka) + " and " + sym_str(kb) + " elements respectively");
+      ctx.fail("inconsistent tensor size, expected tensor [" + sym_str(ka) + "] and src [" +
+               sym_str(kb) + "] to have the same number of elements, but got " + sym_str(ka) +
+               " and " + sym_str(kb) + " elements respectively");
     }
     check_inner(ctx, ka, kb, a.sizes, b.sizes);
   }
@@ -1579,9 +1601,9 @@ inline TensorMeta rule_convolution(const Context& ctx) {
   const std::size_t rank = weight.sizes.size();
   if (rank < 3) ctx.fail("weight should have at least three dimensions");
   if (input.sizes.size() != rank) {
-    ctx.fail("Expected " + std::to_string(rank) + "-dimensional input for " +
-             std::to_string(rank) + "-dimensional weight " + shape_str(weight.sizes) +
-             ", but got " + std::to_string(input.sizes.size()) + "-dimensional input of size " +
+    ctx.fail("Expected " + std::to_string(rank) + "-dimensional input for " + std::to_string(rank) +
+             "-dimensional weight " + shape_str(weight.sizes) + ", but got " +
+             std::to_string(input.sizes.size()) + "-dimensional input of size " +
              shape_str(input.sizes) + " instead");
   }
   const std::size_t nsp = rank - 2;
@@ -1610,10 +1632,10 @@ inline TensorMeta rule_convolution(const Context& ctx) {
     shape.push_back(weight.sizes[0]);
   }
   for (std::size_t i = 0; i < nsp; ++i) {
-    const std::int64_t in = ctx.concrete(input.sizes[i + 2], "argument 'input' dimension " +
-                                                                 std::to_string(i + 2));
-    const std::int64_t k = ctx.concrete(weight.sizes[i + 2], "argument 'weight' dimension " +
-                                                                 std::to_string(i + 2));
+    const std::int64_t in =
+        ctx.concrete(input.sizes[i + 2], "argument 'input' dimension " + std::to_string(i + 2));
+    const std::int64_t k =
+        ctx.concrete(weight.sizes[i + 2], "argument 'weight' dimension " + std::to_string(i + 2));
     std::int64_t o = 0;
     if (transposed) {
       o = (in - 1) * stride[i] - 2 * padding[i] + dilation[i] * (k - 1) + output_padding[i] + 1;
@@ -1633,8 +1655,8 @@ inline NodeValue rule_batch_norm(const Context& ctx) {
   const TensorMeta& input = ctx.tensor("input");
   TensorMeta out = formatted_meta(ctx, input.dtype, input.sizes, input.device,
                                   MemoryFormat::PreserveFormat, &input);
-  const TensorMeta empty = make_meta(input.dtype, {std::int64_t{0}}, {std::int64_t{1}},
-                                     input.device);
+  const TensorMeta empty =
+      make_meta(input.dtype, {std::int64_t{0}}, {std::int64_t{1}}, input.device);
   return NodeValue(NodeValue::List{NodeValue(std::move(out)), NodeValue(empty), NodeValue(empty)});
 }
 
@@ -1696,9 +1718,10 @@ inline TensorMeta rule_reduction(const Context& ctx, Rule rule) {
   } else if (rule == Rule::sum && is_integral(self.dtype)) {
     type = dtype::int64;
   } else if (rule == Rule::mean && is_integral(self.dtype)) {
-    ctx.fail("mean(): could not infer output dtype. Input dtype must be either a floating point "
-             "or complex dtype. Got: " +
-             std::string(dtype_name(self.dtype)));
+    ctx.fail(
+        "mean(): could not infer output dtype. Input dtype must be either a floating point "
+        "or complex dtype. Got: " +
+        std::string(dtype_name(self.dtype)));
   }
   return reduce_meta(ctx, self, type, dims, keepdim);
 }
@@ -1808,8 +1831,8 @@ inline NodeValue rule_getitem(const Context& ctx) {
   const NodeValue& v = parent->meta().val;
   const NodeValue::List* list = v.elements();
   if (list == nullptr) {
-    ctx.fail("node '" + std::string(parent->name()) + "' has no tuple metadata: its meta().val is " +
-             v.describe());
+    ctx.fail("node '" + std::string(parent->name()) +
+             "' has no tuple metadata: its meta().val is " + v.describe());
   }
   std::int64_t i = args[1].as<std::int64_t>();
   const auto n = static_cast<std::int64_t>(list->size());
@@ -1882,8 +1905,8 @@ inline NodeValue run_rule(const Context& ctx, Rule rule, std::string_view op) {
     case Rule::stack: return rule_stack(ctx);
     case Rule::self_like: {
       const TensorMeta& self = ctx.tensor("self");
-      return formatted_meta(ctx, self.dtype, self.sizes, self.device,
-                            MemoryFormat::PreserveFormat, &self);
+      return formatted_meta(ctx, self.dtype, self.sizes, self.device, MemoryFormat::PreserveFormat,
+                            &self);
     }
     case Rule::index_select: return rule_index_select(ctx);
     case Rule::embedding: return rule_embedding(ctx);
@@ -2042,15 +2065,15 @@ inline NodeValue run_rule(const Context& ctx, Rule rule, std::string_view op) {
   const auto& table = detail::infer::rule_table();
   const auto it = table.find(op_key);
   const bool writes_self = schema != nullptr && !schema->arguments.empty() &&
-                           schema->arguments[0].type.is_write() &&
-                           schema->returns.size() == 1 &&
+                           schema->arguments[0].type.is_write() && schema->returns.size() == 1 &&
                            schema->returns[0].type.alias == schema->arguments[0].type.alias;
   if (op_key.empty() || schema == nullptr || (in_place ? !writes_self : it == table.end())) {
     bare.fail("epgraph has no shape rule for it; set meta().val yourself");
   }
   if (schema->argument_index("out") >= 0) {
-    bare.fail("epgraph has no shape rule for it (out= variants are not covered); set meta().val "
-              "yourself");
+    bare.fail(
+        "epgraph has no shape rule for it (out= variants are not covered); set meta().val "
+        "yourself");
   }
   NormalizedArguments args = [&] {
     try {

@@ -1,0 +1,240 @@
+// Unit tests for epgraph::infer_meta / set_inferred_meta (infer_meta.hpp): error messages,
+// operator.getitem, symbolic sizes, the quantized_decomposed schemas. The agreement with torch on
+// hundreds of cases is tested by tests/json/test_infer_meta.cpp.
+// SPDX-License-Identifier: BSD-3-Clause
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <epgraph/epgraph.hpp>
+#include <epgraph/infer_meta.hpp>
+#include <string>
+#include <vector>
+
+using epgraph::Argument;
+using epgraph::Graph;
+using epgraph::Node;
+using epgraph::NodeValue;
+using epgraph::SymExpr;
+using epgraph::SymInt;
+using epgraph::TensorMeta;
+using epgraph::value_error;
+
+namespace {
+
+TensorMeta meta_of(epgraph::dtype d, std::vector<std::int64_t> sizes) {
+  TensorMeta m;
+  m.dtype = d;
+  for (std::int64_t s : sizes) m.sizes.emplace_back(s);
+  for (std::int64_t s : epgraph::contiguous_strides(sizes)) m.strides.emplace_back(s);
+  return m;
+}
+
+Node* input(Graph& g, const char* name, TensorMeta m) {
+  Node* p = g.placeholder(name);
+  p->meta().val = std::move(m);
+  return p;
+}
+
+std::vector<SymInt> syms(std::vector<std::int64_t> v) { return {v.begin(), v.end()}; }
+
+}  // namespace
+
+TEST_CASE("infer_meta: an op without a rule is refused, naming node and op", "[infer_meta]") {
+  Graph g;
+  Node* x = input(g, "x", meta_of(epgraph::dtype::float32, {2}));
+  Node* foo = g.call_function("torch.ops.aten.cumsum.default", {x, 0}, {}, "foo");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*foo),
+                    "Cannot infer the metadata of node 'foo' (torch.ops.aten.cumsum.default): "
+                    "epgraph has no shape rule for it; set meta().val yourself");
+  Node* custom = g.call_function("torch.ops.my_ns.my_op.default", {x}, {}, "custom");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*custom),
+                    "Cannot infer the metadata of node 'custom' (torch.ops.my_ns.my_op.default): "
+                    "epgraph has no shape rule for it; set meta().val yourself");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*x),
+                    "Cannot infer the metadata of node 'x' (placeholder x): epgraph has no shape "
+                    "rule for it; set meta().val yourself");
+  Node* out = g.call_function("torch.ops.aten.add.out", {x, x}, {{"out", x}}, "add_out");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*out),
+                    "Cannot infer the metadata of node 'add_out' (torch.ops.aten.add.out): epgraph "
+                    "has no shape rule for it (out= variants are not covered); set meta().val "
+                    "yourself");
+}
+
+TEST_CASE("infer_meta: bad inputs are reported with node, op and reason", "[infer_meta]") {
+  Graph g;
+  Node* a = input(g, "a", meta_of(epgraph::dtype::float32, {2, 3}));
+  Node* b = input(g, "b", meta_of(epgraph::dtype::float32, {4}));
+  Node* bare = g.placeholder("bare");
+  Node* add = g.call_function("torch.ops.aten.add.Tensor", {a, b}, {}, "add");
+  CHECK_THROWS_AS(epgraph::infer_meta(*add), value_error);
+  CHECK_THROWS_WITH(epgraph::infer_meta(*add),
+                    "Cannot infer the metadata of node 'add' (torch.ops.aten.add.Tensor): shapes "
+                    "[2, 3] and [4] do not broadcast");
+  Node* neg = g.call_function("torch.ops.aten.neg.default", {bare}, {}, "neg");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*neg),
+                    "Cannot infer the metadata of node 'neg' (torch.ops.aten.neg.default): "
+                    "argument 'self' (node 'bare') has no tensor metadata: its meta().val is "
+                    "unset");
+  Node* sel = g.call_function("torch.ops.aten.select.int", {a, 0, 5}, {}, "sel");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*sel),
+                    "Cannot infer the metadata of node 'sel' (torch.ops.aten.select.int): "
+                    "select(): index 5 out of range for tensor of size [2, 3] at dimension 0");
+  Node* perm = g.call_function("torch.ops.aten.sum.dim_IntList", {a, Argument{5}}, {}, "s");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*perm),
+                    "Cannot infer the metadata of node 's' (torch.ops.aten.sum.dim_IntList): "
+                    "Dimension out of range (expected to be in range of [-2, 1], but got 5)");
+  Node* view = g.call_function("torch.ops.aten.view.default", {a, Argument{5, 5}}, {}, "view");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*view),
+                    "Cannot infer the metadata of node 'view' (torch.ops.aten.view.default): "
+                    "shape '[5, 5]' is invalid for input of size 6");
+  Node* mm = g.call_function("torch.ops.aten.mm.default", {a, a}, {}, "mm");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*mm),
+                    "Cannot infer the metadata of node 'mm' (torch.ops.aten.mm.default): mat1 "
+                    "and mat2 shapes cannot be multiplied (2x3 and 2x3)");
+  Node* ex = g.call_function("torch.ops.aten.expand.default", {b, Argument{2, 3}}, {}, "ex");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*ex),
+                    "Cannot infer the metadata of node 'ex' (torch.ops.aten.expand.default): The "
+                    "expanded size of the tensor (3) must match the existing size (4) at "
+                    "non-singleton dimension 1.  Target sizes: [2, 3].  Tensor sizes: [4]");
+  Node* tv = g.call_function(
+      "torch.ops.aten.view.default",
+      {g.call_function("torch.ops.aten.t.default", {a}, {}, "t"), Argument{6}}, {}, "tv");
+  epgraph::set_inferred_meta(*g.find_node("t"));
+  CHECK_THROWS_WITH(epgraph::infer_meta(*tv),
+                    "Cannot infer the metadata of node 'tv' (torch.ops.aten.view.default): view "
+                    "size is not compatible with input tensor's size and stride (at least one "
+                    "dimension spans across two contiguous subspaces). Use .reshape(...) "
+                    "instead.");
+}
+
+TEST_CASE("infer_meta: operator.getitem returns the element of a tuple value", "[infer_meta]") {
+  Graph g;
+  Node* x = input(g, "x", meta_of(epgraph::dtype::bfloat16, {2, 5, 8}));
+  Node* ln = g.call_function("torch.ops.aten.native_layer_norm.default",
+                             {x, Argument{8}, epgraph::none, epgraph::none, 1e-5}, {}, "ln");
+  epgraph::set_inferred_meta(*ln);
+  REQUIRE(ln->meta().val.elements() != nullptr);
+  REQUIRE(ln->meta().val.elements()->size() == 3);
+  Node* mean = g.call_function("operator.getitem", {ln, 1}, {}, "mean");
+  Node* last = g.call_function("operator.getitem", {ln, -1}, {}, "last");
+  const NodeValue v = epgraph::infer_meta(*mean);
+  REQUIRE(v.tensor() != nullptr);
+  CHECK(v.tensor()->dtype == epgraph::dtype::bfloat16);
+  CHECK(v.tensor()->sizes == syms({2, 5, 1}));
+  CHECK(v.tensor()->strides == syms({5, 1, 1}));
+  CHECK(epgraph::infer_meta(*last) == (*ln->meta().val.elements())[2]);
+
+  Node* bad = g.call_function("operator.getitem", {ln, 3}, {}, "bad");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*bad),
+                    "Cannot infer the metadata of node 'bad' (operator.getitem): index 3 is out of "
+                    "range for the 3 values of node 'ln'");
+  Node* of_tensor = g.call_function("operator.getitem", {x, 0}, {}, "of_tensor");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*of_tensor),
+                    "Cannot infer the metadata of node 'of_tensor' (operator.getitem): node 'x' "
+                    "has no tuple metadata: its meta().val is a tensor");
+}
+
+TEST_CASE("infer_meta: symbolic sizes pass through, computing with them is refused",
+          "[infer_meta]") {
+  Graph g;
+  TensorMeta m;
+  m.dtype = epgraph::dtype::float32;
+  m.sizes = {SymExpr{"s0", 4}, std::int64_t{8}};
+  m.strides = {std::int64_t{8}, std::int64_t{1}};
+  Node* x = input(g, "x", m);
+  Node* relu = g.call_function("torch.ops.aten.relu.default", {x}, {}, "relu");
+  const NodeValue r = epgraph::infer_meta(*relu);
+  REQUIRE(r.tensor() != nullptr);
+  CHECK(r.tensor()->sizes == m.sizes);
+  CHECK(r.tensor()->strides == m.strides);
+
+  Node* tr = g.call_function("torch.ops.aten.transpose.int", {x, 0, 1}, {}, "tr");
+  const NodeValue t = epgraph::infer_meta(*tr);
+  REQUIRE(t.tensor() != nullptr);
+  CHECK(t.tensor()->sizes == std::vector<SymInt>{std::int64_t{8}, SymExpr{"s0", 4}});
+
+  // contiguous strides of [8, s0]: the single symbol is written as sympy does
+  Node* c = g.call_function("torch.ops.aten.contiguous.default", {tr}, {}, "c");
+  epgraph::set_inferred_meta(*tr);
+  const NodeValue cv = epgraph::infer_meta(*c);
+  REQUIRE(cv.tensor() != nullptr);
+  CHECK(cv.tensor()->strides == std::vector<SymInt>{SymExpr{"s0", 4}, std::int64_t{1}});
+
+  Node* sum = g.call_function("torch.ops.aten.sum.dim_IntList", {x, Argument{1}}, {}, "sum");
+  const NodeValue sv = epgraph::infer_meta(*sum);
+  REQUIRE(sv.tensor() != nullptr);
+  CHECK(sv.tensor()->sizes == std::vector<SymInt>{SymExpr{"s0", 4}});
+
+  Node* sl = g.call_function("torch.ops.aten.slice.Tensor", {x, 0, 1, 3}, {}, "sl");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*sl),
+                    "Cannot infer the metadata of node 'sl' (torch.ops.aten.slice.Tensor): "
+                    "argument 'self' dimension 0 is the symbolic size s0, which this op must "
+                    "compute with; epgraph only computes with concrete sizes");
+  Node* y = input(g, "y", meta_of(epgraph::dtype::float32, {3, 8}));
+  Node* add = g.call_function("torch.ops.aten.add.Tensor", {x, y}, {}, "add");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*add),
+                    "Cannot infer the metadata of node 'add' (torch.ops.aten.add.Tensor): shapes "
+                    "[s0, 8] and [3, 8] broadcast only if their symbolic sizes are equal or 1, "
+                    "which epgraph cannot decide");
+}
+
+TEST_CASE("infer_meta: in-place ops give self's metadata", "[infer_meta]") {
+  Graph g;
+  TensorMeta m = meta_of(epgraph::dtype::float16, {3, 2});
+  m.strides = {std::int64_t{1}, std::int64_t{3}};
+  Node* x = input(g, "x", m);
+  Node* y = input(g, "y", meta_of(epgraph::dtype::float32, {2}));
+  Node* add_ = g.call_function("torch.ops.aten.add_.Tensor", {x, y}, {}, "add_");
+  CHECK(epgraph::infer_meta(*add_) == NodeValue(m));
+  Node* idx = input(g, "idx", meta_of(epgraph::dtype::int64, {1}));
+  Node* ic = g.call_function("torch.ops.aten.index_copy_.default", {x, 0, idx, y}, {}, "ic");
+  CHECK(epgraph::infer_meta(*ic) == NodeValue(m));
+}
+
+TEST_CASE("set_inferred_meta: stores the value, leaves the node unchanged on error",
+          "[infer_meta]") {
+  Graph g;
+  Node* x = input(g, "x", meta_of(epgraph::dtype::int32, {2, 3}));
+  Node* d = g.call_function("torch.ops.aten.div.Tensor", {x, x}, {}, "d");
+  NodeValue& v = epgraph::set_inferred_meta(*d);
+  CHECK(&v == &d->meta().val);
+  CHECK(v == NodeValue(meta_of(epgraph::dtype::float32, {2, 3})));
+
+  Node* bad = g.call_function("torch.ops.aten.select.int", {x, 0, 7}, {}, "bad");
+  bad->meta().val = epgraph::SymIntValue{std::int64_t{3}};
+  CHECK_THROWS_AS(epgraph::set_inferred_meta(*bad), value_error);
+  CHECK(bad->meta().val == NodeValue(epgraph::SymIntValue{std::int64_t{3}}));
+}
+
+TEST_CASE("register_quantized_decomposed_schemas: torch 2.13's six schemas, idempotent",
+          "[infer_meta][schema]") {
+  epgraph::OperatorRegistry r;
+  epgraph::register_quantized_decomposed_schemas(r);
+  REQUIRE(r.size() == 6);
+  epgraph::register_quantized_decomposed_schemas(r);
+  CHECK(r.size() == 6);
+  const epgraph::FunctionSchema* dq = r.find("quantized_decomposed::dequantize_per_tensor.tensor");
+  REQUIRE(dq != nullptr);
+  CHECK(dq->str() ==
+        "quantized_decomposed::dequantize_per_tensor.tensor(Tensor input, Tensor scale, Tensor "
+        "zero_point, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? "
+        "out_dtype=None) -> Tensor");
+  CHECK(r.find_target("torch.ops.quantized_decomposed.quantize_per_tensor.default") != nullptr);
+
+  epgraph::OperatorRegistry taken;
+  taken.register_schema(
+      "quantized_decomposed::quantize_per_tensor.tensor2(Tensor input) -> Tensor");
+  CHECK_THROWS_WITH(
+      epgraph::register_quantized_decomposed_schemas(taken),
+      Catch::StartsWith("Operator 'quantized_decomposed::quantize_per_tensor.tensor2' "
+                        "is already registered with schema"));
+  CHECK(taken.size() == 1);  // nothing registered
+
+  // infer_meta knows the ops without registration
+  Graph g;
+  Node* x = input(g, "x", meta_of(epgraph::dtype::float32, {4}));
+  Node* q = g.call_function("torch.ops.quantized_decomposed.quantize_per_tensor.default",
+                            {x, 0.5, 0, -128, 127, epgraph::dtype::int8}, {}, "q");
+  const NodeValue v = epgraph::infer_meta(*q);
+  REQUIRE(v.tensor() != nullptr);
+  CHECK(v.tensor()->dtype == epgraph::dtype::int8);
+}
