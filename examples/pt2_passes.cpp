@@ -1,0 +1,730 @@
+// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// pt2_passes: graph passes written in C++ on programs torch.export produced, one subcommand per
+// pass family. Each reads IN (a .pt2 archive saved by torch.export.save), rewrites the program,
+// checks it with epgraph::verify and writes OUT (a .pt2 archive torch.export.load reads).
+//
+//   pt2_passes kv-cache IN.pt2 -o OUT.pt2 [--max-seq 16] [--pos NAME]
+//   pt2_passes fold-conv-bn IN.pt2 -o OUT.pt2
+//   pt2_passes quantize-linear IN.pt2 -o OUT.pt2 [--scale 0.05] [--zero-point 3]
+//   pt2_passes misc-ops IN.pt2 -o OUT.pt2
+//   pt2_passes multi-output IN.pt2 -o OUT.pt2
+//   pt2_passes custom-op IN.pt2 -o OUT.pt2 [--alpha 0.25]
+//
+// Exit status: 0 on success, 1 when epgraph::verify rejects the edited program (nothing is
+// written then), 2 on bad usage or input (the exception is printed).
+//
+// Each pass below is written the way one writes it in Python on an ExportedProgram with torch.fx
+// and ExecuTorch's backends/transforms/utils.py; the comments name the Python each step mirrors.
+// Rules every pass follows:
+// - nodes are found by their operator (FX `node.target == torch.ops.aten.x.y`), not by name;
+// - every new call_function node gets `meta().val` (FX `node.meta["val"]`, the fake tensor torch
+//   would have computed): the archive writer needs it to describe the node's outputs;
+// - arguments are given as torch's Python call would give them (positional, then keyword-only),
+//   and Graph::call_function binds them to the operator's schema, refusing a bad call at once.
+// tests/interop/test_passes.py runs every pass on a module torch exported and checks in torch
+// 2.13 that the result loads, passes torch's verifier and computes the right numbers.
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <epgraph/archive/archive.hpp>
+#include <epgraph/bind.hpp>
+#include <epgraph/edit.hpp>
+#include <epgraph/epgraph.hpp>
+#include <epgraph/lookup.hpp>
+#include <epgraph/verify.hpp>
+#include <exception>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace {
+
+using epgraph::Argument;
+using epgraph::ArgumentList;
+using epgraph::Graph;
+using epgraph::HostTensor;
+using epgraph::InputKind;
+using epgraph::Node;
+using epgraph::NodeValue;
+using epgraph::OpCode;
+using epgraph::TensorMeta;
+using Program = epgraph::ExportedProgram<HostTensor>;
+
+// --- small helpers shared by the passes ---------------------------------------------------------
+
+// FX: [n for n in graph.nodes if n.op == "call_function" and n.target == target]
+std::vector<Node*> calls_to(Graph& graph, std::string_view target) {
+  std::vector<Node*> out;
+  for (Node& n : graph.nodes()) {
+    if (n.op() == OpCode::call_function && n.target() == target) out.push_back(&n);
+  }
+  return out;
+}
+
+// FX: node.meta["val"], which must be one tensor.
+const TensorMeta& tensor_val(const Node* node) {
+  const TensorMeta* t = node->meta().val.tensor();
+  if (t == nullptr) {
+    throw epgraph::value_error("Node '" + std::string(node->name()) +
+                               "' has no tensor meta['val'] (" + node->meta().val.describe() + ")");
+  }
+  return *t;
+}
+
+// The concrete sizes of a tensor value (the passes handle static shapes only).
+std::vector<std::int64_t> sizes_of(const Node* node) {
+  std::vector<std::int64_t> out;
+  for (const epgraph::SymInt& s : tensor_val(node).sizes) {
+    const auto* v = std::get_if<std::int64_t>(&s);
+    if (v == nullptr) {
+      throw epgraph::value_error("Node '" + std::string(node->name()) +
+                                 "' has a symbolic size; this pass needs static shapes");
+    }
+    out.push_back(*v);
+  }
+  return out;
+}
+
+// The fake tensor of a fresh contiguous CPU result (what torch's meta kernels produce for a
+// non-view op): FakeTensor(dtype, sizes, contiguous strides).
+TensorMeta contiguous_val(epgraph::dtype type, const std::vector<std::int64_t>& sizes,
+                          bool requires_grad = false) {
+  TensorMeta m;
+  m.dtype = type;
+  for (std::int64_t s : sizes) m.sizes.emplace_back(s);
+  for (std::int64_t s : epgraph::contiguous_strides(sizes)) m.strides.emplace_back(s);
+  m.requires_grad = requires_grad;
+  return m;
+}
+
+// The result node of the program's first USER_OUTPUT that is a tensor
+// (FX: ep.graph.output_node().args[0][i] for the first user output spec).
+Node* first_user_output(Program& ep) {
+  const auto& results = *ep.graph().output_node()->args()[0].list();
+  const auto& specs = ep.graph_signature().output_specs;
+  for (std::size_t i = 0; i < specs.size() && i < results.size(); ++i) {
+    Node* n = results[i].node();
+    if (specs[i].kind() == epgraph::OutputKind::USER_OUTPUT && n != nullptr &&
+        n->meta().val.tensor() != nullptr) {
+      return n;
+    }
+  }
+  throw epgraph::value_error("The program has no tensor user output");
+}
+
+// Makes the program return `new_value` wherever it returned `old_value` (FX:
+// `output_node.replace_input_with(old, new)`). The ExportedProgram renames the output spec.
+void route_output(Program& ep, Node* old_value, Node* new_value) {
+  ep.graph().output_node()->replace_input_with(old_value, new_value);
+}
+
+// A float32 weight's elements (HostTensor holds row-major little-endian bytes; like the archive
+// format, this assumes a little-endian host).
+std::vector<float> float_data(const HostTensor& t, std::string_view what) {
+  if (t.scalar_type() != epgraph::dtype::float32) {
+    throw epgraph::value_error(std::string(what) + " is " +
+                               std::string(epgraph::dtype_name(t.scalar_type())) +
+                               ", this pass folds float32 weights only");
+  }
+  std::vector<float> out(static_cast<std::size_t>(t.numel()));
+  std::memcpy(out.data(), t.bytes().data(), t.nbytes());
+  return out;
+}
+
+// A float32 HostTensor of shape `sizes` holding `values`.
+HostTensor float_tensor(const std::vector<float>& values, std::vector<std::int64_t> sizes) {
+  std::vector<std::byte> bytes(values.size() * sizeof(float));
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return HostTensor::from_bytes(epgraph::dtype::float32, std::move(sizes), std::move(bytes));
+}
+
+// --- (a) kv-cache -------------------------------------------------------------------------------
+//
+// Adds a KV cache to an attention exported as `scaled_dot_product_attention(q, k, v)` whose
+// program takes the write positions as a user input (`input_pos`, a 1-d int64 tensor):
+//
+//   k_cache = index_copy(b_k_cache, 2, input_pos, k)    # cache[:, :, input_pos] = k
+//   v_cache = index_copy(b_v_cache, 2, input_pos, v)
+//   y = scaled_dot_product_attention(q, k_cache, v_cache)
+//
+// and returns the updated caches as BUFFER_MUTATION outputs, so the runtime (ExecuTorch, or the
+// module torch.export.load unlifts) writes them back into the buffers after each call. This is
+// what ExecuTorch's examples/models/llama KV-cache source transform produces, done on the graph.
+// The attention reads the whole cache (no mask), as the test's Python reference does.
+
+// The user input holding the write positions: the one named `name` when given, else the only
+// 1-d int64 user input (FX: [n for n in placeholders if n.name in user_inputs and
+// n.meta["val"].dtype == torch.int64 and n.meta["val"].dim() == 1]).
+Node* find_positions(Program& ep, const std::string& name) {
+  std::vector<Node*> found;
+  for (Node& n : ep.graph().placeholders()) {
+    const epgraph::InputSpec* s = epgraph::input_spec_for(ep, &n);
+    const TensorMeta* t = n.meta().val.tensor();
+    if (s != nullptr && s->kind() == InputKind::USER_INPUT && t != nullptr &&
+        t->dtype == epgraph::dtype::int64 && t->sizes.size() == 1 &&
+        (name.empty() || n.name() == name)) {
+      found.push_back(&n);
+    }
+  }
+  if (found.size() != 1) {
+    throw epgraph::value_error(
+        name.empty() ? "kv-cache expects one 1-d int64 user input (the positions), found " +
+                           std::to_string(found.size()) + "; name it with --pos"
+                     : "kv-cache expects a 1-d int64 user input named '" + name + "'");
+  }
+  return found[0];
+}
+
+void kv_cache(Program& ep, std::int64_t max_seq, const std::string& pos_name) {
+  Graph& graph = ep.graph();
+
+  // 1. The attention and its k/v inputs, found by operator (FX: node.target ==
+  //    torch.ops.aten.scaled_dot_product_attention.default; k, v = node.args[1:3]).
+  const auto attentions = calls_to(graph, "torch.ops.aten.scaled_dot_product_attention.default");
+  if (attentions.size() != 1) {
+    throw epgraph::value_error("kv-cache expects one scaled_dot_product_attention node, found " +
+                               std::to_string(attentions.size()));
+  }
+  Node* attention = attentions[0];
+  Node* k = attention->args()[1].node();
+  Node* v = attention->args()[2].node();
+  Node* input_pos = find_positions(ep, pos_name);
+
+  // 2. Zero-filled caches [B, H, max_seq, D] in k's dtype (ExecuTorch:
+  //    create_mutable_buffer(ep, "b_k_cache", torch.zeros(B, H, MAX, D))).
+  const std::vector<std::int64_t> kv = sizes_of(k);  // [B, H, T, D]
+  if (kv.size() != 4 || sizes_of(v) != kv) {
+    throw epgraph::value_error("kv-cache expects k and v of equal shape [B, H, T, D]");
+  }
+  const epgraph::dtype type = tensor_val(k).dtype;
+  Node* k_cache = epgraph::create_mutable_buffer(
+      ep, "b_k_cache", HostTensor::zeros(type, {kv[0], kv[1], max_seq, kv[3]}));
+  Node* v_cache = epgraph::create_mutable_buffer(
+      ep, "b_v_cache", HostTensor::zeros(type, {kv[0], kv[1], max_seq, kv[3]}));
+
+  // 3. The cache updates, right before the attention (FX: `with graph.inserting_before(attn):
+  //    graph.call_function(torch.ops.aten.index_copy.default, (k_cache, 2, input_pos, k))`).
+  //    index_copy is functional: its result has the cache's shape, dtype and strides.
+  Node* k_updated = nullptr;
+  Node* v_updated = nullptr;
+  {
+    auto at = graph.inserting_before(attention);
+    k_updated =
+        graph.call_function("torch.ops.aten.index_copy.default", {k_cache, 2, input_pos, k});
+    k_updated->meta().val = k_cache->meta().val;
+    v_updated =
+        graph.call_function("torch.ops.aten.index_copy.default", {v_cache, 2, input_pos, v});
+    v_updated->meta().val = v_cache->meta().val;
+  }
+
+  // 4. The attention reads the updated caches (FX: attn.replace_input_with(k, k_updated)); its
+  //    output keeps q's length, so its val does not change.
+  attention->replace_input_with(k, k_updated);
+  attention->replace_input_with(v, v_updated);
+
+  // 5. The caches' mutation outputs now return the updated caches
+  //    (the BUFFER_MUTATION output spec `index_copy -> k_cache`).
+  epgraph::set_buffer_mutation(ep, "k_cache", k_updated);
+  epgraph::set_buffer_mutation(ep, "v_cache", v_updated);
+  std::cout << "kv-cache: " << k_updated->name() << " -> k_cache, " << v_updated->name()
+            << " -> v_cache, read by " << attention->name() << "\n";
+}
+
+// --- (b) fold-conv-bn ---------------------------------------------------------------------------
+//
+// Folds an eval-mode batch norm into the convolution that feeds it:
+//   w' = w * gamma / sqrt(var + eps)            (per output channel)
+//   b' = (b - mean) * gamma / sqrt(var + eps) + beta
+// torch.export (training IR, torch 2.13) emits `aten.conv2d.default` +
+// `aten.batch_norm.default(..., training=False, ...)`; after run_decompositions() it is
+// `aten.convolution.default` + `aten._native_batch_norm_legit_no_training.default` read through
+// `operator.getitem(bn, 0)`. Both are handled. Mirrors torch.nn.utils.fusion.fuse_conv_bn_weights
+// and ExecuTorch's backends/xnnpack/_passes/fuse_batch_norm_with_conv.py (which also makes the
+// fused tensors new PARAMETER placeholders and deletes the old ones).
+
+// The placeholder before which new PARAMETER inputs go so that torch's canonical input order
+// (TOKEN < PARAMETER < BUFFER < CONSTANT_TENSOR < CUSTOM_OBJ < USER_INPUT) holds.
+Node* after_last_parameter(Program& ep) {
+  for (Node& n : ep.graph().placeholders()) {
+    const epgraph::InputSpec* s = epgraph::input_spec_for(ep, &n);
+    if (s == nullptr || (s->kind() != InputKind::TOKEN && s->kind() != InputKind::PARAMETER)) {
+      return &n;
+    }
+  }
+  throw epgraph::value_error("The program has no input after its parameters");
+}
+
+// Deletes a weight placeholder that nothing reads any more (ExecuTorch:
+// delete_constant_placeholder(ep, node)); a tied weight still read elsewhere is kept.
+void delete_if_unused(Program& ep, Node* node) {
+  if (node != nullptr && node->users().empty() && epgraph::is_param_node(ep, node)) {
+    epgraph::delete_constant_placeholder(ep, node);
+  }
+}
+
+bool fold_one(Program& ep, Node* bn) {
+  Graph& graph = ep.graph();
+  // FX: conv = bn.args[0]; it must be a plain 2-d convolution read only by the batch norm.
+  Node* conv = bn->args()[0].node();
+  if (conv == nullptr || conv->op() != OpCode::call_function || conv->users().size() != 1 ||
+      (conv->target() != "torch.ops.aten.conv2d.default" &&
+       conv->target() != "torch.ops.aten.convolution.default")) {
+    return false;
+  }
+  // Arguments by name, defaults filled in (FX: node.normalized_arguments(...) /
+  // torch.fx.operator_schemas.normalize_function).
+  const auto bn_args = epgraph::normalized_arguments(*bn);
+  const auto conv_args = epgraph::normalized_arguments(*conv);
+  if (bn->target() == "torch.ops.aten.batch_norm.default" &&
+      (*bn_args)["training"] != Argument(false)) {
+    return false;  // training mode: the statistics are the batch's, nothing to fold
+  }
+  if (conv->target() == "torch.ops.aten.convolution.default" &&
+      (*conv_args)["transposed"] != Argument(false)) {
+    return false;
+  }
+  Node* weight = (*conv_args)["weight"].node();
+  Node* bias = (*conv_args)["bias"].node();   // None when the conv has no bias
+  Node* gamma = (*bn_args)["weight"].node();  // None for affine=False
+  Node* beta = (*bn_args)["bias"].node();
+  Node* mean = (*bn_args)["running_mean"].node();
+  Node* var = (*bn_args)["running_var"].node();
+  const double eps = (*bn_args)["eps"].as<double>();
+
+  // The data (ExecuTorch: get_param_tensor(ep, node)).
+  auto data = [&](Node* n, const char* what) -> const HostTensor* {
+    if (n == nullptr) return nullptr;
+    const HostTensor* t = epgraph::get_param_tensor(ep, n);
+    if (t == nullptr) {
+      throw epgraph::value_error(std::string(what) + " '" + std::string(n->name()) +
+                                 "' is not a weight of the program");
+    }
+    return t;
+  };
+  const HostTensor* w_t = data(weight, "conv weight");
+  if (w_t == nullptr || mean == nullptr || var == nullptr) return false;
+  // Everything is checked before the program changes: a decomposed batch norm may be folded only
+  // when nothing reads its saved statistics (getitem 1 and 2).
+  const bool decomposed = bn->target() != "torch.ops.aten.batch_norm.default";
+  for (Node* user : decomposed ? bn->users() : epgraph::NodeSpan()) {
+    if (user->target() != "operator.getitem" ||
+        (user->args()[1] != Argument(0) && !user->users().empty())) {
+      throw epgraph::value_error("Batch norm '" + std::string(bn->name()) + "' is read by '" +
+                                 std::string(user->name()) + "': only its output can be folded");
+    }
+  }
+  const std::vector<float> w = float_data(*w_t, "conv weight");
+  const std::vector<float> m = float_data(*data(mean, "running_mean"), "running_mean");
+  const std::vector<float> vr = float_data(*data(var, "running_var"), "running_var");
+  const std::size_t channels = m.size();
+  if (w_t->sizes().empty() || w_t->sizes()[0] != static_cast<std::int64_t>(channels)) {
+    throw epgraph::value_error("Conv '" + std::string(conv->name()) + "' does not have " +
+                               std::to_string(channels) + " output channels");
+  }
+  const std::vector<float> b =
+      bias ? float_data(*data(bias, "conv bias"), "conv bias") : std::vector<float>(channels, 0.0f);
+  const std::vector<float> g = gamma ? float_data(*data(gamma, "bn weight"), "bn weight")
+                                     : std::vector<float>(channels, 1.0f);
+  const std::vector<float> be =
+      beta ? float_data(*data(beta, "bn bias"), "bn bias") : std::vector<float>(channels, 0.0f);
+
+  // The fused weight and bias (torch.nn.utils.fusion.fuse_conv_bn_weights).
+  const std::size_t per_channel = w.size() / channels;
+  std::vector<float> fused_w(w.size());
+  std::vector<float> fused_b(channels);
+  for (std::size_t c = 0; c < channels; ++c) {
+    const double scale = g[c] / std::sqrt(static_cast<double>(vr[c]) + eps);
+    for (std::size_t i = 0; i < per_channel; ++i) {
+      fused_w[c * per_channel + i] = static_cast<float>(w[c * per_channel + i] * scale);
+    }
+    fused_b[c] = static_cast<float>((b[c] - m[c]) * scale + be[c]);
+  }
+
+  // Named after the conv module (`p_conv1_fused_weight` for weight target `conv1.weight`; the
+  // conv node's name when the weight has no target), like torch names parameter placeholders.
+  std::string base(conv->name());
+  if (const epgraph::InputSpec* s = epgraph::input_spec_for(ep, weight); s && s->target()) {
+    base = *s->target();
+    if (base.size() > 7 && base.compare(base.size() - 7, 7, ".weight") == 0)
+      base.resize(base.size() - 7);
+    for (char& c : base) c = (c == '.') ? '_' : c;
+  }
+
+  // New PARAMETER placeholders after the existing parameters (ExecuTorch:
+  // `with graph.inserting_before(first_non_parameter): create_constant_placeholder(ep, graph,
+  // name, InputKind.PARAMETER, data)`).
+  Node* w_node = nullptr;
+  Node* b_node = nullptr;
+  {
+    auto at = graph.inserting_before(after_last_parameter(ep));
+    w_node = epgraph::create_constant_placeholder(ep, "p_" + base + "_fused_weight",
+                                                  InputKind::PARAMETER,
+                                                  float_tensor(fused_w, w_t->sizes()));
+    b_node =
+        epgraph::create_constant_placeholder(ep, "p_" + base + "_fused_bias", InputKind::PARAMETER,
+                                             float_tensor(fused_b, {std::int64_t(channels)}));
+  }
+
+  // The conv reads them (FX: conv.args = (x, w_node, b_node, *conv.args[3:])); conv2d may omit
+  // its bias argument, so the arguments are rebuilt positionally.
+  std::vector<Argument> args = conv->args();
+  if (args.size() < 3) args.resize(3);
+  args[1] = Argument(w_node);
+  args[2] = Argument(b_node);
+  conv->set_args(std::move(args));
+
+  // Users of the batch norm's result read the conv instead (FX: bn.replace_all_uses_with(conv),
+  // or getitem(bn, 0).replace_all_uses_with(conv) for the decomposed op), then the batch norm
+  // and its getitem nodes go (FX: graph.erase_node).
+  if (!decomposed) {
+    bn->replace_all_uses_with(conv);
+  } else {
+    for (Node* user : std::vector<Node*>(bn->users())) {  // getitem nodes (checked above)
+      if (user->args()[1] == Argument(0)) user->replace_all_uses_with(conv);
+      graph.erase_node(user);
+    }
+  }
+  graph.erase_node(bn);
+
+  // The weights nothing reads now (ExecuTorch: delete_constant_placeholder).
+  for (Node* n : {weight, bias, gamma, beta, mean, var}) delete_if_unused(ep, n);
+  std::cout << "fold-conv-bn: " << conv->name() << " now reads " << w_node->name() << ", "
+            << b_node->name() << "\n";
+  return true;
+}
+
+void fold_conv_bn(Program& ep) {
+  std::vector<Node*> bns = calls_to(ep.graph(), "torch.ops.aten.batch_norm.default");
+  for (Node* n :
+       calls_to(ep.graph(), "torch.ops.aten._native_batch_norm_legit_no_training.default"))
+    bns.push_back(n);
+  int folded = 0;
+  for (Node* bn : bns) {
+    // The batch norm module's prefix (`bn.` from `bn.running_mean`), read before the running
+    // statistics are deleted: its num_batches_tracked buffer, which only training updates, goes
+    // too once the batch norm is folded.
+    std::string prefix;
+    if (const epgraph::InputSpec* s = epgraph::input_spec_for(ep, bn->args()[3].node())) {
+      if (s->target()) {
+        const std::string& t = *s->target();  // "bn.running_mean"
+        prefix = t.substr(0, t.rfind('.') + 1);
+      }
+    }
+    if (!fold_one(ep, bn)) continue;
+    ++folded;
+    if (const epgraph::InputSpec* s =
+            epgraph::input_spec_by_target(ep, InputKind::BUFFER, prefix + "num_batches_tracked")) {
+      delete_if_unused(ep, ep.graph().find_node(s->name()));
+    }
+  }
+  if (folded == 0) throw epgraph::value_error("fold-conv-bn found no conv + eval batch norm");
+}
+
+// --- (c) quantize-linear ------------------------------------------------------------------------
+//
+// Inserts a quantize/dequantize pair (int8, per tensor, fixed scale and zero point) on the input
+// of every aten.linear.default, as PT2E quantization (torch.ao.quantization.quantize_pt2e's
+// convert_pt2e) represents a quantized activation:
+//   q  = quantized_decomposed.quantize_per_tensor(x, scale, zp, -128, 127, torch.int8)
+//   dq = quantized_decomposed.dequantize_per_tensor(q, scale, zp, -128, 127, torch.int8)
+//   linear(dq, w, b)
+// These operators are not aten's: their schemas are registered here exactly as torch 2.13 prints
+// them (`import torch.ao.quantization.fx._decomposed;
+// print(torch.ops.quantized_decomposed.quantize_per_tensor.default._schema)`), and torch must
+// import torch.ao.quantization.fx._decomposed before loading the result.
+
+void register_quantized_decomposed() {
+  auto& registry = epgraph::global_registry();
+  registry.register_schema(
+      "quantized_decomposed::quantize_per_tensor(Tensor input, float scale, int zero_point, "
+      "int quant_min, int quant_max, ScalarType dtype) -> Tensor");
+  registry.register_schema(
+      "quantized_decomposed::dequantize_per_tensor(Tensor input, float scale, int zero_point, "
+      "int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor");
+}
+
+void quantize_linear(Program& ep, double scale, std::int64_t zero_point) {
+  register_quantized_decomposed();
+  Graph& graph = ep.graph();
+  const auto linears = calls_to(graph, "torch.ops.aten.linear.default");
+  if (linears.empty()) throw epgraph::value_error("quantize-linear found no aten.linear.default");
+  for (Node* linear : linears) {
+    Node* x = linear->args()[0].node();
+    const TensorMeta& x_val = tensor_val(x);
+    auto at = graph.inserting_before(linear);  // FX: with graph.inserting_before(linear):
+    Node* q = graph.call_function("torch.ops.quantized_decomposed.quantize_per_tensor.default",
+                                  {x, scale, zero_point, -128, 127, epgraph::dtype::int8});
+    q->meta().val = contiguous_val(epgraph::dtype::int8, sizes_of(x));
+    Node* dq = graph.call_function("torch.ops.quantized_decomposed.dequantize_per_tensor.default",
+                                   {q, scale, zero_point, -128, 127, epgraph::dtype::int8});
+    dq->meta().val = contiguous_val(x_val.dtype, sizes_of(x));
+    linear->replace_input_with(x, dq);  // FX: linear.replace_input_with(x, dq)
+    std::cout << "quantize-linear: " << linear->name() << " reads " << dq->name() << "("
+              << q->name() << "(" << x->name() << "))\n";
+  }
+}
+
+// --- (d) misc-ops -------------------------------------------------------------------------------
+//
+// Routes the first tensor output y [B, N] through operators whose arguments exercise every
+// argument form of the schema (optional scalars, int lists, keyword-only dtype/device, Tensor?
+// and Tensor?[]):
+//   c = clamp(y, None, 6.0)                               # Scalar? min=None
+//   h = _to_copy(c, dtype=torch.float16)                  # keyword-only ScalarType?
+//   f = _to_copy(h, dtype=torch.float32, device="cpu")    # keyword-only Device?
+//   s = sum(f, [1], True)                                 # int[1]? dim, bool keepdim
+//   lo = full([B, N], -0.5, dtype=torch.float32, device="cpu")
+//   w = where(gt(f, 0.0), f, lo)
+//   m = clamp(w, None, s)                                 # Tensor? min=None, Tensor? max
+//   idx = arange(N - 1, -1, -1, dtype=torch.int64, device="cpu")
+//   r = index(m, [None, idx])                             # Tensor?[] indices
+// and returns r instead of y.
+void misc_ops(Program& ep) {
+  Graph& graph = ep.graph();
+  Node* y = first_user_output(ep);
+  const std::vector<std::int64_t> shape = sizes_of(y);  // [B, N]
+  if (shape.size() != 2 || tensor_val(y).dtype != epgraph::dtype::float32) {
+    throw epgraph::value_error("misc-ops expects a 2-d float32 first output");
+  }
+  const bool grad = tensor_val(y).requires_grad;
+  const epgraph::Device cpu{"cpu", std::nullopt};
+  const auto f32 = epgraph::dtype::float32;
+  Node* r = nullptr;
+  {
+    auto at = graph.inserting_after(y);  // FX: with graph.inserting_after(y): each node follows
+    Node* c = graph.call_function("torch.ops.aten.clamp.default", {y, epgraph::none, 6.0});
+    c->meta().val = contiguous_val(f32, shape, grad);
+    Node* h = graph.call_function("torch.ops.aten._to_copy.default", {c},
+                                  {{"dtype", epgraph::dtype::float16}});
+    h->meta().val = contiguous_val(epgraph::dtype::float16, shape, grad);
+    Node* f = graph.call_function("torch.ops.aten._to_copy.default", {h},
+                                  {{"dtype", f32}, {"device", cpu}});
+    f->meta().val = contiguous_val(f32, shape, grad);
+    Node* s = graph.call_function("torch.ops.aten.sum.dim_IntList", {f, ArgumentList{1}, true});
+    s->meta().val = contiguous_val(f32, {shape[0], 1}, grad);
+    Node* lo =
+        graph.call_function("torch.ops.aten.full.default", {ArgumentList{shape[0], shape[1]}, -0.5},
+                            {{"dtype", f32}, {"device", cpu}, {"pin_memory", false}});
+    lo->meta().val = contiguous_val(f32, shape);
+    Node* positive = graph.call_function("torch.ops.aten.gt.Scalar", {f, 0.0});
+    positive->meta().val = contiguous_val(epgraph::dtype::bool_, shape);
+    Node* w = graph.call_function("torch.ops.aten.where.self", {positive, f, lo});
+    w->meta().val = contiguous_val(f32, shape, grad);
+    Node* m = graph.call_function("torch.ops.aten.clamp.Tensor", {w, epgraph::none, s});
+    m->meta().val = contiguous_val(f32, shape, grad);
+    Node* idx = graph.call_function("torch.ops.aten.arange.start_step", {shape[1] - 1, -1, -1},
+                                    {{"dtype", epgraph::dtype::int64}, {"device", cpu}});
+    idx->meta().val = contiguous_val(epgraph::dtype::int64, {shape[1]});
+    r = graph.call_function("torch.ops.aten.index.Tensor", {m, ArgumentList{epgraph::none, idx}});
+    r->meta().val = contiguous_val(f32, shape, grad);
+  }
+  route_output(ep, y, r);
+  std::cout << "misc-ops: output " << y->name() << " -> " << r->name() << "\n";
+}
+
+// --- (e) multi-output ---------------------------------------------------------------------------
+//
+// Routes the first tensor output y [B, N] through multi-output operators, read as torch.export
+// reads them: one operator.getitem node per used output, the operator's val a tuple
+// (FX: node.meta["val"] = (fake_a, fake_b)), each getitem's val its element:
+//   var, mean = var_mean(y, [1], correction=0, keepdim=True)  # (Tensor, Tensor)
+//   n = (y - mean) * rsqrt(var + 1e-5)
+//   values, indices = max(n, 1, True)       # (Tensor values, Tensor indices)
+//   parts = split(n, ceil(N / 2), 1)        # Tensor[]: views of n
+//   r = cat(reversed(parts), 1) - values + indices
+void multi_output(Program& ep) {
+  Graph& graph = ep.graph();
+  Node* y = first_user_output(ep);
+  const std::vector<std::int64_t> shape = sizes_of(y);
+  if (shape.size() != 2 || tensor_val(y).dtype != epgraph::dtype::float32) {
+    throw epgraph::value_error("multi-output expects a 2-d float32 first output");
+  }
+  const std::int64_t rows = shape[0], cols = shape[1];
+  const bool grad = tensor_val(y).requires_grad;
+  const auto f32 = epgraph::dtype::float32;
+  const TensorMeta column = contiguous_val(f32, {rows, 1}, grad);  // a [B, 1] reduction
+  const TensorMeta full = contiguous_val(f32, shape, grad);        // a [B, N] result
+
+  // getitem(node, i) with the i-th element of node's tuple val (FX: graph.call_function(
+  // operator.getitem, (node, i)) with meta["val"] = node.meta["val"][i]).
+  auto getitem = [&](Node* node, std::int64_t i) {
+    Node* g = graph.call_function("operator.getitem", {node, i});
+    g->meta().val = (*node->meta().val.elements())[static_cast<std::size_t>(i)];
+    return g;
+  };
+  Node* r = nullptr;
+  {
+    auto at = graph.inserting_after(y);
+    Node* vm = graph.call_function("torch.ops.aten.var_mean.correction", {y, ArgumentList{1}},
+                                   {{"correction", 0}, {"keepdim", true}});
+    vm->meta().val = NodeValue::List{column, column};
+    Node* var = getitem(vm, 0);
+    Node* mean = getitem(vm, 1);
+    Node* centered = graph.call_function("torch.ops.aten.sub.Tensor", {y, mean});
+    centered->meta().val = full;
+    Node* var_eps = graph.call_function("torch.ops.aten.add.Scalar", {var, 1e-5});
+    var_eps->meta().val = column;
+    Node* inv_std = graph.call_function("torch.ops.aten.rsqrt.default", {var_eps});
+    inv_std->meta().val = column;
+    Node* n = graph.call_function("torch.ops.aten.mul.Tensor", {centered, inv_std});
+    n->meta().val = full;
+
+    Node* mx = graph.call_function("torch.ops.aten.max.dim", {n, 1, true});
+    mx->meta().val = NodeValue::List{column, contiguous_val(epgraph::dtype::int64, {rows, 1})};
+    Node* values = getitem(mx, 0);
+    Node* indices = getitem(mx, 1);
+
+    // split returns views of n: each part keeps n's strides, at offset i * split_size columns.
+    const std::int64_t split_size = (cols + 1) / 2;
+    Node* parts = graph.call_function("torch.ops.aten.split.Tensor", {n, split_size, 1});
+    NodeValue::List part_vals;
+    for (std::int64_t start = 0; start < cols; start += split_size) {
+      TensorMeta part = full;
+      part.sizes[1] = std::min(split_size, cols - start);
+      part.storage_offset = start;
+      part_vals.emplace_back(std::move(part));
+    }
+    parts->meta().val = part_vals;
+    ArgumentList reversed;
+    for (std::size_t i = part_vals.size(); i > 0; --i) {
+      reversed.emplace_back(getitem(parts, static_cast<std::int64_t>(i - 1)));
+    }
+    Node* joined = graph.call_function("torch.ops.aten.cat.default", {reversed, 1});
+    joined->meta().val = full;
+    Node* minus_max = graph.call_function("torch.ops.aten.sub.Tensor", {joined, values});
+    minus_max->meta().val = full;
+    r = graph.call_function("torch.ops.aten.add.Tensor", {minus_max, indices});
+    r->meta().val = full;  // float32 + int64 promotes to float32
+  }
+  route_output(ep, y, r);
+  std::cout << "multi-output: output " << y->name() << " -> " << r->name() << "\n";
+}
+
+// --- (f) custom-op ------------------------------------------------------------------------------
+//
+// Calls a user operator: its schema is registered as torch.library would define it
+// (`torch.library.custom_op("epgraph_test::scale_add", mutates_args=())` on
+// `def scale_add(x, y, *, alpha: float = 1.0)`), then
+//   r = epgraph_test.scale_add(y, sin(y), alpha=<alpha>)
+// replaces the first tensor output y. torch must define the operator (with a fake/meta kernel)
+// before loading the result.
+void custom_op(Program& ep, double alpha) {
+  epgraph::global_registry().register_schema(
+      "epgraph_test::scale_add(Tensor x, Tensor y, *, float alpha=1.0) -> Tensor");
+  Graph& graph = ep.graph();
+  Node* y = first_user_output(ep);
+  const TensorMeta& y_val = tensor_val(y);
+  const TensorMeta result = contiguous_val(y_val.dtype, sizes_of(y), y_val.requires_grad);
+  Node* r = nullptr;
+  {
+    auto at = graph.inserting_after(y);
+    Node* s = graph.call_function("torch.ops.aten.sin.default", {y});
+    s->meta().val = result;
+    r = graph.call_function("torch.ops.epgraph_test.scale_add.default", {y, s}, {{"alpha", alpha}});
+    r->meta().val = result;
+  }
+  route_output(ep, y, r);
+  std::cout << "custom-op: output " << y->name() << " -> " << r->name() << "\n";
+}
+
+// --- command line -------------------------------------------------------------------------------
+
+int usage() {
+  std::cerr << "usage:\n"
+               "  pt2_passes kv-cache IN.pt2 -o OUT.pt2 [--max-seq N] [--pos NAME]\n"
+               "  pt2_passes fold-conv-bn IN.pt2 -o OUT.pt2\n"
+               "  pt2_passes quantize-linear IN.pt2 -o OUT.pt2 [--scale S] [--zero-point Z]\n"
+               "  pt2_passes misc-ops IN.pt2 -o OUT.pt2\n"
+               "  pt2_passes multi-output IN.pt2 -o OUT.pt2\n"
+               "  pt2_passes custom-op IN.pt2 -o OUT.pt2 [--alpha A]\n";
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) return usage();
+  const std::string pass = argv[1];
+  const std::string in = argv[2];
+  std::string out;
+  std::map<std::string, std::string> options;  // "--max-seq" -> "16"
+  for (int i = 3; i < argc; i += 2) {
+    if (i + 1 >= argc) return usage();
+    if (std::string(argv[i]) == "-o") {
+      out = argv[i + 1];
+    } else {
+      options[argv[i]] = argv[i + 1];
+    }
+  }
+  if (out.empty()) return usage();
+  const std::map<std::string, std::vector<std::string>> known = {
+      {"kv-cache", {"--max-seq", "--pos"}},
+      {"fold-conv-bn", {}},
+      {"quantize-linear", {"--scale", "--zero-point"}},
+      {"misc-ops", {}},
+      {"multi-output", {}},
+      {"custom-op", {"--alpha"}}};
+  const auto it = known.find(pass);
+  if (it == known.end()) return usage();
+  for (const auto& kv : options) {
+    if (std::find(it->second.begin(), it->second.end(), kv.first) == it->second.end()) {
+      return usage();
+    }
+  }
+  auto option = [&](const std::string& name, const std::string& fallback) {
+    const auto o = options.find(name);
+    return o == options.end() ? fallback : o->second;
+  };
+  // Whole-text numbers: "16x" is refused (std::stoll alone would read 16).
+  auto to_int = [](const std::string& text) {
+    std::size_t used = 0;
+    const long long v = std::stoll(text, &used);
+    if (used != text.size()) throw epgraph::value_error("Bad integer '" + text + "'");
+    return static_cast<std::int64_t>(v);
+  };
+  auto to_double = [](const std::string& text) {
+    std::size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used != text.size()) throw epgraph::value_error("Bad number '" + text + "'");
+    return v;
+  };
+  try {
+    Program ep = epgraph::archive::load_archive<HostTensor>(in);
+    if (pass == "kv-cache") {
+      kv_cache(ep, to_int(option("--max-seq", "16")), option("--pos", ""));
+    } else if (pass == "fold-conv-bn") {
+      fold_conv_bn(ep);
+    } else if (pass == "quantize-linear") {
+      quantize_linear(ep, to_double(option("--scale", "0.05")),
+                      to_int(option("--zero-point", "3")));
+    } else if (pass == "misc-ops") {
+      misc_ops(ep);
+    } else if (pass == "multi-output") {
+      multi_output(ep);
+    } else {
+      custom_op(ep, to_double(option("--alpha", "0.25")));
+    }
+    try {
+      epgraph::verify(ep);
+    } catch (const epgraph::verification_error& e) {
+      std::cout << e.what() << "\n";
+      return 1;
+    }
+    epgraph::archive::save_archive(ep, out);
+    std::cout << pass << ": " << in << " -> " << out << "\n";
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  }
+}

@@ -1,0 +1,447 @@
+# epgraph's C++ passes proven through PyTorch. SPDX-License-Identifier: BSD-3-Clause
+"""Passes written in C++ (examples/pt2_passes.cpp) on programs torch.export produced give files that
+torch 2.13 loads, verifies and runs with the right numbers.
+
+For each pass family a small real nn.Module (fixed seed) is exported by torch.export and saved by
+torch.export.save; `pt2_passes <pass>` rewrites the archive; then torch.export.load reads the
+result (which runs torch's verifier), `ExportedProgram.validate()` runs it again explicitly, and
+`ep.module()` is run and compared with the same edit done in Python. Every test also checks that
+the `meta["val"]` the C++ pass gave each new node (which torch trusts without recomputing) is
+what the node really computes (shape, dtype, strides; assert_vals_match_run), and that epgraph
+reads the file back as torch does (`pt2_edit show` prints torch's graph and signature exactly).
+
+- kv-cache: an attention with inputs (x, input_pos); two successive calls at different positions
+  give the outputs and the mutated k/v cache buffers of a Python implementation of the cache;
+- fold-conv-bn: conv + eval batch norm, as exported (aten.conv2d + aten.batch_norm) and
+  decomposed (aten.convolution + aten._native_batch_norm_legit_no_training + getitem): equal to
+  the unfused eval module within float tolerance, with the batch norm and old weights gone;
+- quantize-linear: equal to a Python reference that quantizes/dequantizes each linear's input
+  with the same parameters (torch needs `import torch.ao.quantization.fx._decomposed` before
+  loading: the quantized_decomposed operators are defined there);
+- misc-ops, multi-output: equal to the same operators applied in Python to the module's output;
+- custom-op: the operator epgraph_test::scale_add is defined here with torch.library (custom_op
+  + register_fake) before loading, as any program using a user operator needs;
+- the command line: bad usage or input exits with 2, a program verify rejects with 1 (and no
+  file is written).
+
+Environment: EPGRAPH_PT2_PASSES, the built pt2_passes (set by ctest; the tests skip without it),
+and conftest.py's EPGRAPH_PT2_EDIT and EPGRAPH_INTEROP_WORKDIR.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import zipfile
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+# Defines torch.ops.quantized_decomposed.*: torch.export.load of the quantize-linear result needs
+# it, exactly as for a program quantized by PT2E in Python.
+import torch.ao.quantization.fx._decomposed  # noqa: F401,E402
+
+
+# The user operator the custom-op pass calls; its schema must be the one pt2_passes registers:
+# epgraph_test::scale_add(Tensor x, Tensor y, *, float alpha=1.0) -> Tensor
+@torch.library.custom_op("epgraph_test::scale_add", mutates_args=())
+def scale_add(x: torch.Tensor, y: torch.Tensor, *, alpha: float = 1.0) -> torch.Tensor:
+    return x + alpha * y
+
+
+@scale_add.register_fake
+def _scale_add_fake(x: torch.Tensor, y: torch.Tensor, *, alpha: float = 1.0) -> torch.Tensor:
+    return torch.empty_like(x)
+
+
+# --- fixtures and helpers -------------------------------------------------------------------------
+
+class Passes:
+    """Runs pt2_passes and returns its CompletedProcess (text mode); `edit` is conftest's pt2_edit
+    runner."""
+
+    def __init__(self, path: str, edit) -> None:
+        self.path = path
+        self.edit = edit
+
+    def run(self, *args, check: bool = True) -> subprocess.CompletedProcess:
+        proc = subprocess.run([self.path, *map(str, args)], capture_output=True, text=True)
+        if check and proc.returncode != 0:
+            raise AssertionError(
+                f"pt2_passes {' '.join(map(str, args))} exited with {proc.returncode}\n"
+                f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
+        return proc
+
+
+@pytest.fixture(scope="session")
+def pt2_passes(pt2_edit) -> Passes:
+    path = os.environ.get("EPGRAPH_PT2_PASSES")
+    if not path:
+        pytest.skip("EPGRAPH_PT2_PASSES is not set (run through ctest, label 'interop')")
+    if not os.access(path, os.X_OK):
+        raise AssertionError(f"EPGRAPH_PT2_PASSES={path} is not an executable file")
+    return Passes(path, pt2_edit)
+
+
+@pytest.fixture(scope="session")
+def folder(workdir) -> pathlib.Path:
+    out = workdir / "passes"
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def export_and_save(module: nn.Module, args, path: pathlib.Path, decompose: bool = False):
+    ep = torch.export.export(module, args)
+    if decompose:
+        ep = ep.run_decompositions()
+    torch.export.save(ep, str(path))
+    return ep
+
+
+def apply_pass(pt2_passes: Passes, name: str, src: pathlib.Path, dst: pathlib.Path, *options):
+    """Runs `pt2_passes name src -o dst options`, then loads dst with torch (whose loader runs the
+    verifier) and runs torch's verifier once more explicitly (ExportedProgram.validate). epgraph
+    reading dst back (`pt2_edit show`) must print exactly the graph and signature torch loaded."""
+    pt2_passes.run(name, src, "-o", dst, *options)
+    ep = torch.export.load(str(dst))
+    ep.validate()
+    assert pt2_passes.edit.run("show", dst).stdout == str(ep.graph) + "\n" + str(ep.graph_signature)
+    return ep
+
+
+def _check_val(node, real, val) -> None:
+    if isinstance(val, (tuple, list)):
+        assert isinstance(real, (tuple, list)) and len(real) == len(val), node.name
+        for r, v in zip(real, val):
+            _check_val(node, r, v)
+    elif isinstance(val, torch.Tensor):
+        got = (tuple(real.shape), real.dtype, real.stride())
+        want = (tuple(val.shape), val.dtype, val.stride())
+        assert got == want, f"{node.name} ({node.target}): meta['val'] {want}, computes {got}"
+
+
+def assert_vals_match_run(ep, *user_args) -> None:
+    """Every node's meta["val"] (written by the C++ pass for its new nodes; torch trusts it and
+    does not recompute it) has the shape, dtype and strides the node really computes: the graph
+    is run node by node (torch.fx.Interpreter) on its state and `user_args`."""
+    state = {**ep.state_dict, **ep.constants}
+    user = iter(user_args)
+    inputs = [next(user) if s.kind.name == "USER_INPUT" else state[s.target]
+              for s in ep.graph_signature.input_specs]
+
+    class Checker(torch.fx.Interpreter):
+        def run_node(self, n):
+            out = super().run_node(n)
+            if n.op == "call_function":
+                _check_val(n, out, n.meta.get("val"))
+            return out
+
+    with torch.no_grad():
+        Checker(ep.graph_module).run(*inputs)
+
+
+def targets(ep) -> list[str]:
+    return [str(n.target) for n in ep.graph.nodes if n.op == "call_function"]
+
+
+def fake_quant(t, scale, zero_point):
+    q = torch.ops.quantized_decomposed.quantize_per_tensor(t, scale, zero_point, -128, 127,
+                                                           torch.int8)
+    return torch.ops.quantized_decomposed.dequantize_per_tensor(q, scale, zero_point, -128, 127,
+                                                                torch.int8)
+
+
+# --- (a) kv-cache ---------------------------------------------------------------------------------
+
+class Attention(nn.Module):
+    """Multi-head self-attention over x [B, T, D]; input_pos names the positions of x's tokens
+    (used only once the KV cache is added)."""
+
+    def __init__(self, dim: int = 8, heads: int = 2) -> None:
+        super().__init__()
+        self.heads, self.head_dim = heads, dim // heads
+        self.q, self.k, self.v = nn.Linear(dim, dim), nn.Linear(dim, dim), nn.Linear(dim, dim)
+
+    def split(self, t):
+        b, s, _ = t.shape
+        return t.view(b, s, self.heads, self.head_dim).transpose(1, 2)
+
+    def forward(self, x, input_pos):
+        q, k, v = self.split(self.q(x)), self.split(self.k(x)), self.split(self.v(x))
+        y = F.scaled_dot_product_attention(q, k, v)
+        return y.transpose(1, 2).reshape(x.shape)
+
+    def reference(self, x, input_pos, k_cache, v_cache):
+        """The attention with a KV cache, in Python: writes k/v at input_pos, attends over the
+        whole cache. Returns the output and the new caches."""
+        q, k, v = self.split(self.q(x)), self.split(self.k(x)), self.split(self.v(x))
+        k_cache = k_cache.index_copy(2, input_pos, k)
+        v_cache = v_cache.index_copy(2, input_pos, v)
+        y = F.scaled_dot_product_attention(q, k_cache, v_cache)
+        return y.transpose(1, 2).reshape(x.shape), k_cache, v_cache
+
+
+def test_kv_cache(pt2_passes, folder):
+    torch.manual_seed(0)
+    model = Attention().eval()
+    steps = 3
+    src, dst = folder / "attention.pt2", folder / "attention_kv.pt2"
+    export_and_save(model, (torch.randn(1, steps, 8), torch.arange(steps)), src)
+    max_seq = 8
+    ep = apply_pass(pt2_passes, "kv-cache", src, dst, "--max-seq", max_seq)
+    assert_vals_match_run(ep, torch.randn(1, steps, 8), torch.arange(steps))
+
+    sig = ep.graph_signature
+    assert sorted(sig.buffers_to_mutate.values()) == ["k_cache", "v_cache"]
+    assert [t for t in targets(ep) if "index_copy" in t] == ["aten.index_copy.default"] * 2
+    assert ep.state_dict["k_cache"].shape == (1, 2, max_seq, 4)
+    assert torch.equal(ep.state_dict["k_cache"], torch.zeros(1, 2, max_seq, 4))
+
+    module = ep.module()
+    k_cache = v_cache = torch.zeros(1, 2, max_seq, 4)
+    gen = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for call in range(2):  # two successive calls at different positions
+            x = torch.randn(1, steps, 8, generator=gen)
+            pos = torch.arange(call * steps, (call + 1) * steps)
+            out = module(x, pos)
+            expected, k_cache, v_cache = model.reference(x, pos, k_cache, v_cache)
+            torch.testing.assert_close(out, expected)
+            buffers = dict(module.named_buffers())
+            torch.testing.assert_close(buffers["k_cache"], k_cache)
+            torch.testing.assert_close(buffers["v_cache"], v_cache)
+    assert torch.count_nonzero(k_cache[:, :, 2 * steps:]) == 0  # untouched positions stay zero
+
+
+# --- (b) fold-conv-bn -----------------------------------------------------------------------------
+
+class ConvBN(nn.Module):
+    """Two conv + batch norm pairs (the second conv without bias), in eval mode."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1, self.bn1 = nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4)
+        self.conv2, self.bn2 = nn.Conv2d(4, 5, 3, padding=1, bias=False), nn.BatchNorm2d(5)
+        for bn in (self.bn1, self.bn2):  # trained-looking statistics and affine parameters
+            with torch.no_grad():
+                bn.running_mean.uniform_(-1.0, 1.0)
+                bn.running_var.uniform_(0.5, 2.0)
+                bn.weight.uniform_(0.5, 1.5)
+                bn.bias.uniform_(-0.5, 0.5)
+
+    def forward(self, x):
+        return self.bn2(self.conv2(torch.relu(self.bn1(self.conv1(x)))))
+
+
+@pytest.mark.parametrize("decompose", [False, True], ids=["training_ir", "decomposed"])
+def test_fold_conv_bn(pt2_passes, folder, decompose):
+    torch.manual_seed(0)
+    model = ConvBN().eval()
+    x = torch.randn(2, 3, 8, 8)
+    name = "conv_bn_decomposed" if decompose else "conv_bn"
+    src, dst = folder / f"{name}.pt2", folder / f"{name}_folded.pt2"
+    original = export_and_save(model, (x,), src, decompose)
+    bn_op = "aten._native_batch_norm_legit_no_training.default" if decompose \
+        else "aten.batch_norm.default"
+    assert targets(original).count(bn_op) == 2
+    ep = apply_pass(pt2_passes, "fold-conv-bn", src, dst)
+    assert_vals_match_run(ep, x)
+
+    assert not [t for t in targets(ep) if "batch_norm" in t], targets(ep)
+    assert not [k for k in ep.state_dict if k.startswith(("bn1.", "bn2.", "conv1.", "conv2."))]
+    assert len([s for s in ep.graph_signature.input_specs if s.kind.name == "PARAMETER"]) == 4
+    gen = torch.Generator().manual_seed(2)
+    with torch.no_grad():
+        for _ in range(2):
+            x = torch.randn(2, 3, 8, 8, generator=gen)
+            torch.testing.assert_close(ep.module()(x), model(x), rtol=1e-5, atol=1e-5)
+
+
+# --- (c) quantize-linear --------------------------------------------------------------------------
+
+class MLP(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(8, 16), nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+def test_quantize_linear(pt2_passes, folder):
+    torch.manual_seed(0)
+    model = MLP().eval()
+    src, dst = folder / "mlp.pt2", folder / "mlp_quantized.pt2"
+    export_and_save(model, (torch.randn(4, 8),), src)
+    scale, zero_point = 0.03, -5
+    ep = apply_pass(pt2_passes, "quantize-linear", src, dst,
+                    "--scale", scale, "--zero-point", zero_point)
+    assert_vals_match_run(ep, torch.randn(4, 8))
+
+    q = "quantized_decomposed.quantize_per_tensor.default"
+    dq = "quantized_decomposed.dequantize_per_tensor.default"
+    assert [t for t in targets(ep) if t in (q, dq, "aten.linear.default")] == \
+        [q, dq, "aten.linear.default"] * 2
+    gen = torch.Generator().manual_seed(3)
+    with torch.no_grad():
+        x = 3 * torch.randn(4, 8, generator=gen)  # some values beyond the int8 range saturate
+        hidden = torch.relu(F.linear(fake_quant(x, scale, zero_point), model.fc1.weight,
+                                     model.fc1.bias))
+        expected = F.linear(fake_quant(hidden, scale, zero_point), model.fc2.weight,
+                            model.fc2.bias)
+        out = ep.module()(x)
+        torch.testing.assert_close(out, expected)
+        assert not torch.allclose(out, model(x), atol=1e-4)  # the quantization is really there
+
+
+# --- (d) misc-ops ---------------------------------------------------------------------------------
+
+class TwoOutputs(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 5)
+
+    def forward(self, x):
+        return 8 * self.fc(x), x + 1
+
+
+def misc_reference(y):
+    """misc-ops' operators in Python (see examples/pt2_passes.cpp)."""
+    c = torch.clamp(y, None, 6.0)
+    f = c.to(torch.float16).to(device="cpu", dtype=torch.float32)
+    s = f.sum([1], True)
+    lo = torch.full(list(y.shape), -0.5, dtype=torch.float32, device="cpu")
+    m = torch.clamp(torch.where(f > 0.0, f, lo), None, s)
+    idx = torch.arange(y.shape[1] - 1, -1, -1, dtype=torch.int64, device="cpu")
+    return m[:, idx]
+
+
+def test_misc_ops(pt2_passes, folder):
+    torch.manual_seed(0)
+    model = TwoOutputs().eval()
+    src, dst = folder / "two_outputs.pt2", folder / "two_outputs_misc.pt2"
+    export_and_save(model, (torch.randn(3, 4),), src)
+    ep = apply_pass(pt2_passes, "misc-ops", src, dst)
+    assert_vals_match_run(ep, torch.randn(3, 4))
+
+    ops = targets(ep)
+    start = ops.index("aten.clamp.default")  # right after y = 8 * fc(x), before x + 1
+    assert ops[start - 1:start + 11] == [
+        "aten.mul.Tensor",
+        "aten.clamp.default", "aten._to_copy.default", "aten._to_copy.default",
+        "aten.sum.dim_IntList", "aten.full.default", "aten.gt.Scalar", "aten.where.self",
+        "aten.clamp.Tensor", "aten.arange.start_step", "aten.index.Tensor", "aten.add.Tensor"]
+    to_copy = [n for n in ep.graph.nodes if n.target == torch.ops.aten._to_copy.default]
+    assert to_copy[0].kwargs == {"dtype": torch.float16}
+    assert to_copy[1].kwargs == {"dtype": torch.float32, "device": torch.device("cpu")}
+    (index,) = [n for n in ep.graph.nodes if n.target == torch.ops.aten.index.Tensor]
+    assert index.args[1][0] is None  # the Tensor?[] keeps its None
+    assert ep.graph.output_node().args[0][0] is index
+    gen = torch.Generator().manual_seed(4)
+    with torch.no_grad():
+        x = torch.randn(3, 4, generator=gen)
+        y, z = model(x)
+        assert (y > 6).any() and (y < 0).any()  # every branch of clamp and where is taken
+        out, out_z = ep.module()(x)
+        torch.testing.assert_close(out, misc_reference(y))
+        torch.testing.assert_close(out_z, z)  # the second output is untouched
+
+
+# --- (e) multi-output -----------------------------------------------------------------------------
+
+class Projection(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(5, 6)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def multi_reference(y):
+    """multi-output's operators in Python (see examples/pt2_passes.cpp)."""
+    var, mean = torch.var_mean(y, [1], correction=0, keepdim=True)
+    n = (y - mean) * torch.rsqrt(var + 1e-5)
+    values, indices = torch.max(n, 1, True)
+    parts = torch.split(n, (y.shape[1] + 1) // 2, 1)
+    return torch.cat(list(reversed(parts)), 1) - values + indices
+
+
+def test_multi_output(pt2_passes, folder):
+    torch.manual_seed(0)
+    model = Projection().eval()
+    src, dst = folder / "projection.pt2", folder / "projection_multi.pt2"
+    export_and_save(model, (torch.randn(2, 5),), src)
+    ep = apply_pass(pt2_passes, "multi-output", src, dst)
+    assert_vals_match_run(ep, torch.randn(2, 5))
+
+    for op in ("aten.var_mean.correction", "aten.max.dim", "aten.split.Tensor"):
+        (node,) = [n for n in ep.graph.nodes if str(n.target) == op]
+        assert isinstance(node.meta["val"], (tuple, list)), op
+        assert all(u.target.__name__ == "getitem" for u in node.users), op
+    (split,) = [n for n in ep.graph.nodes if str(n.target) == "aten.split.Tensor"]
+    assert [tuple(v.shape) for v in split.meta["val"]] == [(2, 3), (2, 3)]
+    gen = torch.Generator().manual_seed(5)
+    with torch.no_grad():
+        x = torch.randn(2, 5, generator=gen)
+        torch.testing.assert_close(ep.module()(x), multi_reference(model(x)))
+
+
+# --- (f) custom-op --------------------------------------------------------------------------------
+
+def test_custom_op(pt2_passes, folder):
+    torch.manual_seed(0)
+    model = Projection().eval()
+    src, dst = folder / "projection_for_custom.pt2", folder / "projection_custom.pt2"
+    export_and_save(model, (torch.randn(2, 5),), src)
+    ep = apply_pass(pt2_passes, "custom-op", src, dst, "--alpha", 0.25)
+    assert_vals_match_run(ep, torch.randn(2, 5))
+
+    (node,) = [n for n in ep.graph.nodes if n.target == torch.ops.epgraph_test.scale_add.default]
+    assert node.kwargs == {"alpha": 0.25}
+    gen = torch.Generator().manual_seed(6)
+    with torch.no_grad():
+        x = torch.randn(2, 5, generator=gen)
+        y = model(x)
+        torch.testing.assert_close(ep.module()(x), y + 0.25 * torch.sin(y))
+
+
+# --- the command line -----------------------------------------------------------------------------
+
+def test_bad_usage_and_input(pt2_passes, folder):
+    src = folder / "projection_for_errors.pt2"
+    export_and_save(Projection().eval(), (torch.randn(2, 5),), src)
+    out = folder / "never_written.pt2"
+    assert pt2_passes.run("no-such-pass", src, "-o", out, check=False).returncode == 2
+    assert pt2_passes.run("misc-ops", src, check=False).returncode == 2  # no -o
+    assert pt2_passes.run("misc-ops", src, "-o", out, "--bogus", 1, check=False).returncode == 2
+    proc = pt2_passes.run("kv-cache", src, "-o", out, check=False)  # no attention in it
+    assert proc.returncode == 2
+    assert "scaled_dot_product_attention" in proc.stderr
+    proc = pt2_passes.run("misc-ops", folder / "missing.pt2", "-o", out, check=False)
+    assert proc.returncode == 2 and proc.stderr.startswith("error: ")
+    assert not out.exists()
+
+
+def test_verify_failure_exits_1(pt2_passes, folder):
+    """A program epgraph::verify rejects (here: an archive whose weights config lost a parameter)
+    is not written, and pt2_passes exits with 1 after printing every violation."""
+    src = folder / "projection_for_verify.pt2"
+    export_and_save(Projection().eval(), (torch.randn(2, 5),), src)
+    broken, out = folder / "projection_missing_bias.pt2", folder / "never_written_either.pt2"
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(broken, "w") as zout:
+        for info in zin.infolist():
+            data = zin.read(info.filename)
+            if info.filename.endswith("/data/weights/model_weights_config.json"):
+                config = json.loads(data)
+                del config["config"]["fc.bias"]
+                data = json.dumps(config).encode()
+            zout.writestr(info, data)
+    proc = pt2_passes.run("custom-op", broken, "-o", out, check=False)
+    assert proc.returncode == 1, proc.stderr
+    assert "Parameter fc.bias is not in the state dict." in proc.stdout
+    assert not out.exists()
