@@ -692,8 +692,8 @@ class Graph {
                           const Kwargs& kwargs, std::string_view node_name, const char* verb) {
     const std::string why = detail::bind_call<Node>(s, args, kwargs, nullptr);
     if (!why.empty()) {
-      throw value_error("Cannot " + std::string(verb) + " node '" + std::string(node_name) +
-                        "' (" + std::string(target) + "): " + why + "; schema: " + s.str());
+      throw value_error("Cannot " + std::string(verb) + " node '" + std::string(node_name) + "' (" +
+                        std::string(target) + "): " + why + "; schema: " + s.str());
     }
   }
 
