@@ -122,7 +122,8 @@ bool argument_fits(const SchemaType& t, const Argument& a, bool in_list = false)
 // Binds args/kwargs to `s` as torch does when it calls an OpOverload (FX: `normalize_function`,
 // c10: `FunctionSchema::checkAndNormalizeInputs`). Fills `out` when given (one binding per schema
 // argument; unspecified when the call does not bind) and returns an empty string, or returns why
-// the call does not bind (no exception: the caller words the error). O(schema arguments * kwargs + size of the values).
+// the call does not bind (no exception: the caller words the error). O(schema arguments * kwargs +
+// size of the values).
 template <class N>
 std::string bind_call(const FunctionSchema& s, ArgumentView args, const Kwargs& kwargs,
                       std::vector<ArgumentBinding>* out) {
