@@ -290,7 +290,8 @@ TEST_CASE("call_function binds its arguments to the schema and refuses bad calls
   Node* add1 = g.call_function("torch.ops.aten.add.Tensor", {f.x, 1});  // wrapped number
   CHECK(epgraph_test::node_names(g) ==
         std::vector<std::string>{"x", "pos", "sym_size", "index_copy", "clamp", "sum_1", "_to_copy",
-                                 "view", "max_pool2d", "index", "add", "mean", "mul", "add_1", "output"});
+                                 "view", "max_pool2d", "index", "add", "mean", "mul", "add_1",
+                                 "output"});
 
   // normalized_arguments: which value feeds which schema argument, defaults included.
   const auto na = epgraph::normalized_arguments(*to);
