@@ -13,6 +13,7 @@
 #include "exported_program.hpp"
 #include "graph.hpp"
 #include "graph_signature.hpp"
+#include "infer_meta.hpp"
 #include "lookup.hpp"
 #include "names.hpp"
 #include "node.hpp"

@@ -61,7 +61,7 @@ TEST_CASE("the README sample runs as written", "[archive][readme]") {
     epgraph::Node* k = ep.graph().find_node("k");
     epgraph::Node* updated = ep.graph().call_function(  // inserted before the output node
         "torch.ops.aten.index_copy.default", {cache, 2, pos, k});
-    updated->meta().val = cache->meta().val;                // shape and dtype, for the file
+    epgraph::set_inferred_meta(*updated);                   // its val: shape, dtype, strides
     epgraph::set_buffer_mutation(ep, "kv_cache", updated);  // the mutation output returns it
     epgraph::verify(ep);                                    // throws, listing every violation
     printed << ep.graph();                                  // torch.fx's printed form
@@ -86,6 +86,12 @@ TEST_CASE("the README sample runs as written", "[archive][readme]") {
   CHECK(reloaded.graph_signature().buffers_to_mutate() ==
         epgraph::NameMap{{"index_copy", "kv_cache"}});
   REQUIRE(reloaded.state_dict().find("kv_cache") != nullptr);
+  // The new node's val is the cache's (index_copy keeps self's metadata), and its arguments are
+  // written with their schema names, as torch's serializer writes them.
+  const epgraph::Node* ic = reloaded.graph().find_node("index_copy");
+  REQUIRE(ic != nullptr);
+  CHECK(ic->meta().val == reloaded.graph().find_node("b_kv_cache")->meta().val);
+  CHECK(ic->meta().serialized.find("\"name\":\"source\"") != std::string::npos);
   CHECK(reloaded.state_dict().at("kv_cache") ==
         HostTensor::zeros(epgraph::dtype::float32, {1, 8, 128, 64}));
   CHECK(reloaded.state_dict().at("w") ==
