@@ -20,7 +20,9 @@
 // Rules every pass follows:
 // - nodes are found by their operator (FX `node.target == torch.ops.aten.x.y`), not by name;
 // - every new call_function node gets `meta().val` (FX `node.meta["val"]`, the fake tensor torch
-//   would have computed): the archive writer needs it to describe the node's outputs;
+//   would have computed), which the archive writer needs to describe the node's outputs:
+//   epgraph::set_inferred_meta(*node) computes it from the arguments' vals as torch's meta
+//   functions do; only ops epgraph has no rule for get a hand-written val;
 // - arguments are given as torch's Python call would give them (positional, then keyword-only),
 //   and Graph::call_function binds them to the operator's schema, refusing a bad call at once.
 // tests/interop/test_passes.py runs every pass on a module torch exported and checks in torch
@@ -35,6 +37,7 @@
 #include <epgraph/bind.hpp>
 #include <epgraph/edit.hpp>
 #include <epgraph/epgraph.hpp>
+#include <epgraph/infer_meta.hpp>
 #include <epgraph/lookup.hpp>
 #include <epgraph/verify.hpp>
 #include <exception>
@@ -95,15 +98,21 @@ std::vector<std::int64_t> sizes_of(const Node* node) {
   return out;
 }
 
-// The fake tensor of a fresh contiguous CPU result (what torch's meta kernels produce for a
-// non-view op): FakeTensor(dtype, sizes, contiguous strides).
-TensorMeta contiguous_val(epgraph::dtype type, const std::vector<std::int64_t>& sizes,
-                          bool requires_grad = false) {
+// FX: node = graph.call_function(target, args, kwargs); node.meta["val"] = <its fake result>,
+// the val computed by epgraph::set_inferred_meta.
+Node* call(Graph& graph, std::string_view target, ArgumentList args, epgraph::Kwargs kwargs = {}) {
+  Node* node = graph.call_function(target, std::move(args), std::move(kwargs));
+  epgraph::set_inferred_meta(*node);
+  return node;
+}
+
+// A hand-written val, for ops epgraph::infer_meta has no rule for: a fresh contiguous CPU tensor
+// (what torch's meta kernels give a non-view op), FakeTensor(dtype, sizes, contiguous strides).
+TensorMeta contiguous_val(epgraph::dtype type, const std::vector<std::int64_t>& sizes) {
   TensorMeta m;
   m.dtype = type;
   for (std::int64_t s : sizes) m.sizes.emplace_back(s);
   for (std::int64_t s : epgraph::contiguous_strides(sizes)) m.strides.emplace_back(s);
-  m.requires_grad = requires_grad;
   return m;
 }
 
@@ -214,17 +223,17 @@ void kv_cache(Program& ep, std::int64_t max_seq, const std::string& pos_name) {
 
   // 3. The cache updates, right before the attention (FX: `with graph.inserting_before(attn):
   //    graph.call_function(torch.ops.aten.index_copy.default, (k_cache, 2, input_pos, k))`).
-  //    index_copy is functional: its result has the cache's shape, dtype and strides.
+  //    set_inferred_meta gives each its val (FX: node.meta["val"], here the cache's layout).
   Node* k_updated = nullptr;
   Node* v_updated = nullptr;
   {
     auto at = graph.inserting_before(attention);
     k_updated =
         graph.call_function("torch.ops.aten.index_copy.default", {k_cache, 2, input_pos, k});
-    k_updated->meta().val = k_cache->meta().val;
+    epgraph::set_inferred_meta(*k_updated);
     v_updated =
         graph.call_function("torch.ops.aten.index_copy.default", {v_cache, 2, input_pos, v});
-    v_updated->meta().val = v_cache->meta().val;
+    epgraph::set_inferred_meta(*v_updated);
   }
 
   // 4. The attention reads the updated caches (FX: attn.replace_input_with(k, k_updated)); its
@@ -438,36 +447,21 @@ void fold_conv_bn(Program& ep) {
 //   q  = quantized_decomposed.quantize_per_tensor(x, scale, zp, -128, 127, torch.int8)
 //   dq = quantized_decomposed.dequantize_per_tensor(q, scale, zp, -128, 127, torch.int8)
 //   linear(dq, w, b)
-// These operators are not aten's: their schemas are registered here exactly as torch 2.13 prints
-// them (`import torch.ao.quantization.fx._decomposed;
-// print(torch.ops.quantized_decomposed.quantize_per_tensor.default._schema)`), and torch must
-// import torch.ao.quantization.fx._decomposed before loading the result.
-
-void register_quantized_decomposed() {
-  auto& registry = epgraph::global_registry();
-  registry.register_schema(
-      "quantized_decomposed::quantize_per_tensor(Tensor input, float scale, int zero_point, "
-      "int quant_min, int quant_max, ScalarType dtype) -> Tensor");
-  registry.register_schema(
-      "quantized_decomposed::dequantize_per_tensor(Tensor input, float scale, int zero_point, "
-      "int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor");
-}
-
+// These operators are not aten's: register_quantized_decomposed_schemas() registers their torch
+// 2.13 schemas (in Python: `import torch.ao.quantization.fx._decomposed`), and torch must import
+// torch.ao.quantization.fx._decomposed before loading the result.
 void quantize_linear(Program& ep, double scale, std::int64_t zero_point) {
-  register_quantized_decomposed();
+  epgraph::register_quantized_decomposed_schemas();
   Graph& graph = ep.graph();
   const auto linears = calls_to(graph, "torch.ops.aten.linear.default");
   if (linears.empty()) throw epgraph::value_error("quantize-linear found no aten.linear.default");
   for (Node* linear : linears) {
     Node* x = linear->args()[0].node();
-    const TensorMeta& x_val = tensor_val(x);
     auto at = graph.inserting_before(linear);  // FX: with graph.inserting_before(linear):
-    Node* q = graph.call_function("torch.ops.quantized_decomposed.quantize_per_tensor.default",
-                                  {x, scale, zero_point, -128, 127, epgraph::dtype::int8});
-    q->meta().val = contiguous_val(epgraph::dtype::int8, sizes_of(x));
-    Node* dq = graph.call_function("torch.ops.quantized_decomposed.dequantize_per_tensor.default",
-                                   {q, scale, zero_point, -128, 127, epgraph::dtype::int8});
-    dq->meta().val = contiguous_val(x_val.dtype, sizes_of(x));
+    Node* q = call(graph, "torch.ops.quantized_decomposed.quantize_per_tensor.default",
+                   {x, scale, zero_point, -128, 127, epgraph::dtype::int8});  // val: int8
+    Node* dq = call(graph, "torch.ops.quantized_decomposed.dequantize_per_tensor.default",
+                    {q, scale, zero_point, -128, 127, epgraph::dtype::int8});  // val: float32
     linear->replace_input_with(x, dq);  // FX: linear.replace_input_with(x, dq)
     std::cout << "quantize-linear: " << linear->name() << " reads " << dq->name() << "("
               << q->name() << "(" << x->name() << "))\n";
@@ -496,37 +490,27 @@ void misc_ops(Program& ep) {
   if (shape.size() != 2 || tensor_val(y).dtype != epgraph::dtype::float32) {
     throw epgraph::value_error("misc-ops expects a 2-d float32 first output");
   }
-  const bool grad = tensor_val(y).requires_grad;
   const epgraph::Device cpu{"cpu", std::nullopt};
   const auto f32 = epgraph::dtype::float32;
   Node* r = nullptr;
   {
     auto at = graph.inserting_after(y);  // FX: with graph.inserting_after(y): each node follows
-    Node* c = graph.call_function("torch.ops.aten.clamp.default", {y, epgraph::none, 6.0});
-    c->meta().val = contiguous_val(f32, shape, grad);
-    Node* h = graph.call_function("torch.ops.aten._to_copy.default", {c},
-                                  {{"dtype", epgraph::dtype::float16}});
-    h->meta().val = contiguous_val(epgraph::dtype::float16, shape, grad);
-    Node* f = graph.call_function("torch.ops.aten._to_copy.default", {h},
-                                  {{"dtype", f32}, {"device", cpu}});
-    f->meta().val = contiguous_val(f32, shape, grad);
-    Node* s = graph.call_function("torch.ops.aten.sum.dim_IntList", {f, ArgumentList{1}, true});
-    s->meta().val = contiguous_val(f32, {shape[0], 1}, grad);
-    Node* lo =
-        graph.call_function("torch.ops.aten.full.default", {ArgumentList{shape[0], shape[1]}, -0.5},
-                            {{"dtype", f32}, {"device", cpu}, {"pin_memory", false}});
-    lo->meta().val = contiguous_val(f32, shape);
-    Node* positive = graph.call_function("torch.ops.aten.gt.Scalar", {f, 0.0});
-    positive->meta().val = contiguous_val(epgraph::dtype::bool_, shape);
-    Node* w = graph.call_function("torch.ops.aten.where.self", {positive, f, lo});
-    w->meta().val = contiguous_val(f32, shape, grad);
-    Node* m = graph.call_function("torch.ops.aten.clamp.Tensor", {w, epgraph::none, s});
-    m->meta().val = contiguous_val(f32, shape, grad);
-    Node* idx = graph.call_function("torch.ops.aten.arange.start_step", {shape[1] - 1, -1, -1},
-                                    {{"dtype", epgraph::dtype::int64}, {"device", cpu}});
-    idx->meta().val = contiguous_val(epgraph::dtype::int64, {shape[1]});
+    Node* c = call(graph, "torch.ops.aten.clamp.default", {y, epgraph::none, 6.0});
+    Node* h =
+        call(graph, "torch.ops.aten._to_copy.default", {c}, {{"dtype", epgraph::dtype::float16}});
+    Node* f =
+        call(graph, "torch.ops.aten._to_copy.default", {h}, {{"dtype", f32}, {"device", cpu}});
+    Node* s = call(graph, "torch.ops.aten.sum.dim_IntList", {f, ArgumentList{1}, true});
+    Node* lo = call(graph, "torch.ops.aten.full.default", {ArgumentList{shape[0], shape[1]}, -0.5},
+                    {{"dtype", f32}, {"device", cpu}, {"pin_memory", false}});
+    Node* positive = call(graph, "torch.ops.aten.gt.Scalar", {f, 0.0});
+    Node* w = call(graph, "torch.ops.aten.where.self", {positive, f, lo});
+    Node* m = call(graph, "torch.ops.aten.clamp.Tensor", {w, epgraph::none, s});
+    Node* idx = call(graph, "torch.ops.aten.arange.start_step", {shape[1] - 1, -1, -1},
+                     {{"dtype", epgraph::dtype::int64}, {"device", cpu}});
+    // infer_meta has no rule for aten.index: its val is written by hand (m[:, idx] is [B, N]).
     r = graph.call_function("torch.ops.aten.index.Tensor", {m, ArgumentList{epgraph::none, idx}});
-    r->meta().val = contiguous_val(f32, shape, grad);
+    r->meta().val = contiguous_val(f32, shape);
   }
   route_output(ep, y, r);
   std::cout << "misc-ops: output " << y->name() << " -> " << r->name() << "\n";
@@ -550,48 +534,40 @@ void multi_output(Program& ep) {
     throw epgraph::value_error("multi-output expects a 2-d float32 first output");
   }
   const std::int64_t rows = shape[0], cols = shape[1];
-  const bool grad = tensor_val(y).requires_grad;
-  const auto f32 = epgraph::dtype::float32;
-  const TensorMeta column = contiguous_val(f32, {rows, 1}, grad);  // a [B, 1] reduction
-  const TensorMeta full = contiguous_val(f32, shape, grad);        // a [B, N] result
+  const TensorMeta column = contiguous_val(epgraph::dtype::float32, {rows, 1});  // [B, 1]
 
-  // getitem(node, i) with the i-th element of node's tuple val (FX: graph.call_function(
-  // operator.getitem, (node, i)) with meta["val"] = node.meta["val"][i]).
+  // getitem(node, i): its val is node.meta["val"][i]
   auto getitem = [&](Node* node, std::int64_t i) {
-    Node* g = graph.call_function("operator.getitem", {node, i});
-    g->meta().val = (*node->meta().val.elements())[static_cast<std::size_t>(i)];
-    return g;
+    return call(graph, "operator.getitem", {node, i});
   };
   Node* r = nullptr;
   {
     auto at = graph.inserting_after(y);
+    // infer_meta has no rule for var_mean, max.dim and split: their tuple vals are written by hand.
     Node* vm = graph.call_function("torch.ops.aten.var_mean.correction", {y, ArgumentList{1}},
                                    {{"correction", 0}, {"keepdim", true}});
     vm->meta().val = NodeValue::List{column, column};
     Node* var = getitem(vm, 0);
     Node* mean = getitem(vm, 1);
-    Node* centered = graph.call_function("torch.ops.aten.sub.Tensor", {y, mean});
-    centered->meta().val = full;
-    Node* var_eps = graph.call_function("torch.ops.aten.add.Scalar", {var, 1e-5});
-    var_eps->meta().val = column;
-    Node* inv_std = graph.call_function("torch.ops.aten.rsqrt.default", {var_eps});
-    inv_std->meta().val = column;
-    Node* n = graph.call_function("torch.ops.aten.mul.Tensor", {centered, inv_std});
-    n->meta().val = full;
+    Node* centered = call(graph, "torch.ops.aten.sub.Tensor", {y, mean});
+    Node* var_eps = call(graph, "torch.ops.aten.add.Scalar", {var, 1e-5});
+    Node* inv_std = call(graph, "torch.ops.aten.rsqrt.default", {var_eps});
+    Node* n = call(graph, "torch.ops.aten.mul.Tensor", {centered, inv_std});
 
     Node* mx = graph.call_function("torch.ops.aten.max.dim", {n, 1, true});
     mx->meta().val = NodeValue::List{column, contiguous_val(epgraph::dtype::int64, {rows, 1})};
     Node* values = getitem(mx, 0);
     Node* indices = getitem(mx, 1);
 
-    // split returns views of n: each part keeps n's strides, at offset i * split_size columns.
+    // split returns views of n: each part keeps n's strides, at offset `start` columns.
+    const TensorMeta& n_val = tensor_val(n);
     const std::int64_t split_size = (cols + 1) / 2;
     Node* parts = graph.call_function("torch.ops.aten.split.Tensor", {n, split_size, 1});
     NodeValue::List part_vals;
     for (std::int64_t start = 0; start < cols; start += split_size) {
-      TensorMeta part = full;
+      TensorMeta part = n_val;
       part.sizes[1] = std::min(split_size, cols - start);
-      part.storage_offset = start;
+      part.storage_offset = start * std::get<std::int64_t>(n_val.strides[1]);
       part_vals.emplace_back(std::move(part));
     }
     parts->meta().val = part_vals;
@@ -599,12 +575,9 @@ void multi_output(Program& ep) {
     for (std::size_t i = part_vals.size(); i > 0; --i) {
       reversed.emplace_back(getitem(parts, static_cast<std::int64_t>(i - 1)));
     }
-    Node* joined = graph.call_function("torch.ops.aten.cat.default", {reversed, 1});
-    joined->meta().val = full;
-    Node* minus_max = graph.call_function("torch.ops.aten.sub.Tensor", {joined, values});
-    minus_max->meta().val = full;
-    r = graph.call_function("torch.ops.aten.add.Tensor", {minus_max, indices});
-    r->meta().val = full;  // float32 + int64 promotes to float32
+    Node* joined = call(graph, "torch.ops.aten.cat.default", {reversed, 1});
+    Node* minus_max = call(graph, "torch.ops.aten.sub.Tensor", {joined, values});
+    r = call(graph, "torch.ops.aten.add.Tensor", {minus_max, indices});  // float32 + int64: float32
   }
   route_output(ep, y, r);
   std::cout << "multi-output: output " << y->name() << " -> " << r->name() << "\n";
@@ -623,15 +596,14 @@ void custom_op(Program& ep, double alpha) {
       "epgraph_test::scale_add(Tensor x, Tensor y, *, float alpha=1.0) -> Tensor");
   Graph& graph = ep.graph();
   Node* y = first_user_output(ep);
-  const TensorMeta& y_val = tensor_val(y);
-  const TensorMeta result = contiguous_val(y_val.dtype, sizes_of(y), y_val.requires_grad);
   Node* r = nullptr;
   {
     auto at = graph.inserting_after(y);
-    Node* s = graph.call_function("torch.ops.aten.sin.default", {y});
-    s->meta().val = result;
+    Node* s = call(graph, "torch.ops.aten.sin.default", {y});
     r = graph.call_function("torch.ops.epgraph_test.scale_add.default", {y, s}, {{"alpha", alpha}});
-    r->meta().val = result;
+    // infer_meta has no rule for a user operator: the val is written by hand. Its fake kernel
+    // returns torch.empty_like(x), which has x's shape, dtype and layout, as sin(x) does.
+    r->meta().val = s->meta().val;
   }
   route_output(ep, y, r);
   std::cout << "custom-op: output " << y->name() << " -> " << r->name() << "\n";
