@@ -519,6 +519,68 @@ void bench_schemas(std::size_t nodes, int reps) {
              " ratio=" + fmt(best[1] / best[0], 2));
 }
 
+// Graph::eliminate_dead_code on `nodes` compute nodes: a chain add(prev, p) whose every other
+// node also feeds a dead neg (half the nodes go). The graph is built untimed before each run.
+std::vector<double> bench_dce(const std::vector<std::size_t>& sizes, int reps) {
+  std::vector<double> out;
+  for (std::size_t nodes : sizes) {
+    std::unique_ptr<Graph> g;
+    std::size_t removed = 0;
+    const double s = min_seconds(
+        reps,
+        [&] {
+          g.reset();
+          g = std::make_unique<Graph>();
+          Node* prev = g->placeholder("x");
+          Node* p = g->placeholder("p");
+          for (std::size_t i = 0; i < nodes / 2; ++i) {
+            prev = g->call_function(kAdd, {prev, p});
+            g->call_function("torch.ops.aten.neg.default", {prev});
+          }
+          g->output({prev});
+        },
+        [&] {
+          const std::size_t before = g->size();
+          (void)g->eliminate_dead_code();
+          removed = before - g->size();
+        });
+    print_line("bench=eliminate_dead_code nodes=" + std::to_string(nodes) +
+               " removed=" + std::to_string(removed) + " seconds=" + fmt(s, 4) +
+               " ns_per_node=" + fmt(s * 1e9 / static_cast<double>(nodes)));
+    out.push_back(s);
+  }
+  return out;
+}
+
+// stable_topological_sort on `nodes` compute nodes written in reverse order (node i uses node
+// i + 1), so that every node moves: torch's algorithm waits and releases along the whole chain.
+std::vector<double> bench_sort(const std::vector<std::size_t>& sizes, int reps) {
+  std::vector<double> out;
+  for (std::size_t nodes : sizes) {
+    std::unique_ptr<Graph> g;
+    const double s = min_seconds(
+        reps,
+        [&] {
+          g.reset();
+          g = std::make_unique<Graph>();
+          Node* x = g->placeholder("x");
+          Node* p = g->placeholder("p");
+          std::vector<Node*> chain;
+          chain.reserve(nodes);
+          // add(p, p) first, so that set_args only adds an input (no long users() to shrink).
+          for (std::size_t i = 0; i < nodes; ++i) chain.push_back(g->call_function(kAdd, {p, p}));
+          for (std::size_t i = 0; i + 1 < nodes; ++i) chain[i]->set_args({chain[i + 1], p});
+          chain.back()->set_args({x, p});
+          g->output({chain.front()});
+        },
+        [&] { epgraph::stable_topological_sort(*g); });
+    print_line("bench=stable_topological_sort nodes=" + std::to_string(nodes) + " seconds=" +
+               fmt(s, 4) + " ns_per_node=" + fmt(s * 1e9 / static_cast<double>(nodes)));
+    out.push_back(s);
+  }
+  return out;
+}
+
 int main(int argc, char** argv) {
   const std::string only = argc > 1 ? argv[1] : "";
   auto want = [&](const char* group) { return std::string(group).find(only) != std::string::npos; };
@@ -543,6 +605,16 @@ int main(int argc, char** argv) {
     for (std::size_t u : {1000, 10000, 100000}) bench_rauw(u);
   }
   if (want("schema")) bench_schemas(100000, 3);
+  if (want("dce")) {
+    const std::vector<double> s = bench_dce({100000, 1000000}, 3);
+    print_line("bench=eliminate_dead_code_ratio nodes=1000000/100000 ratio=" + fmt(s[1] / s[0], 2) +
+               " target<=12");
+  }
+  if (want("topo_sort")) {
+    const std::vector<double> s = bench_sort({100000, 1000000}, 3);
+    print_line("bench=stable_topological_sort_ratio nodes=1000000/100000 ratio=" +
+               fmt(s[1] / s[0], 2) + " target<=12");
+  }
 #ifdef EPGRAPH_BENCH_JSON
   if (want("json")) {
     // The same number of repetitions for both sizes: a minimum over more runs is biased low.

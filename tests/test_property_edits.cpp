@@ -2,8 +2,9 @@
 // non-persistent buffers, tensor constants, custom objects, user inputs, mutation outputs, user
 // outputs, output tokens) and random sequences of create_mutable_buffer,
 // create_constant_placeholder (at random insertion points), delete_constant_placeholder,
-// erase_node, replace_all_uses_with, set_buffer_mutation, rename_node, set_param_tensor and
-// clone, with deliberately invalid calls mixed in (blank, taken and reused names, nodes with
+// erase_node, replace_all_uses_with, set_buffer_mutation, rename_node, set_param_tensor, clone,
+// Node::prepend/append, eliminate_dead_code, stable_topological_sort and node_copy, with
+// deliberately invalid calls mixed in (blank, taken and reused names, nodes with
 // users, wrong kinds, null and foreign nodes). After every successful call verify() and lint()
 // pass; after every failing call the program equals its snapshot from before the call.
 //

@@ -18,6 +18,7 @@
 #include "names.hpp"
 #include "node.hpp"
 #include "ordered_dict.hpp"
+#include "passes.hpp"
 #include "print.hpp"
 #include "registry.hpp"
 #include "schema.hpp"

@@ -11,6 +11,7 @@
 #include <new>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -18,6 +19,7 @@
 
 #include "argument.hpp"
 #include "detail/call_check.hpp"
+#include "detail/impure_targets.hpp"
 #include "detail/name_index.hpp"
 #include "error.hpp"
 #include "names.hpp"
@@ -25,6 +27,54 @@
 #include "registry.hpp"
 
 namespace epgraph {
+
+namespace detail {
+
+// What a call_function target says about the node's purity (Node::is_impure).
+inline constexpr int pure_target = 0;
+inline constexpr int impure_target = 1;
+inline constexpr int impure_if_wrapped_op_is = 2;  // auto_functionalized: ask its first argument
+
+inline bool starts_with(std::string_view s, std::string_view prefix) noexcept {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+// One of torch.fx.node._side_effectful_functions (as FX targets). O(log table).
+inline bool is_side_effectful_target(std::string_view target) noexcept {
+  return std::binary_search(std::begin(side_effectful_targets), std::end(side_effectful_targets),
+                            target);
+}
+
+// The purity of call_function target `target` (see Node::is_impure). May throw value_error when
+// a lazily registered schema does not parse. O(log registry + length).
+inline int target_impurity(std::string_view target) {
+  if (is_side_effectful_target(target)) return impure_target;
+  if (std::binary_search(std::begin(random_targets), std::end(random_targets), target)) {
+    return impure_target;
+  }
+  if (starts_with(target, "torch.ops.aten._assert") ||
+      starts_with(target, "torch.ops.aten.sym_constrain_range") ||
+      target == "torch.ops.higher_order.with_effects") {
+    return impure_target;
+  }
+  if (target == "torch.ops.higher_order.auto_functionalized" ||
+      target == "torch.ops.higher_order.auto_functionalized_v2") {
+    return impure_if_wrapped_op_is;
+  }
+  if (const FunctionSchema* s = global_registry().find_target(target)) {
+    if (s->is_mutable() || (s->returns.empty() && !s->is_varret)) return impure_target;
+  }
+  return pure_target;
+}
+
+// auto_functionalized(op, ...): FX calls it impure when `op` is side-effectful.
+inline bool wrapped_op_is_impure(ArgumentView args) {
+  if (args.size() == 0) return false;
+  const std::string* op = args[0].is<std::string>() ? &args[0].as<std::string>() : nullptr;
+  return op != nullptr && is_side_effectful_target(*op);
+}
+
+}  // namespace detail
 
 /// Listens to graph changes that a program built on the graph must follow (torch's replace hooks
 /// on `GraphModule`). Both calls come after every allocation of the change and before anything
@@ -46,6 +96,9 @@ class GraphObserver {
 };
 
 class Graph;
+
+// Defined in passes.hpp; a friend of Graph.
+inline void stable_topological_sort(Graph& graph);
 
 /// Restores a graph's previous insertion point when destroyed (TorchScript's `WithInsertPoint`,
 /// FX's `with graph.inserting_before(n):`). Returned by Graph::inserting_before/after; keep it in
@@ -606,6 +659,152 @@ class Graph {
     return copy;
   }
 
+  /// Removes every node whose value nobody uses and that has no side effect, and returns whether
+  /// anything was removed (FX `graph.eliminate_dead_code(is_impure_node)`, torch/fx/graph.py).
+  /// Walks the nodes in reverse, so a chain of unused nodes goes at once. Kept: placeholders, the
+  /// output node, nodes for which Node::is_impure() holds (mutating, random, assertion and other
+  /// side-effectful operators; an operator without a registered schema counts as pure), nodes for
+  /// which `is_impure(node)` returns true, and every node a kept node uses. Unlike FX, the
+  /// caller's predicate adds to Node::is_impure() instead of replacing it (so placeholders and
+  /// mutating ops are never removed), and the graph is not linted first: a node used by a node
+  /// that comes before it is kept. The names of removed nodes stay taken, as with erase_node.
+  /// Nested graphs are not visited (epgraph holds no submodules). On an ExportedProgram's graph
+  /// use epgraph::eliminate_dead_code(program) (passes.hpp), which also keeps every node the
+  /// signature names. Throws runtime_error "Cannot erase node 'x' while it anchors an insertion
+  /// point" when a dead node anchors an insertion point, value_error when a lazily registered
+  /// schema does not parse, and what `is_impure` throws; nothing is removed then. Strong
+  /// guarantee (the dead set is computed first, then erased with no-throw steps). O(nodes + edges)
+  /// plus one registry lookup per distinct target.
+  bool eliminate_dead_code(const std::function<bool(const Node&)>& is_impure = {}) {
+    const std::size_t slots = chunks_.size() * detail::node_chunk_slots;
+    std::vector<bool> dead(slots, false);     // by node id
+    std::vector<bool> touched(slots, false);  // live nodes that lose users, by node id
+    std::vector<signed char> impurity(target_table_.size(), -1);  // by interned target
+    std::vector<Node*> doomed;
+    std::vector<Node*> losing_users;
+    for (Node* n = tail_; n != nullptr; n = n->prev_) {
+      if (n->op_ == OpCode::placeholder || n->op_ == OpCode::output) continue;
+      bool unused = true;
+      for (const Node* u : n->users()) {
+        if (!dead[id_of(u)]) {
+          unused = false;
+          break;
+        }
+      }
+      if (!unused) continue;
+      if (n->op_ == OpCode::call_function) {
+        signed char& known = impurity[n->target_];
+        if (known < 0) known = static_cast<signed char>(detail::target_impurity(n->target()));
+        if (known == detail::impure_target) continue;
+        if (known == detail::impure_if_wrapped_op_is && detail::wrapped_op_is_impure(n->args())) {
+          continue;
+        }
+      }
+      if (is_impure && is_impure(*n)) continue;
+      if (anchors_insertion_point(n)) {
+        throw runtime_error("Cannot erase node '" + n->name_ +
+                            "' while it anchors an insertion point");
+      }
+      dead[id_of(n)] = true;
+      doomed.push_back(n);
+    }
+    if (doomed.empty()) return false;
+    for (Node* n : doomed) {
+      auto note = [&](Node* input) {
+        const std::uint32_t id = id_of(input);
+        if (!dead[id] && !touched[id]) {
+          touched[id] = true;
+          losing_users.push_back(input);
+        }
+      };
+      for (const Argument& a : n->args()) for_each_node(a, note);
+      for (const auto& kv : n->kwargs()) for_each_node(kv.second, note);
+    }
+    // The names stay taken: staged in a set of their own, with room for them in the namespace's
+    // set of given-up names, then moved there without allocating.
+    std::unordered_set<std::string> retired;
+    retired.reserve(doomed.size());
+    for (const Node* n : doomed) retired.emplace(n->name());
+    namespace_.used_.reserve(namespace_.used_.size() + retired.size());
+    // No-throw from here on.
+    namespace_.used_.merge(retired);
+    for (Node* input : losing_users) {
+      input->remove_users_if([&](const Node* u) { return dead[id_of(u)]; });
+    }
+    for (Node* n : doomed) {  // users before the nodes they use
+      unlink(n);
+      index_.erase(id_of(n), n->name(), name_of());
+      destroy_node(n);
+    }
+    return true;
+  }
+
+  /// Copies `node` (of any graph) into this graph at the insertion point and returns the copy
+  /// (FX `graph.node_copy(node, arg_transform)`, torch/fx/graph.py): same op and target, the
+  /// arguments with every node `n` in them (inside lists too) replaced by `arg_transform(n)`
+  /// (the identity when empty, which suits a node of this graph), `node.name()` as the requested
+  /// name, de-duplicated by this graph's namespace as FX does (`add` taken -> `add_1`), and a copy
+  /// of the metadata (FX `copy.copy(node.meta)`). Placement follows create_node (a placeholder
+  /// goes after the last placeholder by default). Throws what `arg_transform` throws and what
+  /// create_node throws: value_error when a transformed argument node is null or of another
+  /// graph or the arguments do not bind to the operator's schema, value_error/runtime_error when
+  /// the insertion point does not allow the node or it is a second output node. Strong
+  /// guarantee. O(length of name + size of arguments + size of metadata).
+  Node* node_copy(const Node& node, const std::function<Argument(Node*)>& arg_transform = {}) {
+    return node_copy_impl(node, arg_transform, nullptr);
+  }
+
+  /// Copies every node of `g` except its output node into this graph, in order, at the insertion
+  /// point, and returns the copy of `g`'s result: the first argument of `g`'s output node with
+  /// each node replaced by its copy (FX `graph.graph_copy(g, val_map)`, torch/fx/graph.py), or
+  /// None when `g` has no output node. `value_remap` maps nodes of `g` to nodes of this graph: a
+  /// node already in it is not copied (pass a placeholder's stand-in this way), and every copy
+  /// is added to it. Names are de-duplicated by this graph's namespace, node by node, exactly as
+  /// FX's node_copy does. Throws value_error "Cannot copy a graph into itself";
+  /// runtime_error "Cannot copy node 'add': its input 'x' has no copy" when a node uses one that
+  /// comes after it in `g` (FX raises KeyError); and what node_copy throws. Strong guarantee:
+  /// on failure the copies made so far are removed (their names given back to the namespace),
+  /// the insertion point and `value_remap` are as before. O(nodes + edges of g).
+  Argument graph_copy(const Graph& g, std::unordered_map<const Node*, Node*>& value_remap) {
+    if (&g == this) throw value_error("Cannot copy a graph into itself");
+    std::vector<Node*> created;
+    std::vector<Namespace::Proposal> proposals;
+    std::vector<const Node*> keys;
+    created.reserve(g.size());
+    proposals.reserve(g.size());
+    keys.reserve(g.size());
+    const InsertPoint saved = insert_;
+    const Node* current = nullptr;
+    auto lookup = [&](Node* input) -> Argument {
+      auto it = value_remap.find(input);
+      if (it == value_remap.end()) {
+        throw runtime_error("Cannot copy node '" + current->name_ + "': its input '" +
+                            input->name_ + "' has no copy");
+      }
+      return Argument(it->second);
+    };
+    try {
+      for (const Node* n = g.head_; n != nullptr; n = n->next_) {
+        if (value_remap.find(n) != value_remap.end()) continue;
+        current = n;
+        if (n->op_ == OpCode::output) {
+          return n->args_size_ == 0 ? Argument() : map_nodes(n->args()[0], lookup);
+        }
+        proposals.emplace_back();
+        Node* copy = node_copy_impl(*n, lookup, &proposals.back());
+        created.push_back(copy);
+        value_remap.emplace(n, copy);
+        keys.push_back(n);
+      }
+    } catch (...) {
+      for (const Node* k : keys) value_remap.erase(k);
+      for (std::size_t i = created.size(); i-- > 0;) uncreate(created[i], proposals[i]);
+      insert_ = saved;
+      throw;
+    }
+    return Argument();
+  }
+
   /// Attaches the observer that hears of replacements and renames (the ExportedProgram owning
   /// this graph does this itself); nullptr detaches. The observer must outlive the graph or be
   /// detached first. O(1).
@@ -649,6 +848,7 @@ class Graph {
  private:
   friend class Node;
   friend class InsertingGuard;
+  friend void stable_topological_sort(Graph& graph);
   friend struct detail::test_access;
 
   // Source node -> copy, by node id (filled in list order while cloning).
@@ -676,6 +876,210 @@ class Graph {
       return Argument(std::move(out));
     }
     return arg;
+  }
+
+  // `arg` with every node `n` in it (inside lists too) replaced by `f(n)`; the identity when `f`
+  // is empty.
+  template <class F>
+  static Argument map_nodes(const Argument& arg, const F& f) {
+    if (Node* n = arg.node()) return f(n);
+    if (const ArgumentList* l = arg.list()) {
+      ArgumentList out;
+      out.reserve(l->size());
+      for (const Argument& a : *l) out.push_back(map_nodes(a, f));
+      return Argument(std::move(out));
+    }
+    return arg;
+  }
+
+  // node_copy; when `taken` is set, it receives the namespace step (for uncreate). Strong.
+  template <class Transform>
+  Node* node_copy_impl(const Node& node, const Transform& transform, Namespace::Proposal* taken) {
+    auto map = [&](const Argument& a) -> Argument {
+      if constexpr (std::is_same_v<Transform, std::function<Argument(Node*)>>) {
+        if (!transform) return a;
+      }
+      return map_nodes(a, transform);
+    };
+    ArgumentList args;
+    args.reserve(node.args_size_);
+    for (const Argument& a : node.args()) args.push_back(map(a));
+    Kwargs kwargs;
+    kwargs.reserve(node.kwargs().size());
+    for (const auto& kv : node.kwargs()) kwargs.emplace_back(kv.first, map(kv.second));
+    const std::string name(node.name());
+    const std::string target(node.target());
+    std::function<void(Node&)> copy_meta;
+    if (node.extra_ != nullptr) copy_meta = [&node](Node& n) { n.meta() = node.meta(); };
+    return create_node_impl(node.op_, target, std::move(args), std::move(kwargs), name,
+                            copy_meta ? &copy_meta : nullptr, taken);
+  }
+
+  // Undoes the creation of `node` (no users, not the output node) whose name was taken by
+  // `taken`, the last namespace step not yet undone: the name is given back. No-throw.
+  void uncreate(Node* node, Namespace::Proposal& taken) noexcept {
+    auto drop = [node](Node* input) { input->remove_user(node); };
+    for (const Argument& a : node->args()) for_each_node(a, drop);
+    for (const auto& kv : node->kwargs()) for_each_node(kv.second, drop);
+    if (node->op_ == OpCode::placeholder) {
+      if (node == last_placeholder_) last_placeholder_ = node->prev_;
+      --num_placeholders_;
+    }
+    unlink(node);
+    index_.erase(id_of(node), node->name(), name_of());
+    destroy_node(node);
+    namespace_.uncommit(taken);
+  }
+
+  // Node::prepend (before == true) and Node::append: moves `x` next to `anchor`. Strong.
+  void move_node(Node* x, Node* anchor, bool before) {
+    const std::string where = before ? "before" : "after";
+    if (x == nullptr) {
+      throw value_error("Cannot move a null node " + where + " '" + anchor->name_ + "'");
+    }
+    auto fail = [&](const std::string& why) {
+      throw value_error("Cannot move node '" + x->name_ + "' " + where + " '" + anchor->name_ +
+                        "': " + why);
+    };
+    if (&x->graph() != this) fail("'" + x->name_ + "' belongs to another graph");
+    if (x == anchor) return;
+    Node* const prev = before ? anchor->prev_ : anchor;
+    Node* const next = before ? anchor : anchor->next_;
+    if (x == prev || x == next) return;  // already in place
+    if (x->op_ == OpCode::output) fail("the output node must stay last");
+    if (prev != nullptr && prev->op_ == OpCode::output) fail("nothing may follow the output node");
+    if (x->op_ == OpCode::placeholder) {
+      if (prev != nullptr && prev->op_ != OpCode::placeholder) {
+        fail("placeholder '" + x->name_ + "' would come after non-placeholder node '" +
+             prev->name_ + "'");
+      }
+    } else if (next != nullptr && next->op_ == OpCode::placeholder) {
+      fail(std::string(op_name(x->op_)) + " node '" + x->name_ +
+           "' would come before placeholder '" + next->name_ + "' (placeholders come first)");
+    }
+    // Which way does x move? Walk both ways from x at once: O(distance).
+    bool earlier = false;
+    for (Node *b = x->prev_, *f = x->next_;;) {
+      if (b != nullptr) {
+        if (b == next) {
+          earlier = true;
+          break;
+        }
+        b = b->prev_;
+      }
+      if (f != nullptr) {
+        if (f == prev) break;
+        f = f->next_;
+      }
+    }
+    // Nodes x passes over must not be its inputs (moving earlier) or its users (moving later).
+    const std::uint32_t epoch = next_mark_epoch();
+    if (earlier) {
+      auto mark = [epoch](Node* n) { n->mark_ = epoch | 1u; };
+      for (const Argument& a : x->args()) for_each_node(a, mark);
+      for (const auto& kv : x->kwargs()) for_each_node(kv.second, mark);
+      for (Node* n = next; n != x; n = n->next_) {
+        if (n->mark_ == (epoch | 1u))
+          fail("'" + x->name_ + "' would come before its input '" + n->name_ + "'");
+      }
+    } else {
+      for (Node* u : x->users()) u->mark_ = epoch | 2u;
+      for (Node* n = x->next_; n != next; n = n->next_) {
+        if (n->mark_ == (epoch | 2u))
+          fail("'" + x->name_ + "' would come after its user '" + n->name_ + "'");
+      }
+    }
+    // No-throw from here on.
+    Node* last = last_placeholder_;
+    if (x == last) last = x->prev_;
+    unlink(x);
+    link_before(x, next);
+    if (x->op_ == OpCode::placeholder &&
+        (x->next_ == nullptr || x->next_->op_ != OpCode::placeholder)) {
+      last = x;
+    }
+    last_placeholder_ = last;
+  }
+
+  // stable_topological_sort (passes.hpp): the order torch._inductor's stable_topological_sort
+  // produces, computed first, then applied by relinking. Strong. O(nodes + edges).
+  void stable_topological_sort_impl() {
+    const std::size_t n = size_;
+    if (n == 0) return;
+    constexpr std::uint32_t none = UINT32_MAX;
+    std::vector<Node*> by_pos;
+    by_pos.reserve(n);
+    std::vector<std::uint32_t> pos_by_id(chunks_.size() * detail::node_chunk_slots, none);
+    for (Node* m = head_; m != nullptr; m = m->next_) {
+      pos_by_id[id_of(m)] = static_cast<std::uint32_t>(by_pos.size());
+      by_pos.push_back(m);
+    }
+    // Every node's input occurrences (args then kwargs, repeats kept: torch's _args), flattened.
+    std::vector<std::uint32_t> begin(n + 1);
+    std::vector<std::uint32_t> occurrences;
+    for (std::size_t p = 0; p < n; ++p) {
+      begin[p] = static_cast<std::uint32_t>(occurrences.size());
+      auto add = [&](Node* input) { occurrences.push_back(pos_by_id[id_of(input)]); };
+      for (const Argument& a : by_pos[p]->args()) for_each_node(a, add);
+      for (const auto& kv : by_pos[p]->kwargs()) for_each_node(kv.second, add);
+    }
+    begin[n] = static_cast<std::uint32_t>(occurrences.size());
+    // scan[p]: occurrences of p before it may be unready; those from it on are ready (readiness
+    // only grows, so the last unready input is found in O(inputs) over the whole run).
+    std::vector<std::uint32_t> scan(begin.begin() + 1, begin.end());
+    std::vector<char> ready(n, 0);
+    std::vector<std::uint32_t> waiting_on(n, none);
+    std::vector<std::uint32_t> wait_head(n, none);  // nodes waiting on p, latest first
+    std::vector<std::uint32_t> wait_next(n, none);
+    std::vector<std::uint32_t> pending;
+    pending.reserve(n);
+    for (std::size_t p = n; p-- > 0;) pending.push_back(static_cast<std::uint32_t>(p));
+    std::vector<std::uint32_t> order;
+    order.reserve(n);
+    while (!pending.empty()) {
+      const std::uint32_t p = pending.back();
+      pending.pop_back();
+      std::uint32_t& j = scan[p];
+      while (j > begin[p] && ready[occurrences[j - 1]]) --j;
+      if (j > begin[p]) {  // wait for the last input not ready yet
+        const std::uint32_t dep = occurrences[j - 1];
+        waiting_on[p] = dep;
+        wait_next[p] = wait_head[dep];
+        wait_head[dep] = p;
+        continue;
+      }
+      ready[p] = 1;
+      order.push_back(p);
+      // torch: pending.extend(reversed(waiting.pop(node))): the latest waiter is pushed first.
+      for (std::uint32_t w = wait_head[p]; w != none; w = wait_next[w]) pending.push_back(w);
+      wait_head[p] = none;
+    }
+    if (order.size() != n) {
+      std::uint32_t p = 0;
+      while (ready[p]) ++p;
+      std::vector<char> seen(n, 0);
+      while (!seen[p]) {  // follow "waits on" links: they stay among unready nodes, so they loop
+        seen[p] = 1;
+        p = waiting_on[p];
+      }
+      throw runtime_error("Graph has a cycle through node '" + by_pos[p]->name_ + "'");
+    }
+    // No-throw from here on.
+    bool sorted = true;
+    for (std::size_t i = 0; i < n && sorted; ++i) sorted = order[i] == i;
+    if (sorted) return;
+    Node* prev = nullptr;
+    for (std::uint32_t p : order) {
+      Node* m = by_pos[p];
+      m->prev_ = prev;
+      (prev ? prev->next_ : head_) = m;
+      prev = m;
+    }
+    prev->next_ = nullptr;
+    tail_ = prev;
+    Node* last = nullptr;
+    for (Node* m = head_; m != nullptr && m->op_ == OpCode::placeholder; m = m->next_) last = m;
+    last_placeholder_ = last;
   }
 
   void check_member(const Node* node, const char* what) const {
@@ -913,7 +1317,8 @@ class Graph {
   }
 
   Node* create_node_impl(OpCode op, std::string_view target, ArgumentList args, Kwargs kwargs,
-                         std::string_view requested, const std::function<void(Node&)>* prepare) {
+                         std::string_view requested, const std::function<void(Node&)>* prepare,
+                         Namespace::Proposal* taken = nullptr) {
     const std::string candidate =
         requested.empty() ? default_name(op, target) : std::string(requested);
     Namespace::Proposal proposal = namespace_.propose(candidate);
@@ -968,6 +1373,7 @@ class Graph {
     }
     raw->commit_input_change(change);
     if (insert_.anchor != nullptr && !insert_.before) insert_.anchor = raw;
+    if (taken != nullptr) *taken = std::move(proposal);
     return raw;
   }
 
@@ -1099,5 +1505,21 @@ inline std::vector<Node*> Node::replace_all_uses_with(
   remove_users_if([&](Node* u) { return changed_lookup.contains(u); });
   return changed;
 }
+
+inline bool Node::is_impure() const {
+  switch (op_) {
+    case OpCode::placeholder:
+    case OpCode::output: return true;
+    case OpCode::call_function: break;
+    default: return false;
+  }
+  const int kind = detail::target_impurity(target());
+  return kind == detail::impure_target ||
+         (kind == detail::impure_if_wrapped_op_is && detail::wrapped_op_is_impure(args()));
+}
+
+inline void Node::prepend(Node* x) { graph().move_node(x, this, true); }
+
+inline void Node::append(Node* x) { graph().move_node(x, this, false); }
 
 }  // namespace epgraph

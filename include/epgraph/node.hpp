@@ -291,6 +291,55 @@ class Node {
   std::vector<Node*> replace_all_uses_with(Node* replacement,
                                            const std::function<bool(Node*)>& delete_user_cb = {});
 
+  /// Whether dead-code elimination must keep this node although nothing uses its value (FX
+  /// `Node.is_impure()` with `impure_random=True`, torch/fx/node.py, which asks
+  /// `torch._library.utils.is_impure`). True for:
+  /// - placeholders and the output node;
+  /// - a call_function whose target is one of FX's side-effectful functions
+  ///   (`torch.fx.node._side_effectful_functions`: `operator.setitem`, `torch._assert`,
+  ///   `torch.ops.aten._assert_scalar.default`, `torch.ops.aten.sym_constrain_range.default`,
+  ///   `torch.ops.higher_order.call_torchbind`, profiler and autocast calls, ...), a random
+  ///   operator (tag `nondeterministic_seeded`: `torch.ops.aten.rand.default`,
+  ///   `torch.ops.aten.dropout.default`, ..., and `torch.rand`-style functions), or an operator
+  ///   whose schema, looked up in global_registry(), is mutable (`Tensor(a!)`,
+  ///   FunctionSchema::is_mutable);
+  /// - `torch.ops.higher_order.auto_functionalized` / `auto_functionalized_v2` when the operator it
+  ///   wraps (its first argument) is side-effectful, as in FX;
+  /// - beyond FX (conservative: these nodes exist for their effect): any
+  ///   `torch.ops.aten._assert*` and `torch.ops.aten.sym_constrain_range*` target (FX misses
+  ///   `_assert_async.default`), `torch.ops.higher_order.with_effects`, and an operator whose
+  ///   registered schema returns nothing (`-> ()`, e.g. `aten::_print`).
+  ///
+  /// Everything else is pure: get_attr, call_method, call_module (FX asks the submodule's
+  /// `_is_impure` attribute; epgraph has no modules) and a call_function whose target has no
+  /// registered schema and is not listed above (FX treats unknown Python callables as pure too).
+  /// So include `<epgraph/aten_schemas.hpp>` (or `epgraph.hpp`) for the aten/prims schemas, and
+  /// register the schemas of custom mutating operators. Throws value_error when a lazily
+  /// registered schema text does not parse. O(log registry + length of target).
+  [[nodiscard]] bool is_impure() const;
+
+  /// Moves node `x` (of the same graph) right before this node (FX `node.prepend(x)`,
+  /// torch/fx/node.py). Does nothing when `x` is this node or already right before it. Unlike FX,
+  /// refuses a move that would break the graph, with value_error "Cannot move node 'x' before
+  /// 'add': <reason>", where the reason is one of
+  /// - "'x' belongs to another graph";
+  /// - "the output node must stay last" (x is the output node);
+  /// - "placeholder 'x' would come after non-placeholder node 'relu'" /
+  ///   "call_function node 'x' would come before placeholder 'y' (placeholders come first)";
+  /// - "'x' would come before its input 'relu'" / "'x' would come after its user 'sub'";
+  /// and value_error "Cannot move a null node before 'add'". Nothing moves then. Anchors of
+  /// insertion points stay what they are: an insertion point relative to `x` moves with `x`.
+  /// Strong guarantee. O(inputs of x + users of x + d), d the number of nodes between the old
+  /// and the new position of `x` (FX keeps no positions: the order checks walk that distance).
+  void prepend(Node* x);
+
+  /// Moves node `x` (of the same graph) right after this node (FX `node.append(x)`, the same as
+  /// `node.next.prepend(x)`, torch/fx/node.py). Does nothing when `x` is this node or already
+  /// right after it. Refuses the moves prepend refuses, with "Cannot move node 'x' after 'add':
+  /// <reason>", and also any move after the output node ("nothing may follow the output node").
+  /// Strong guarantee. O(inputs of x + users of x + d) as for prepend.
+  void append(Node* x);
+
  private:
   friend class Graph;
   friend struct detail::test_access;  // lets tests corrupt a graph to exercise lint()

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <epgraph/edit.hpp>
+#include <epgraph/passes.hpp>
 #include <epgraph/verify.hpp>
 #include <exception>
 #include <functional>
@@ -320,7 +321,7 @@ inline std::string run_random_edits(Program& ep, Chooser& c, std::size_t steps,
       if (r < 4) return "n" + std::to_string(c.below(20));
       return name_pool[c.below(name_pool.size())];
     };
-    const std::size_t op = c.below(round_trip ? 10 : 9);
+    const std::size_t op = c.below(round_trip ? 14 : 13);
     std::string what;               // the call, for messages
     bool must_fail = false;         // a deliberately invalid call
     std::function<void()> call;     // the edit itself
@@ -477,6 +478,67 @@ inline std::string run_random_edits(Program& ep, Chooser& c, std::size_t steps,
         Tensor data = random_tensor(c);
         what = "set_param_tensor(" + (n ? std::string(n->name()) : "null") + ")";
         call = [&ep, n, data] { epgraph::set_param_tensor(ep, n, data); };
+        break;
+      }
+      case 9: {  // Node::prepend / append of a non-placeholder (moving placeholders reorders
+                 // the inputs against the signature, so only refused placeholder moves are made)
+        Node* x = pick_node();
+        Node* anchor = nodes[c.below(nodes.size())];
+        const bool before = c.chance(50);
+        Node* const prev = before ? anchor->prev() : anchor;
+        Node* const next = before ? anchor : anchor->next();
+        const bool ours = x != nullptr && x != foreign;
+        const bool no_op = ours && (x == anchor || x == prev || x == next);
+        if (ours && !no_op && x->op() == epgraph::OpCode::placeholder &&
+            (prev == nullptr || prev->op() == epgraph::OpCode::placeholder)) {
+          continue;
+        }
+        what = std::string(anchor->name()) + (before ? ".prepend(" : ".append(") +
+               (x ? std::string(x->name()) + (x == foreign ? " (foreign)" : "") : "null") + ")";
+        must_fail = !ours || (!no_op && (x->op() == epgraph::OpCode::placeholder ||
+                                         x->op() == epgraph::OpCode::output ||
+                                         (prev && prev->op() == epgraph::OpCode::output) ||
+                                         (next && next->op() == epgraph::OpCode::placeholder)));
+        call = [x, anchor, before] { before ? anchor->prepend(x) : anchor->append(x); };
+        break;
+      }
+      case 10: {  // eliminate_dead_code on the program, sometimes under an insertion guard
+        guard_mode = static_cast<int>(c.below(3));
+        guard_anchor = nodes[c.below(nodes.size())];
+        what = "eliminate_dead_code(program)" +
+               (guard_mode ? std::string(" with a guard on ") + std::string(guard_anchor->name())
+                           : std::string());
+        call = [&ep] {
+          const std::size_t size = ep.graph().size();
+          const bool changed = epgraph::eliminate_dead_code(ep);
+          if (changed != (ep.graph().size() < size)) throw std::logic_error("wrong result");
+          if (epgraph::eliminate_dead_code(ep)) throw std::logic_error("not a fixed point");
+        };
+        break;
+      }
+      case 11: {  // stable_topological_sort: the programs are sorted, so nothing may move
+        what = "stable_topological_sort()";
+        call = [&ep] {
+          const std::string before = epgraph::to_string(ep.graph());
+          epgraph::stable_topological_sort(ep.graph());
+          if (epgraph::to_string(ep.graph()) != before) {
+            throw std::logic_error("moved nodes of a sorted graph");
+          }
+        };
+        break;
+      }
+      case 12: {  // node_copy of a compute node (copying a placeholder adds an input the
+                  // signature lacks) or of the output node (refused: a second output)
+        Node* x = nodes[c.below(nodes.size())];
+        if (x->op() == epgraph::OpCode::placeholder) continue;
+        what = "node_copy(" + std::string(x->name()) + ")";
+        must_fail = x->op() == epgraph::OpCode::output;
+        call = [&ep, x] {
+          Node* copy = ep.graph().node_copy(*x);
+          if (copy->target() != x->target() || copy->args() != x->args()) {
+            throw std::logic_error("the copy differs");
+          }
+        };
         break;
       }
       default: {  // save/load round trip

@@ -1,0 +1,50 @@
+// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// Whole-graph passes of torch.fx: dead-code elimination that respects a program's signature,
+// and stable topological sorting.
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+
+#include <functional>
+#include <string_view>
+#include <unordered_set>
+
+#include "exported_program.hpp"
+#include "graph.hpp"
+#include "graph_signature.hpp"
+
+namespace epgraph {
+
+/// Graph::eliminate_dead_code on the program's graph that also keeps every node the signature
+/// names: each input spec's placeholder (kept anyway) and each output spec's node (normally used
+/// by the output node, so kept anyway; this protects a program whose output node and specs
+/// disagree). `is_impure` adds nodes to keep, as in Graph::eliminate_dead_code. Returns whether
+/// anything was removed. Mirrors torch's `ep.graph.eliminate_dead_code()` as run by
+/// `torch.export` passes (torch/fx/graph.py). Throws what Graph::eliminate_dead_code throws.
+/// Strong guarantee. O(nodes + edges + specs).
+template <class Tensor>
+bool eliminate_dead_code(ExportedProgram<Tensor>& program,
+                         const std::function<bool(const Node&)>& is_impure = {}) {
+  std::unordered_set<std::string_view> named;
+  const ExportGraphSignature& sig = program.graph_signature();
+  for (const InputSpec& s : sig.input_specs) {
+    if (names_graph_value(s.arg())) named.insert(s.name());
+  }
+  for (const OutputSpec& s : sig.output_specs) {
+    if (names_graph_value(s.arg())) named.insert(s.name());
+  }
+  return program.graph().eliminate_dead_code(
+      [&](const Node& n) { return named.count(n.name()) != 0 || (is_impure && is_impure(n)); });
+}
+
+/// Reorders the nodes so that each comes after all its inputs, keeping the current order
+/// wherever it is already valid (torch._inductor.pattern_matcher.stable_topological_sort; what
+/// torch.fx.passes.tools_common.legalize_graph is used for). Exactly torch's algorithm: nodes are
+/// taken in order; a node whose inputs (args then kwargs) are all placed is placed after the
+/// previously placed node, otherwise it waits for its last input not yet placed and is retried
+/// right after that input is placed. A sorted graph is left as it is. Placeholders stay first
+/// and the output node last. Insertion points keep their anchors. Throws runtime_error "Graph
+/// has a cycle through node 'add'" (naming a node on a cycle) when no such order exists (torch
+/// fails an assertion); nothing moves then. Strong guarantee. O(nodes + edges).
+inline void stable_topological_sort(Graph& graph) { graph.stable_topological_sort_impl(); }
+
+}  // namespace epgraph
