@@ -12,10 +12,16 @@
 // the result back as the same program).
 //
 // FILE is an exported-program JSON record (`*.json`) or a PT2 / legacy `.pt2`/`.ep` archive (a
-// zip file). A JSON record carries no weights, and a legacy archive (torch <= 2.7) keeps them in
+// zip file; a `.pt2`/`.ep` name is always read as an archive, so an empty or truncated one is
+// reported as a broken archive). `--fill V` is read as the Python literal V given to torch.full
+// (an integer is an int, anything else a float such as 1.5, nan or -inf) and converted to DTYPE
+// as torch.full converts it; a value the dtype cannot hold is refused with torch's message
+// ("value cannot be converted to type uint8_t without overflow"). A JSON record carries no weights, and a legacy archive (torch <= 2.7) keeps them in
 // pickles epgraph does not read, so `validate` skips the state checks for both.
 // Exit status: 0 on success, 1 when validation finds violations, 2 on bad usage or input.
 
+#include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <epgraph/archive/archive.hpp>
@@ -41,12 +47,21 @@ int usage() {
   return 2;
 }
 
-// A zip archive starts with "PK\3\4"; anything else is read as JSON.
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// A `.pt2` / `.ep` file is an archive, whatever it holds (an empty or truncated one is then
+// reported as a broken archive, not as malformed JSON); so is any file that starts like a zip
+// file ("PK\3\4", or "PK\5\6" for an empty zip). Anything else is read as a JSON record.
 bool is_archive(const std::string& path) {
+  if (ends_with(path, ".pt2") || ends_with(path, ".ep")) return true;
   std::ifstream in(path, std::ios::binary);
   char magic[4] = {};
   in.read(magic, 4);
-  return in.gcount() == 4 && magic[0] == 'P' && magic[1] == 'K' && magic[2] == 3 && magic[3] == 4;
+  return in.gcount() == 4 && magic[0] == 'P' && magic[1] == 'K' &&
+         ((magic[2] == 3 && magic[3] == 4) || (magic[2] == 5 && magic[3] == 6));
 }
 
 epgraph::ExportedProgram<epgraph::HostTensor> load(const std::string& path) {
@@ -88,6 +103,56 @@ std::vector<std::int64_t> parse_shape(const std::string& text) {
   return out;
 }
 
+// `--fill V` read as Python reads the literal V given to torch.full: an integer (optional sign,
+// decimal digits) is a Python int, anything else a Python float ("1.5", "1e3", "nan", "-inf").
+// HostTensor::full then converts it as torch.full does and refuses what torch refuses.
+struct Fill {
+  bool integer = true;
+  bool big = false;  // an int in (INT64_MAX, UINT64_MAX]: torch's uint64 scalar
+  std::int64_t i = 0;
+  std::uint64_t u = 0;
+  double d = 0.0;
+};
+
+Fill parse_fill(const std::string& text) {
+  Fill f;
+  std::size_t pos = (!text.empty() && (text[0] == '-' || text[0] == '+')) ? 1 : 0;
+  const bool digits =
+      pos < text.size() && text.find_first_not_of("0123456789", pos) == std::string::npos;
+  if (digits) {
+    const bool negative = text[0] == '-';
+    errno = 0;
+    if (negative) {
+      f.i = std::strtoll(text.c_str(), nullptr, 10);
+      // torch: "can't convert negative int to unsigned" (OverflowError) below INT64_MIN.
+      if (errno == ERANGE) throw epgraph::value_error("can't convert negative int to unsigned");
+    } else {
+      f.u = std::strtoull(text.c_str() + pos, nullptr, 10);
+      // torch: "int too big to convert" (OverflowError) beyond UINT64_MAX.
+      if (errno == ERANGE) throw epgraph::value_error("int too big to convert");
+      f.big = f.u > static_cast<std::uint64_t>(INT64_MAX);
+      f.i = static_cast<std::int64_t>(f.u);
+    }
+    return f;
+  }
+  f.integer = false;
+  // strtod as Python's float(): "1e999" is inf (ERANGE, HUGE_VAL), an underflow the nearest
+  // double; "nan", "inf", "-inf", "infinity" in any case.
+  char* end = nullptr;
+  f.d = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size()) {
+    throw epgraph::value_error("could not convert string to float: '" + text + "'");
+  }
+  return f;
+}
+
+epgraph::HostTensor fill_tensor(epgraph::dtype type, std::vector<std::int64_t> sizes,
+                                const Fill& f) {
+  if (!f.integer) return epgraph::HostTensor::full(type, std::move(sizes), f.d);
+  if (f.big) return epgraph::HostTensor::full(type, std::move(sizes), f.u);
+  return epgraph::HostTensor::full(type, std::move(sizes), f.i);
+}
+
 int show(const std::string& file) {
   const auto ep = load(file);
   std::cout << epgraph::to_string(ep.graph()) << "\n" << epgraph::to_string(ep.graph_signature());
@@ -120,7 +185,7 @@ int validate(const std::string& file) {
 int add_buffer(int argc, char** argv) {
   const std::string file = argv[2];
   std::string name, dtype_name = "float32", shape, out;
-  double fill = 0.0;
+  std::string fill = "0";
   for (int i = 3; i < argc; ++i) {
     const std::string a = argv[i];
     if (i + 1 >= argc) return usage();
@@ -131,17 +196,17 @@ int add_buffer(int argc, char** argv) {
     else if (a == "--shape")
       shape = argv[++i];
     else if (a == "--fill")
-      fill = std::stod(argv[++i]);
+      fill = argv[++i];
     else if (a == "-o")
       out = argv[++i];
     else
       return usage();
   }
   if (name.empty() || shape.empty() || out.empty()) return usage();
-  auto ep = load(file);
   const epgraph::dtype type = epgraph::parse_dtype(dtype_name);
-  epgraph::Node* node = epgraph::create_mutable_buffer(
-      ep, name, epgraph::HostTensor::full(type, parse_shape(shape), fill));
+  epgraph::HostTensor data = fill_tensor(type, parse_shape(shape), parse_fill(fill));
+  auto ep = load(file);
+  epgraph::Node* node = epgraph::create_mutable_buffer(ep, name, std::move(data));
   if (!save(ep, out)) {
     std::cout << "note: " << out << " is a JSON record: the new buffer's data is not in it\n";
   } else if (is_legacy(ep)) {

@@ -48,6 +48,33 @@ namespace epgraph {
 
 namespace detail {
 
+// Refuses a placeholder name that FX's namespace hands out but Python cannot bind in the code
+// torch generates for the program (`ep.module()`, GraphModule.recompile: `def forward(self,
+// <placeholders>)`). FX renames keywords and builtins (`class` -> `class_1`, see
+// is_reserved_name) and sanitizes non-identifiers, but leaves two names alone: `self`, which
+// duplicates forward's own first parameter ("SyntaxError: duplicate argument 'self' in function
+// definition"), and `None`, a keyword that FX's table of illegal names maps to the value None
+// and so reads as allowed ("SyntaxError: invalid syntax"). torch (and ExecuTorch's helpers,
+// which name nodes through the same namespace) would write a program whose module cannot be
+// built; epgraph refuses instead, before anything changes. `what` is "Buffer" / "Placeholder".
+inline void check_bindable(std::string_view requested, const std::string& assigned,
+                           const char* what) {
+  const char* reason = nullptr;
+  if (assigned == "self") {
+    reason =
+        "ep.module() binds placeholders as parameters of forward(self, ...), so a "
+        "placeholder named 'self' makes its code a SyntaxError (duplicate argument 'self')";
+  } else if (assigned == "None") {
+    reason =
+        "'None' is a Python keyword that torch.fx's namespace does not rename, so "
+        "ep.module()'s generated code would be a SyntaxError";
+  }
+  if (reason == nullptr) return;
+  std::string message = std::string(what) + " name '" + std::string(requested) + "'";
+  if (assigned != requested) message += " (assigned '" + assigned + "')";
+  throw value_error(message + " cannot be used: " + reason);
+}
+
 inline bool is_blank(std::string_view s) noexcept {
   return s.find_first_not_of(" \t\n\r\f\v") == std::string_view::npos;
 }
@@ -177,6 +204,11 @@ static_assert(std::is_nothrow_move_constructible_v<InputSpec> &&
 /// - what validate_graph_signature throws when the signature does not match the graph;
 /// - runtime_error "Placeholder for '<name>' already exists in the graph" when a placeholder was
 ///   already created for this requested name;
+/// - value_error "Buffer name 'self' cannot be used: ep.module() binds placeholders as
+///   parameters of forward(self, ...), ..." / "Buffer name 'None' cannot be used: 'None' is a
+///   Python keyword that torch.fx's namespace does not rename, ..." when the name the namespace
+///   assigns is one Python cannot bind as forward's parameter (see detail::check_bindable; torch
+///   and ExecuTorch would write a program whose ep.module() raises SyntaxError);
 /// - value_error "Buffer target cannot be empty (from name 'b_')" when the requested target, or
 ///   the target recomputed from the assigned name (`b-` becomes `b_`), is empty;
 /// - runtime_error "Buffer target '<t>' already exists in state_dict" / "... in constants" /
@@ -202,6 +234,7 @@ Node* create_mutable_buffer(ExportedProgram<T>& ep, std::string_view name, T dat
   const std::string requested_target = detail::buffer_target_of(name);
   detail::check_buffer_target(ep, requested_target, name);
   const std::string node_name = graph.propose_name(name);
+  detail::check_bindable(name, node_name, "Buffer");
   std::string target = detail::buffer_target_of(node_name);
   if (target != requested_target) detail::check_buffer_target(ep, target, node_name);
 
@@ -282,6 +315,8 @@ Node* create_mutable_buffer(ExportedProgram<T>& ep, std::string_view name, T dat
 /// - value_error "Can only create constant input nodes." for kinds USER_INPUT, CUSTOM_OBJ, TOKEN;
 /// - value_error "Must set persistent_buffer when creating a new buffer." for a BUFFER without
 ///   `persistent_buffer`;
+/// - value_error "Placeholder name 'self' cannot be used: ..." / "Placeholder name 'None' ..."
+///   when the assigned name is one Python cannot bind (as for create_mutable_buffer);
 /// - runtime_error "Constant target '<t>' already exists in state_dict" / "... in constants" /
 ///   "... as the target of input spec '<spec>'" when the assigned name is already a key;
 /// - runtime_error "Failed to insert <name>; Const placeholder nodes must be inserted before user
@@ -317,6 +352,7 @@ Node* create_constant_placeholder(ExportedProgram<T>& ep, std::string_view name,
   }
   if (kind != InputKind::BUFFER) persistent_buffer.reset();
   const std::string node_name = graph.propose_name(name);
+  detail::check_bindable(name, node_name, "Placeholder");
   std::string target = node_name;
   detail::check_target_free(ep, target, "Constant");
 

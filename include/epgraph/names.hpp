@@ -292,6 +292,51 @@ struct NameParts {
 }
 
 class Graph;
+class Namespace;
+
+/// While alive, makes `propose` on one namespace, on this thread, take a requested name as given
+/// when FX's rule would change it and no node holds it: a Python builtin or keyword (`input`,
+/// `min`, `sum`, `list`, `class`), or a string that is not an identifier. Everything else about
+/// the request is FX's: the counters move as FX's `create_name` moves them, and the name FX would
+/// have handed out instead (`input_1`) is taken too, as it is in torch. A name already taken is
+/// never duplicated: it gets FX's unique name.
+///
+/// This is how torch's deserializer treats the names a file fixes: it creates each node with
+/// FX's rule, then overwrites the node's name with the serialized one (`sync_fx_node`), so a
+/// loaded program keeps every serialized value name. epgraph's loaders hold one of these around
+/// exactly the nodes torch renames that way (graph inputs, single-output nodes, getitem nodes of
+/// named outputs). Names a C++ pass requests go through FX's rule (`input` -> `input_1`): Python
+/// code generated for the graph (`ep.module()`) must be able to bind them.
+///
+/// Scopes nest (also for different namespaces) and must be destroyed in reverse order of
+/// creation, as block-scoped objects are. O(1); no allocation.
+class VerbatimNames {
+ public:
+  /// Starts taking requested names as given in `names` on this thread.
+  explicit VerbatimNames(const Namespace& names) noexcept : names_(&names), prev_(top()) {
+    top() = this;
+  }
+  VerbatimNames(const VerbatimNames&) = delete;
+  VerbatimNames& operator=(const VerbatimNames&) = delete;
+  /// Ends this scope.
+  ~VerbatimNames() { top() = prev_; }
+
+  /// Whether a scope for `names` is alive on this thread. O(number of live scopes).
+  [[nodiscard]] static bool active(const Namespace* names) noexcept {
+    for (const VerbatimNames* s = top(); s != nullptr; s = s->prev_) {
+      if (s->names_ == names) return true;
+    }
+    return false;
+  }
+
+ private:
+  static const VerbatimNames*& top() noexcept {
+    static thread_local const VerbatimNames* scope = nullptr;
+    return scope;
+  }
+  const Namespace* names_;
+  const VerbatimNames* prev_;
+};
 
 /// FX's `_Namespace`: hands out unique node names. Every name ever created stays taken, so a name
 /// freed by erasing a node is never handed out again (FX's `_used_names` never shrinks).
@@ -315,6 +360,7 @@ class Namespace {
    private:
     friend class Namespace;
     bool new_base_ = false;
+    std::string shadow_;  // under VerbatimNames: the name FX would have given, also taken
   };
 
   /// An empty namespace.
@@ -335,8 +381,62 @@ class Namespace {
   ~Namespace() = default;
 
   /// Computes the unique name FX would give `candidate` now, without taking it. O(length + k)
-  /// where k is the number of taken names skipped (usually 0 or 1).
+  /// where k is the number of taken names skipped (usually 0 or 1). Under a VerbatimNames scope
+  /// for this namespace, a non-empty `candidate` that is not taken is the name proposed, even
+  /// when FX would change it (see VerbatimNames).
   [[nodiscard]] Proposal propose(std::string_view candidate) const {
+    Proposal p = propose_fx(candidate);
+    if (p.name != candidate && !candidate.empty() && VerbatimNames::active(this) &&
+        !is_used(candidate)) {
+      p.shadow_ = std::move(p.name);
+      p.name = std::string(candidate);
+    }
+    return p;
+  }
+
+  /// Takes the proposed name. Strong guarantee: on failure (allocation) nothing changes. The
+  /// proposal must come from `propose` on this namespace with no other change in between; commit
+  /// keeps in it what `uncommit` needs to undo the step. (A graph's own namespace records the
+  /// name in the graph's index instead, which the graph does right after.)
+  void commit(Proposal& p) {
+    const bool record = !owned_;
+    const bool shadow = !p.shadow_.empty();
+    std::unordered_set<std::string>::iterator used;
+    std::unordered_set<std::string>::iterator shadowed;
+    if (record) used = used_.insert(p.name).first;
+    try {
+      if (shadow) shadowed = used_.insert(p.shadow_).first;
+    } catch (...) {
+      if (record) used_.erase(used);
+      throw;
+    }
+    try {
+      auto counter = base_count_.try_emplace(p.base);
+      p.new_base_ = counter.second;
+      counter.first->second.swap(p.number);  // p.number now holds the previous counter
+    } catch (...) {
+      if (shadow) used_.erase(shadowed);
+      if (record) used_.erase(used);
+      throw;
+    }
+  }
+
+  /// Undoes the last `commit(p)` (nothing else may have been committed since). No-throw.
+  void uncommit(Proposal& p) noexcept {
+    if (!owned_) used_.erase(p.name);
+    if (!p.shadow_.empty()) used_.erase(p.shadow_);
+    auto it = base_count_.find(p.base);
+    if (it == base_count_.end()) return;
+    if (p.new_base_) {
+      base_count_.erase(it);
+    } else {
+      it->second.swap(p.number);
+    }
+  }
+
+ private:
+  // FX's create_name without taking the name.
+  [[nodiscard]] Proposal propose_fx(std::string_view candidate) const {
     std::string name = is_identifier(candidate) ? std::string(candidate) : sanitize_name(candidate);
     const NameParts parts = split_name(name);
     std::string base(parts.base);
@@ -362,36 +462,7 @@ class Namespace {
     return p;
   }
 
-  /// Takes the proposed name. Strong guarantee: on failure (allocation) nothing changes. The
-  /// proposal must come from `propose` on this namespace with no other change in between; commit
-  /// keeps in it what `uncommit` needs to undo the step. (A graph's own namespace records the
-  /// name in the graph's index instead, which the graph does right after.)
-  void commit(Proposal& p) {
-    const bool record = !owned_;
-    std::unordered_set<std::string>::iterator used;
-    if (record) used = used_.insert(p.name).first;
-    try {
-      auto counter = base_count_.try_emplace(p.base);
-      p.new_base_ = counter.second;
-      counter.first->second.swap(p.number);  // p.number now holds the previous counter
-    } catch (...) {
-      if (record) used_.erase(used);
-      throw;
-    }
-  }
-
-  /// Undoes the last `commit(p)` (nothing else may have been committed since). No-throw.
-  void uncommit(Proposal& p) noexcept {
-    if (!owned_) used_.erase(p.name);
-    auto it = base_count_.find(p.base);
-    if (it == base_count_.end()) return;
-    if (p.new_base_) {
-      base_count_.erase(it);
-    } else {
-      it->second.swap(p.number);
-    }
-  }
-
+ public:
   /// `propose` then `commit`: FX's `create_name(candidate, None)`. Returns the name taken.
   std::string create_name(std::string_view candidate) {
     Proposal p = propose(candidate);
@@ -454,6 +525,19 @@ class Namespace {
   std::pair<std::unordered_set<std::string>::iterator, bool> retire(std::string_view name) {
     return used_.insert(std::string(name));
   }
+  // Phase 1 of retiring many names at once (dead-code elimination): the names in a set of their
+  // own, and room for them in the set of given-up names. Strong guarantee.
+  template <class Names>
+  std::unordered_set<std::string> stage_retired(const Names& names) {
+    std::unordered_set<std::string> staged;
+    staged.reserve(names.size());
+    for (const auto& n : names) staged.emplace(n);
+    used_.reserve(used_.size() + staged.size());
+    return staged;
+  }
+  // Phase 2: records the staged names (moves the set's nodes; no allocation, no rehash thanks to
+  // the reservation). No-throw.
+  void commit_retired(std::unordered_set<std::string>& staged) noexcept { used_.merge(staged); }
   // Undoes a retire() that recorded a new name. No-throw.
   void unretire(std::unordered_set<std::string>::iterator it) noexcept { used_.erase(it); }
 

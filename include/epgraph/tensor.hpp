@@ -324,6 +324,42 @@ void fill_as(std::vector<std::byte>& bytes, V v) {
   }
 }
 
+// torch's name of a dtype's C++ type in its conversion errors (c10::checked_convert).
+inline const char* fill_type_name(dtype d) noexcept {
+  switch (d) {
+    case dtype::uint8: return "uint8_t";
+    case dtype::int8: return "int8_t";
+    case dtype::int16: return "int16_t";
+    case dtype::int32: return "int";
+    case dtype::int64: return "int64_t";
+    case dtype::uint16: return "uint16_t";
+    case dtype::uint32: return "uint32_t";
+    case dtype::uint64: return "uint64_t";
+    case dtype::float16: return "c10::Half";
+    case dtype::bfloat16: return "c10::BFloat16";
+    case dtype::float32: return "float";
+    case dtype::float64: return "double";
+    default: return "?";
+  }
+}
+
+// torch's report_overflow: "value cannot be converted to type uint8_t without overflow".
+[[noreturn]] inline void report_fill_overflow(dtype d) {
+  throw value_error(std::string("value cannot be converted to type ") + fill_type_name(d) +
+                    " without overflow");
+}
+
+// A double converted to the integer type T as c10::checked_convert<T, double> does: NaN and
+// values outside [lowest, max] are refused, the rest truncated toward zero. For types narrower
+// than 64 bits, max and lowest are exact doubles.
+template <class T>
+void fill_checked(std::vector<std::byte>& bytes, double value, dtype d) {
+  const auto lowest = static_cast<double>(std::numeric_limits<T>::lowest());
+  const auto max = static_cast<double>(std::numeric_limits<T>::max());
+  if (std::isnan(value) || value < lowest || value > max) report_fill_overflow(d);
+  fill_as(bytes, static_cast<T>(value));
+}
+
 }  // namespace detail
 
 /// The ready tensor type for programs whose host has none: dtype, sizes, contiguous strides and
@@ -345,31 +381,145 @@ class HostTensor {
     return HostTensor(type, std::move(sizes));
   }
 
-  /// A tensor whose every element is `value` converted to `type` (torch.full). Supports bool,
-  /// integer, float16, bfloat16, float32 and float64 dtypes; others throw value_error
-  /// "Cannot fill a tensor of dtype <name>". O(bytes).
+  /// A tensor whose every element is the Python float `value` converted to `type` as
+  /// `torch.full(sizes, value, dtype=type)` converts it (c10's checked_convert): an integer
+  /// dtype truncates toward zero (3.7 -> 3, -0.5 -> 0) and refuses NaN, infinities and values
+  /// outside its range (uint8: [0, 255], so -1.0 and 255.5 are refused); float16, bfloat16 and
+  /// float32 keep NaN and infinities, round to nearest even and refuse finite values beyond
+  /// their largest finite value (float16: 65504, so 65519.0 is refused) -- except that torch
+  /// fills a one-element float16 / bfloat16 tensor without that check (65519.0 -> 65504,
+  /// 1e6 -> inf), which is mirrored; bool is `value != 0` (NaN -> true); float64 keeps the value
+  /// (-0.0 included). Refused values throw value_error with torch's message, "value cannot be
+  /// converted to type uint8_t without overflow" (type names as torch prints them: uint8_t,
+  /// int8_t, int16_t, int, int64_t, uint16_t, uint32_t, uint64_t, c10::Half, c10::BFloat16,
+  /// float). Supports bool, integer, float16, bfloat16, float32 and float64 dtypes; others
+  /// throw value_error "Cannot fill a tensor of dtype <name>". Also throws what the constructor
+  /// throws. Strong guarantee. O(bytes).
   [[nodiscard]] static HostTensor full(dtype type, std::vector<std::int64_t> sizes, double value) {
     HostTensor t(type, std::move(sizes));
-    if (value == 0.0) return t;
+    const bool unchecked_reduced = t.numel() == 1;
     auto& b = t.data_;
+    if (value == 0.0 && !std::signbit(value) && element_size(type) != 0 &&
+        std::string_view(detail::fill_type_name(type)) != "?") {
+      return t;  // +0.0 is all-zero bytes in every supported dtype
+    }
+    auto check = [&](double lowest, double max) {
+      if (std::isnan(value) || value < lowest || value > max) detail::report_fill_overflow(type);
+    };
+    auto check_float = [&](double max) {
+      if (std::isfinite(value) && (value < -max || value > max)) {
+        detail::report_fill_overflow(type);
+      }
+    };
     switch (type) {
-      case dtype::bool_: detail::fill_as<std::uint8_t>(b, 1); break;
-      case dtype::uint8: detail::fill_as(b, static_cast<std::uint8_t>(value)); break;
-      case dtype::int8: detail::fill_as(b, static_cast<std::int8_t>(value)); break;
-      case dtype::int16: detail::fill_as(b, static_cast<std::int16_t>(value)); break;
-      case dtype::int32: detail::fill_as(b, static_cast<std::int32_t>(value)); break;
-      case dtype::int64: detail::fill_as(b, static_cast<std::int64_t>(value)); break;
-      case dtype::uint16: detail::fill_as(b, static_cast<std::uint16_t>(value)); break;
-      case dtype::uint32: detail::fill_as(b, static_cast<std::uint32_t>(value)); break;
-      case dtype::uint64: detail::fill_as(b, static_cast<std::uint64_t>(value)); break;
+      case dtype::bool_: detail::fill_as<std::uint8_t>(b, value != 0.0 ? 1 : 0); break;
+      case dtype::uint8: detail::fill_checked<std::uint8_t>(b, value, type); break;
+      case dtype::int8: detail::fill_checked<std::int8_t>(b, value, type); break;
+      case dtype::int16: detail::fill_checked<std::int16_t>(b, value, type); break;
+      case dtype::int32: detail::fill_checked<std::int32_t>(b, value, type); break;
+      case dtype::uint16: detail::fill_checked<std::uint16_t>(b, value, type); break;
+      case dtype::uint32: detail::fill_checked<std::uint32_t>(b, value, type); break;
+      case dtype::int64: {
+        // The range check compares with INT64_MAX as a double, 2^63, which passes 2^63 itself:
+        // torch's conversion then gives INT64_MIN (x86-64 cvttsd2si).
+        check(-9223372036854775808.0, 9223372036854775808.0);
+        detail::fill_as(b, value >= 9223372036854775808.0 ? std::numeric_limits<std::int64_t>::min()
+                                                          : static_cast<std::int64_t>(value));
+        break;
+      }
+      case dtype::uint64: {
+        // Likewise 2^64 passes (UINT64_MAX as a double) and converts to 0.
+        check(0.0, 18446744073709551616.0);
+        detail::fill_as(b, value >= 18446744073709551616.0 ? std::uint64_t{0}
+                                                           : static_cast<std::uint64_t>(value));
+        break;
+      }
       case dtype::float16:
+        if (!unchecked_reduced) check_float(65504.0);
         detail::fill_as(b, detail::float_to_half_bits(static_cast<float>(value)));
         break;
       case dtype::bfloat16:
+        if (!unchecked_reduced) check_float(3.3895313892515355e38);
         detail::fill_as(b, detail::float_to_bfloat16_bits(static_cast<float>(value)));
         break;
-      case dtype::float32: detail::fill_as(b, static_cast<float>(value)); break;
+      case dtype::float32:
+        check_float(static_cast<double>(std::numeric_limits<float>::max()));
+        detail::fill_as(b, static_cast<float>(value));
+        break;
       case dtype::float64: detail::fill_as(b, value); break;
+      default: throw value_error("Cannot fill a tensor of dtype " + std::string(dtype_name(type)));
+    }
+    return t;
+  }
+
+  /// A tensor whose every element is the Python int (or bool) `value` converted to `type` as
+  /// `torch.full(sizes, value, dtype=type)` converts it: a signed integer dtype refuses values
+  /// outside its range; an unsigned one wraps a negative value whose magnitude fits it (torch's
+  /// two's-complement rule: -1 -> 255 for uint8, -255 -> 1) and refuses the rest (300 and -256
+  /// for uint8; uint64 takes every int64); float16 / bfloat16 refuse values beyond their largest
+  /// finite value (70000 for float16) but for a one-element tensor (see the double overload);
+  /// float32 / float64 round to nearest; bool is `value != 0`. An unsigned `value` above
+  /// INT64_MAX is torch's uint64 scalar: only uint64, float and bool dtypes take it. Throws
+  /// value_error "value cannot be converted to type <name> without overflow" as the double
+  /// overload does, and "Cannot fill a tensor of dtype <name>". Strong guarantee. O(bytes).
+  template <class I, std::enable_if_t<std::is_integral_v<I>, int> = 0>
+  [[nodiscard]] static HostTensor full(dtype type, std::vector<std::int64_t> sizes, I value) {
+    HostTensor t(type, std::move(sizes));
+    if (value == 0 &&
+        (type == dtype::bool_ || std::string_view(detail::fill_type_name(type)) != "?")) {
+      return t;  // 0 is all-zero bytes in every supported dtype
+    }
+    const bool big = std::is_unsigned_v<I> && !std::is_same_v<I, bool> &&
+                     static_cast<std::uint64_t>(value) >
+                         static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    const auto u = static_cast<std::uint64_t>(value);  // two's complement of a negative value
+    const auto v = static_cast<std::int64_t>(u);       // meaningful when !big
+    auto fits = [&](std::int64_t lowest, std::uint64_t max) {
+      if (big) return u <= max;
+      if (v >= 0) return static_cast<std::uint64_t>(v) <= max;
+      if (lowest == 0) return (std::uint64_t{0} - u) <= max;  // unsigned: wraps
+      return v >= lowest;
+    };
+    auto store = [&](auto tag, std::int64_t lowest, std::uint64_t max) {
+      using T = decltype(tag);
+      if (!fits(lowest, max)) detail::report_fill_overflow(type);
+      detail::fill_as(t.data_, static_cast<T>(u));  // modulo 2^bits: the wrap torch does
+    };
+    const bool unchecked_reduced = t.numel() == 1;
+    auto as_float = [&]() { return big ? static_cast<float>(u) : static_cast<float>(v); };
+    auto check_float = [&](std::uint64_t max) {
+      if (!unchecked_reduced && !fits(-static_cast<std::int64_t>(max), max)) {
+        detail::report_fill_overflow(type);
+      }
+    };
+    switch (type) {
+      case dtype::bool_: detail::fill_as<std::uint8_t>(t.data_, u != 0 ? 1 : 0); break;
+      case dtype::uint8: store(std::uint8_t{}, 0, 0xffu); break;
+      case dtype::int8: store(std::int8_t{}, -128, 127); break;
+      case dtype::int16: store(std::int16_t{}, -32768, 32767); break;
+      case dtype::int32:
+        store(std::int32_t{}, std::numeric_limits<std::int32_t>::min(), 0x7fffffffu);
+        break;
+      case dtype::int64:
+        store(std::int64_t{}, std::numeric_limits<std::int64_t>::min(),
+              static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()));
+        break;
+      case dtype::uint16: store(std::uint16_t{}, 0, 0xffffu); break;
+      case dtype::uint32: store(std::uint32_t{}, 0, 0xffffffffu); break;
+      case dtype::uint64:
+        store(std::uint64_t{}, 0, std::numeric_limits<std::uint64_t>::max());
+        break;
+      case dtype::float16:
+        check_float(65504);
+        detail::fill_as(t.data_, detail::float_to_half_bits(as_float()));
+        break;
+      case dtype::bfloat16:
+        detail::fill_as(t.data_, detail::float_to_bfloat16_bits(as_float()));  // max > 2^64
+        break;
+      case dtype::float32: detail::fill_as(t.data_, as_float()); break;
+      case dtype::float64:
+        detail::fill_as(t.data_, big ? static_cast<double>(u) : static_cast<double>(v));
+        break;
       default: throw value_error("Cannot fill a tensor of dtype " + std::string(dtype_name(type)));
     }
     return t;

@@ -116,7 +116,15 @@ inline std::vector<payload_entry> parse_payload_config(const std::string& archiv
   ordered_json doc;
   json::detail::JsonDisposer dispose_doc(doc);
   try {
-    doc = json::detail::parse_ordered(text);
+    try {
+      doc = json::detail::parse_ordered(text);
+    } catch (const nlohmann::json::parse_error&) {
+      // torch <= 2.6 wrote non-finite floats as bare Infinity / -Infinity / NaN (see
+      // quote_bare_nonfinite); anything else is reported as the first parse found it.
+      const std::optional<std::string> quoted = json::detail::quote_bare_nonfinite(text);
+      if (!quoted) throw;
+      doc = json::detail::parse_ordered(*quoted);
+    }
   } catch (const nlohmann::json::parse_error& e) {
     throw archive_error(archive, entry,
                         "invalid JSON (parse error at byte " + std::to_string(e.byte) + ")");

@@ -20,6 +20,7 @@
 #include "../exported_program.hpp"
 #include "../graph.hpp"
 #include "../graph_signature.hpp"
+#include "../names.hpp"
 #include "../tensor.hpp"
 #include "detail.hpp"
 #include "dispose.hpp"
@@ -410,13 +411,19 @@ class GraphReader {
       throw serialization_error(path, "duplicate value name '" + name + "'");
     }
     Node* node = nullptr;
-    if (last_input_ != nullptr) {
-      // After the previous input: O(1), where the default position (after the last
-      // placeholder) is found by walking the placeholders.
-      auto after = g_.inserting_after(last_input_);
-      node = g_.placeholder(name);
-    } else {
-      node = g_.placeholder(name);
+    {
+      // A value's name is the file's (torch's sync_fx_node overwrites the name FX gives, e.g.
+      // `input` -> `input_1`); a constant input's is FX's (torch does not overwrite it).
+      std::optional<VerbatimNames> keep;
+      if (info.count("value") == 0) keep.emplace(g_.names());
+      if (last_input_ != nullptr) {
+        // After the previous input: O(1), where the default position (after the last
+        // placeholder) is found by walking the placeholders.
+        auto after = g_.inserting_after(last_input_);
+        node = g_.placeholder(name);
+      } else {
+        node = g_.placeholder(name);
+      }
     }
     last_input_ = node;
     if (m.rfind("as_", 0) == 0 && info.count("value") == 0) {
@@ -697,14 +704,27 @@ class GraphReader {
     if (!name.empty() && by_name_.contains(name)) {
       throw serialization_error(path, "duplicate value name '" + name + "'");
     }
-    Node* node = g_.call_function(target, std::move(args), std::move(kwargs), name);
+    Node* node = nullptr;
+    {
+      // A single value's node takes the value's name as the file has it (torch's sync_fx_node);
+      // a node with several outputs, or none, is named by FX's rule, as in torch.
+      std::optional<VerbatimNames> keep;
+      if (single_value && !hop_tuple_of_one) keep.emplace(g_.names());
+      node = g_.call_function(target, std::move(args), std::move(kwargs), name);
+    }
     node->meta().other = meta;
     auto getitem = [&](Node* parent, std::int64_t idx, const std::string& gname, const Path& p,
                        bool is_value) {
       if (is_value && by_name_.contains(gname)) {
         throw serialization_error(p, "duplicate value name '" + gname + "'");
       }
-      Node* gi = g_.call_function("operator.getitem", {Argument(parent), Argument(idx)}, {}, gname);
+      Node* gi = nullptr;
+      {
+        // A named output keeps the file's name (torch's generate_getitem + sync_fx_node).
+        std::optional<VerbatimNames> keep;
+        if (is_value) keep.emplace(g_.names());
+        gi = g_.call_function("operator.getitem", {Argument(parent), Argument(idx)}, {}, gname);
+      }
       gi->meta().other = meta;
       if (is_value) {
         const ValueExtra e = register_value(gname, gi, p);
@@ -1033,8 +1053,20 @@ inline ojson strip_null_members(const ojson& j) {
 /// Builds the program described by an exported-program JSON record (`models/model.json` of a PT2
 /// archive, `serialized_exported_program.json` of older ones) the way `torch.export.load` does
 /// (GraphModuleDeserializer in torch/_export/serde/serialize.py):
+/// - every value keeps the name the file gives it, even one FX's namespace would change (`input`,
+///   `sum`, `min`: torch's sync_fx_node overwrites FX's `input_1`; see VerbatimNames): graph
+///   inputs, single-value nodes and the getitem nodes of named outputs; names the file does not
+///   fix (a constant input, whose placeholder torch names by FX's rule from its spec's name, e.g.
+///   `list` -> `list_1`; a multi-output node; `as_none` getitems) follow FX's rule, as in torch;
 /// - one placeholder per graph input, named after the input (a constant input takes its spec's
-///   name), with tensor metadata from `tensor_values`;
+///   name), with tensor metadata from `tensor_values` (checked as torch's empty_strided checks
+///   it, see tensor_meta_from_json);
+/// - floats are JSON numbers or torch 2.13's strings "Infinity", "-Infinity", "NaN"; the bare
+///   tokens `Infinity`, `-Infinity`, `NaN` that torch <= 2.6 wrote (and Python's json reads) are
+///   read as those strings (an unbounded range constraint written as Infinity reads as
+///   unbounded); save writes torch 2.13's strings. Such a file is parsed twice (only files whose
+///   first parse fails pay for it); a file that is malformed otherwise gets the parser's message
+///   for the text with its bare tokens quoted;
 /// - one call_function node per serialized node, its target the serialized target string except
 ///   that Python's operator module is spelled as torch.fx prints it (`_operator.mul` in the file
 ///   is `operator.mul`, like the getitem nodes; save writes `_operator.mul` back); a node
@@ -1085,28 +1117,42 @@ template <class Tensor = HostTensor>
   ojson doc;
   detail::JsonDisposer doc_guard(doc);
   // graph_module.graph.tensor_values is read while parsing (see TensorValuesSink).
-  std::optional<detail::TensorValuesSink> tensor_values(std::in_place);
-  try {
-    detail::OrderedDomBuilder builder;
-    builder.limit_depth(max_json_depth);
-    builder.watch({"graph_module", "graph", "tensor_values"}, &*tensor_values);
-    ojson::sax_parse(json_text.begin(), json_text.end(), &builder);
-    doc = builder.take();
-    if (!builder.watched_seen()) {
-      tensor_values.reset();  // nothing was taken from the tree
-    } else if (builder.watch_unreliable() || tensor_values->duplicates()) {
-      detail::dismantle(doc);
-      doc = nullptr;
-      tensor_values.reset();
-      doc = detail::parse_ordered(json_text);
+  std::optional<detail::TensorValuesSink> tensor_values;
+  // The text parsed: json_text, or (second attempt) json_text with the bare non-finite floats
+  // of torch <= 2.6 quoted as torch 2.13 writes them (quote_bare_nonfinite).
+  std::string_view text = json_text;
+  std::optional<std::string> quoted;
+  for (;;) {
+    tensor_values.emplace();
+    try {
+      detail::OrderedDomBuilder builder;
+      builder.limit_depth(max_json_depth);
+      builder.watch({"graph_module", "graph", "tensor_values"}, &*tensor_values);
+      ojson::sax_parse(text.begin(), text.end(), &builder);
+      doc = builder.take();
+      if (!builder.watched_seen()) {
+        tensor_values.reset();  // nothing was taken from the tree
+      } else if (builder.watch_unreliable() || tensor_values->duplicates()) {
+        detail::dismantle(doc);
+        doc = nullptr;
+        tensor_values.reset();
+        doc = detail::parse_ordered(text);
+      }
+      break;
+    } catch (const detail::nesting_too_deep&) {
+      detail::check_nesting(text);  // throws, naming the byte
+      throw serialization_error(
+          "", "JSON nesting deeper than " + std::to_string(max_json_depth) + " levels");
+    } catch (const nlohmann::json::parse_error& e) {
+      if (!quoted && (quoted = detail::quote_bare_nonfinite(json_text))) {
+        text = *quoted;
+        continue;
+      }
+      throw serialization_error("", std::string("malformed JSON: ") + e.what());
+    } catch (const nlohmann::json::exception& e) {
+      // out_of_range for a number too large for a double (fuzz_json).
+      throw serialization_error("", std::string("malformed JSON: ") + e.what());
     }
-  } catch (const detail::nesting_too_deep&) {
-    detail::check_nesting(json_text);  // throws, naming the byte
-    throw serialization_error(
-        "", "JSON nesting deeper than " + std::to_string(max_json_depth) + " levels");
-  } catch (const nlohmann::json::exception& e) {
-    // parse_error, and out_of_range for a number too large for a double (fuzz_json).
-    throw serialization_error("", std::string("malformed JSON: ") + e.what());
   }
   detail::expect_object(doc, "");
   ProgramMetadata md;
@@ -1192,8 +1238,15 @@ template <class Tensor = HostTensor>
     r.symbol = it.key();
     const ojson& lo = field(it.value(), p, "min_val");
     const ojson& hi = field(it.value(), p, "max_val");
-    if (!lo.is_null()) r.min_val = detail::get_int(lo, at_key(p, "min_val"));
-    if (!hi.is_null()) r.max_val = detail::get_int(hi, at_key(p, "max_val"));
+    // torch <= 2.6 wrote an unbounded end as -Infinity / Infinity (a float; torch 2.13 reads it
+    // as -int_oo / int_oo and writes null).
+    auto unbounded = [](const ojson& v, const char* inf) { return v.is_string() && v == inf; };
+    if (!lo.is_null() && !unbounded(lo, "-Infinity")) {
+      r.min_val = detail::get_int(lo, at_key(p, "min_val"));
+    }
+    if (!hi.is_null() && !unbounded(hi, "Infinity")) {
+      r.max_val = detail::get_int(hi, at_key(p, "max_val"));
+    }
     md.range_constraints.push_back(std::move(r));
   }
   if (const ojson* v = opt_field(doc, "", "verifiers")) {
@@ -1230,8 +1283,11 @@ template <class Tensor = HostTensor>
 
 /// Reads `json_file` (an exported-program JSON record) and builds the program; see
 /// load_exported_program_from_string. Throws serialization_error with an empty path
-/// ("cannot open 'f.json'") when the file cannot be read, and everything the string overload
-/// throws. O(file size).
+/// ("cannot open 'f.json'") when the file cannot be read, "f.pt2: a zip archive (a .pt2/.ep
+/// file), not an exported-program JSON record: read it with epgraph::archive::load_archive" for a
+/// zip file, and everything the string overload throws, its message prefixed with the file
+/// ("f.json: malformed JSON: ...", "f.json: graph_module.graph.nodes[3]: ..."; `file()` tells
+/// it, `path()` is the JSON path). O(file size).
 template <class Tensor = HostTensor>
 [[nodiscard]] ExportedProgram<Tensor> load_exported_program(
     const std::filesystem::path& json_file) {
@@ -1239,7 +1295,22 @@ template <class Tensor = HostTensor>
   if (!in) throw serialization_error("", "cannot open '" + json_file.string() + "'");
   std::ostringstream ss;
   ss << in.rdbuf();
-  return load_exported_program_from_string<Tensor>(ss.str());
+  const std::string text = ss.str();
+  const std::string file = json_file.string();
+  // A zip file starts with a local file header ("PK\3\4") or, when empty, the end of its central
+  // directory ("PK\5\6").
+  if (text.size() >= 4 && text[0] == 'P' && text[1] == 'K' &&
+      ((text[2] == 3 && text[3] == 4) || (text[2] == 5 && text[3] == 6))) {
+    throw serialization_error(
+        file, serialization_error("",
+                                  "a zip archive (a .pt2/.ep file), not an exported-program "
+                                  "JSON record: read it with epgraph::archive::load_archive"));
+  }
+  try {
+    return load_exported_program_from_string<Tensor>(text);
+  } catch (const serialization_error& e) {
+    throw serialization_error(file, e);
+  }
 }
 
 }  // namespace epgraph::json

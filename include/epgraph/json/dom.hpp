@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -218,6 +219,64 @@ class OrderedDomBuilder {
   std::vector<ojson> values_;
   std::vector<std::string> keys_;
 };
+
+// Python's json module reads the bare tokens `Infinity`, `-Infinity` and `NaN` as floats, and
+// torch <= 2.6 wrote non-finite floats that way (json.dumps with allow_nan=True); torch 2.13
+// writes the strings "Infinity", "-Infinity" and "NaN", which the loader reads where a float is
+// expected. Returns `text` with every bare token outside strings, in a value position (after
+// `:`, `,`, `[` or at the start, and followed by whitespace, `,`, `]`, `}` or the end), turned
+// into torch 2.13's string; nothing when there is none (the text is then left to the parser as
+// it is). Only called after a parse failed, so well-formed files pay nothing. O(size).
+inline std::optional<std::string> quote_bare_nonfinite(std::string_view text) {
+  static constexpr std::array<std::string_view, 3> tokens = {"-Infinity", "Infinity", "NaN"};
+  auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  std::string out;
+  std::size_t copied = 0;  // text[0, copied) is in out
+  bool in_string = false;
+  bool escaped = false;
+  char last = '\0';  // last non-space character outside strings ('\0': none yet)
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (ch == '\\') {
+        escaped = true;
+      } else if (ch == '"') {
+        in_string = false;
+        last = '"';
+      }
+      continue;
+    }
+    if (ch == '"') {
+      in_string = true;
+      continue;
+    }
+    if (is_space(ch)) continue;
+    if ((ch == '-' || ch == 'I' || ch == 'N') &&
+        (last == '\0' || last == ':' || last == ',' || last == '[')) {
+      for (std::string_view t : tokens) {
+        if (text.compare(i, t.size(), t) != 0) continue;
+        const std::size_t end = i + t.size();
+        if (end < text.size() && !is_space(text[end]) && text[end] != ',' && text[end] != ']' &&
+            text[end] != '}') {
+          continue;
+        }
+        out.append(text.data() + copied, i - copied);
+        out.push_back('"');
+        out.append(t.data(), t.size());
+        out.push_back('"');
+        copied = end;
+        i = end - 1;
+        break;
+      }
+    }
+    last = text[i];
+  }
+  if (copied == 0) return std::nullopt;
+  out.append(text.data() + copied, text.size() - copied);
+  return out;
+}
 
 // ordered_json::parse(text) in O(size of the text): the same value, the same parse_error.
 inline ojson parse_ordered(std::string_view text) {

@@ -67,6 +67,25 @@ template <class J>
 
 namespace detail {
 
+// The checks torch makes when it builds a value's fake tensor from its metadata
+// (`torch.empty_strided(sizes, strides)` in deserialize_tensor_meta), with torch's messages: as
+// many strides as sizes. A storage offset that is negative is refused too, with torch's
+// as_strided message: torch's deserializer drops the offset (its fake tensor has offset 0), but
+// epgraph keeps it, and no tensor can have a negative one. Negative sizes, which empty_strided
+// also refuses ("Trying to create tensor with negative dimension -2: [-2, 2]"), are left to
+// verify and to the archive's payload checks. Symbolic offsets are not checked. O(rank).
+inline void check_tensor_meta(const TensorMeta& m, const Path& path) {
+  if (m.strides.size() != m.sizes.size()) {
+    throw serialization_error(path, "dimensionality of sizes (" + std::to_string(m.sizes.size()) +
+                                        ") must match dimensionality of strides (" +
+                                        std::to_string(m.strides.size()) + ")");
+  }
+  if (const auto* o = std::get_if<std::int64_t>(&m.storage_offset); o != nullptr && *o < 0) {
+    throw serialization_error(at_key(path, "storage_offset"),
+                              "Tensor: invalid storage offset " + std::to_string(*o));
+  }
+}
+
 template <class J>
 TensorMeta tensor_meta_from_json_at(const J& j, const Path& path) {
   expect_object(j, path);
@@ -100,6 +119,7 @@ TensorMeta tensor_meta_from_json_at(const J& j, const Path& path) {
   const std::int64_t l = get_int(field(j, path, "layout"), lp);
   if (l < 0 || l > 7) throw serialization_error(lp, "unknown Layout " + std::to_string(l));
   m.layout = static_cast<Layout>(l);
+  check_tensor_meta(m, path);
   return m;
 }
 
@@ -109,8 +129,10 @@ TensorMeta tensor_meta_from_json_at(const J& j, const Path& path) {
 /// storage_offset, layout}) found at JSON path `path` (used in error messages). Accepts the 7.x/8.x
 /// forms and the legacy 2.x form (union members written with nulls, bare-integer storage_offset).
 /// Throws serialization_error "<path>.<field>: ..." for a missing field, a wrong type, an unknown
-/// union member or an unknown dtype/layout value. Mirrors `deserialize_tensor_meta`
-/// (torch/_export/serde/serialize.py). O(rank).
+/// union member or an unknown dtype/layout value, and "<path>: dimensionality of sizes (2) must
+/// match dimensionality of strides (1)", "<path>.storage_offset: Tensor: invalid storage offset
+/// -1" for metadata no tensor can have (torch's own messages; see check_tensor_meta). Mirrors
+/// `deserialize_tensor_meta` (torch/_export/serde/serialize.py). O(rank).
 template <class J>
 [[nodiscard]] TensorMeta tensor_meta_from_json(const J& j, std::string_view path) {
   return detail::tensor_meta_from_json_at(j, detail::Path(path));

@@ -1,0 +1,222 @@
+# Fidelity with torch 2.13 (issue 13), torch being the oracle. SPDX-License-Identifier: BSD-3-Clause
+"""Every file torch reads, epgraph reads the same way; no edit writes what torch cannot run:
+
+- names a file fixes (a top-level nn.Sequential's `input`, values named `sum`, `max`, `min`,
+  `list`) print as torch prints them and survive `copy`;
+- bare `-Infinity` / `NaN` floats as torch <= 2.6 wrote them load, and the copy loads and runs;
+- `add-buffer --fill` converts as torch.full does and refuses what it refuses, with its message;
+- `add-buffer --name self` / `None` is refused (torch would write a program whose ep.module()
+  raises SyntaxError);
+- an empty `.pt2` is a broken archive; tensor metadata torch refuses is refused with torch's
+  message.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+
+import pytest
+import torch
+from torch import nn
+
+from test_zoo import expected_show
+
+
+def _save(ep, path):
+    for n in ep.graph.nodes:  # no stack traces: they hold this machine's paths
+        n.meta.pop("stack_trace", None)
+    torch.export.save(ep, str(path))
+
+
+def _rewrite_model(src, dst, edit):
+    """Copies archive `src` to `dst`, passing models/model.json's text through `edit`."""
+    with zipfile.ZipFile(src) as z, zipfile.ZipFile(dst, "w") as out:
+        for info in z.infolist():
+            data = z.read(info.filename)
+            if info.filename.endswith("models/model.json"):
+                data = edit(data.decode()).encode()
+            out.writestr(info.filename, data)
+
+
+def _check_same(pt2_edit, path, folder, *inputs, **kwargs):
+    """pt2_edit prints what torch prints; its copy loads in torch as the same program, running
+    like the original."""
+    reference = torch.export.load(str(path))
+    assert pt2_edit.run("show", path).stdout == expected_show(reference)
+    copy = folder / ("copy_" + path.name)
+    pt2_edit.run("copy", path, "-o", copy)
+    loaded = torch.export.load(str(copy))
+    assert str(loaded.graph) == str(reference.graph)
+    assert str(loaded.graph_signature) == str(reference.graph_signature)
+    if inputs:
+        torch.testing.assert_close(loaded.module()(*inputs, **kwargs),
+                                   reference.module()(*inputs, **kwargs), equal_nan=True)
+    return reference, loaded
+
+
+@pytest.fixture()
+def folder(workdir):
+    out = workdir / "fidelity"
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def test_sequential_input_keeps_its_name(pt2_edit, folder):
+    torch.manual_seed(0)
+    path = folder / "sequential_input.pt2"
+    _save(torch.export.export(nn.Sequential(nn.Linear(3, 2), nn.ReLU()), (torch.randn(1, 3),)),
+          path)
+    x = torch.randn(1, 3)
+    reference, loaded = _check_same(pt2_edit, path, folder, x)
+    assert [n.name for n in loaded.graph.nodes if n.op == "placeholder"][-1] == "input"
+    assert "%input : [num_users=1] = placeholder[target=input]" in pt2_edit.run(
+        "show", path).stdout
+    # An edit keeps it too, and torch runs the result.
+    out = folder / "sequential_input_buffer.pt2"
+    pt2_edit.run("add-buffer", path, "--name", "b_cache", "--shape", "2", "-o", out)
+    edited = torch.export.load(str(out))
+    assert "input" in [n.name for n in edited.graph.nodes if n.op == "placeholder"]
+    torch.testing.assert_close(edited.module()(x), reference.module()(x))
+
+
+def test_reserved_value_names_survive(pt2_edit, folder):
+    class M(nn.Module):
+        def forward(self, input, min, list=3):
+            return torch.relu(torch.clamp(input, min=min)) + list
+
+    path = folder / "reserved.pt2"
+    _save(torch.export.export(M(), (torch.randn(3), torch.randn(3)), {"list": 3}), path)
+    # Value names torch.export never writes but torch loads as they are: rename clamp/relu/add.
+    renamed = folder / "reserved_renamed.pt2"
+
+    def edit(text):
+        doc = json.loads(text)
+        table = {"clamp": "sum", "relu": "max", "add": "abs"}
+
+        def walk(x):
+            if isinstance(x, dict):
+                return {table.get(k, k) if k in table else k: walk(v) for k, v in x.items()}
+            if isinstance(x, list):
+                return [walk(v) for v in x]
+            return table.get(x, x) if isinstance(x, str) else x
+        return json.dumps(walk(doc))
+
+    _rewrite_model(path, renamed, edit)
+    reference, _ = _check_same(pt2_edit, renamed, folder, torch.randn(3), torch.randn(3),
+                                list=3)
+    names = [n.name for n in reference.graph.nodes]
+    assert {"input", "min", "sum", "max", "abs"} <= set(names)
+
+
+def test_bare_non_finite_floats(pt2_edit, folder):
+    class Floor(nn.Module):
+        def forward(self, x):
+            return torch.clamp(x, min=float("-inf"), max=3.0) * float("nan")
+
+    path = folder / "finite.pt2"
+    _save(torch.export.export(Floor(), (torch.randn(3),)), path)
+    bare = folder / "bare_non_finite.pt2"
+
+    def edit(text):
+        assert '"as_float": "-Infinity"' in text and '"as_float": "NaN"' in text
+        return text.replace('"as_float": "-Infinity"', '"as_float": -Infinity').replace(
+            '"as_float": "NaN"', '"as_float": NaN')
+
+    _rewrite_model(path, bare, edit)
+    _, loaded = _check_same(pt2_edit, bare, folder, torch.tensor([-1e30, 5.0, 1.0]))
+    # The copy is written as torch 2.13 writes it.
+    copy = folder / ("copy_" + bare.name)
+    with zipfile.ZipFile(copy) as z:
+        text = z.read(next(n for n in z.namelist() if n.endswith("models/model.json"))).decode()
+    assert '"as_float":"-Infinity"' in text.replace(" ", "")
+    assert '"as_float":"NaN"' in text.replace(" ", "")
+
+
+def _torch_full_error(value, dtype):
+    try:
+        torch.full((2,), value, dtype=dtype)
+    except RuntimeError as e:
+        return str(e)
+    return None
+
+
+@pytest.mark.parametrize("fill,dtype", [("300", "uint8"), ("nan", "int32"), ("-1.0", "uint8"),
+                                        ("1e6", "float16"), ("1e40", "float32"),
+                                        ("2147483648", "int32"), ("inf", "int64"),
+                                        ("-1", "uint8"), ("3.7", "int32"), ("-255", "uint8"),
+                                        ("nan", "bool"), ("65504", "float16"), ("-inf", "float32"),
+                                        ("1e6", "bfloat16")])
+def test_fill_converts_as_torch_full(pt2_edit, folder, fill, dtype):
+    src = folder / "fill_source.pt2"
+    if not src.exists():
+        _save(torch.export.export(nn.Linear(2, 2), (torch.randn(1, 2),)), src)
+    py_value = int(fill) if fill.lstrip("-").isdigit() else float(fill)
+    torch_dtype = getattr(torch, dtype)
+    out = folder / f"fill_{dtype}_{fill}.pt2"
+    proc = pt2_edit.run("add-buffer", src, "--name", "b_fill", "--dtype", dtype, "--shape", "2",
+                        "--fill", fill, "-o", out, check=False)
+    error = _torch_full_error(py_value, torch_dtype)
+    if error is not None:
+        assert proc.returncode == 2
+        assert proc.stderr == f"error: {error}\n"
+        assert not out.exists()
+    else:
+        assert proc.returncode == 0, proc.stderr
+        got = torch.export.load(str(out)).state_dict["fill"]
+        torch.testing.assert_close(got, torch.full((2,), py_value, dtype=torch_dtype),
+                                   equal_nan=True)
+
+
+@pytest.mark.parametrize("name", ["self", "None"])
+def test_unbindable_buffer_names_are_refused(pt2_edit, folder, name):
+    src = folder / "names_source.pt2"
+    if not src.exists():
+        _save(torch.export.export(nn.Linear(2, 2), (torch.randn(1, 2),)), src)
+    # torch's own naming keeps these names when asked for them (FX's create_node with a name, as
+    # ExecuTorch's helpers name nodes), and the module cannot be built: the reason to refuse.
+    ep = torch.export.load(str(src))
+    node = ep.graph.create_node("placeholder", name, name=name)
+    assert node.name == name
+    with pytest.raises(SyntaxError):
+        ep.graph_module.recompile()
+    proc = pt2_edit.run("add-buffer", src, "--name", name, "--shape", "2", "-o",
+                        folder / f"name_{name}.pt2", check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"error: Buffer name '{name}' cannot be used: ")
+    # A keyword FX renames is fine, and torch runs the result.
+    out = folder / "name_class.pt2"
+    assert "'class_1'" in pt2_edit.run("add-buffer", src, "--name", "class", "--shape", "2",
+                                       "-o", out).stdout
+    torch.export.load(str(out)).module()(torch.randn(1, 2))
+
+
+def test_broken_archives_and_tensor_metadata(pt2_edit, folder):
+    empty = folder / "empty.pt2"
+    empty.write_bytes(b"")
+    with pytest.raises(Exception):
+        torch.export.load(str(empty))
+    proc = pt2_edit.run("show", empty, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr == f"error: {empty}: not a zip file (no end of central directory record)\n"
+
+    src = folder / "meta_source.pt2"
+    _save(torch.export.export(nn.Sequential(nn.Linear(3, 2)), (torch.randn(1, 3),)), src)
+    bad = folder / "meta_strides.pt2"
+
+    def edit(text):
+        doc = json.loads(text)
+        doc["graph_module"]["graph"]["tensor_values"]["linear"]["strides"] = [{"as_int": 1}]
+        return json.dumps(doc)
+
+    _rewrite_model(src, bad, edit)
+    with pytest.raises(RuntimeError):
+        torch.export.load(str(bad))
+    message = "dimensionality of sizes (2) must match dimensionality of strides (1)"
+    with pytest.raises(RuntimeError, match=r"dimensionality of sizes \(2\)"):
+        with torch._subclasses.fake_tensor.FakeTensorMode():
+            torch.empty_strided((1, 2), (1,))
+    proc = pt2_edit.run("show", bad, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.endswith(
+        f"models/model.json: graph_module.graph.tensor_values.linear: {message}\n")
