@@ -16,9 +16,10 @@
 // reported as a broken archive). `--fill V` is read as the Python literal V given to torch.full
 // (an integer is an int, anything else a float such as 1.5, nan or -inf) and converted to DTYPE
 // as torch.full converts it; a value the dtype cannot hold is refused with torch's message
-// ("value cannot be converted to type uint8_t without overflow"). A JSON record carries no weights, and a legacy archive (torch <= 2.7) keeps them in
-// pickles epgraph does not read, so `validate` skips the state checks for both.
-// Exit status: 0 on success, 1 when validation finds violations, 2 on bad usage or input.
+// ("value cannot be converted to type uint8_t without overflow"). A JSON record carries no weights,
+// and a legacy archive (torch <= 2.7) keeps them in pickles epgraph does not read, so `validate`
+// skips the state checks for both. Exit status: 0 on success, 1 when validation finds violations, 2
+// on bad usage or input.
 
 #include <cerrno>
 #include <cmath>
