@@ -8,6 +8,8 @@
 // This translation unit replaces the global operator new/delete of epgraph_archive_tests (via
 // support/alloc_failure.hpp); the replacement only differs from the default while a test arms it.
 // SPDX-License-Identifier: BSD-3-Clause
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <epgraph/archive/archive.hpp>
 #include <filesystem>
@@ -40,7 +42,9 @@ std::set<std::string> listing(const fs::path& dir) {
 }
 
 fs::path scratch_dir(const std::string& tag) {
-  const fs::path dir = fs::temp_directory_path() / ("epgraph_archive_alloc_" + tag);
+  // The pid keeps two test runs on one machine (two checkouts) from sharing the folder.
+  const fs::path dir = fs::temp_directory_path() /
+                       ("epgraph_archive_alloc_" + tag + "_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
