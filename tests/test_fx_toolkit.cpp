@@ -140,7 +140,7 @@ std::unique_ptr<Graph> dce_graph() {
   Node* mul = call(*g, "torch.ops.aten.mul.Tensor", {add, y}, "mul");
   call(*g, "torch.ops.aten.neg.default", {mul}, "neg");
   call(*g, "torch.ops.aten.add_.Tensor", {x, 1}, "add_");
-  call(*g, "torch.ops.aten.rand.default", {ArgumentList{2}}, "rand");
+  call(*g, "torch.ops.aten.rand.default", {Argument(ArgumentList{2})}, "rand");
   call(*g, "torch.ops.aten._assert_scalar.default", {true, "msg"}, "_assert_scalar");
   call(*g, "torch.ops.aten.sin.default", {y}, "sin");
   Node* cos = call(*g, "torch.ops.aten.cos.default", {y}, "cos");
@@ -170,7 +170,7 @@ std::unique_ptr<Graph> copy_source() {
   Node* add = call(*g, "torch.ops.aten.add.Tensor", {x, y}, "add");
   Node* add_1 = call(*g, "torch.ops.aten.mul.Tensor", {add, y}, "add_1");
   Node* add_2 = call(*g, "torch.ops.aten.sub.Tensor", {add_1, x}, "add_2");
-  Node* cat = call(*g, "torch.ops.aten.cat.default", {ArgumentList{add, add_2}}, "cat");
+  Node* cat = call(*g, "torch.ops.aten.cat.default", {Argument(ArgumentList{add, add_2})}, "cat");
   g->output({cat, add_1});
   return g;
 }

@@ -264,7 +264,7 @@ TEST_CASE("call_function binds its arguments to the schema and refuses bad calls
                 "ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? "
                 "pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> "
                 "Tensor");
-  check_refused(f, "torch.ops.aten.cat.default", {ArgumentList{f.x, 2}}, {},
+  check_refused(f, "torch.ops.aten.cat.default", {Argument(ArgumentList{f.x, 2})}, {},
                 "Cannot create node 'cat' (torch.ops.aten.cat.default): argument 'tensors' "
                 "expects Tensor[], got a list of 2 values; schema: aten::cat(Tensor[] tensors, "
                 "int dim=0) -> Tensor");

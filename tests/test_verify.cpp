@@ -43,7 +43,8 @@ Program program_from_specs(const std::vector<epgraph::InputSpec>& inputs,
   for (const auto& r : results) {
     Node* n = g->find_node(r);
     if (n == nullptr)
-      n = g->call_function("torch.ops.aten.rand.default", {epgraph::ArgumentList{2}}, {}, r);
+      n = g->call_function("torch.ops.aten.rand.default",
+                           {epgraph::Argument(epgraph::ArgumentList{2})}, {}, r);
     list.push_back(n);
   }
   g->output(list);

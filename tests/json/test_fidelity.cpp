@@ -76,10 +76,12 @@ json reserved_names_program(bool constant_input = true) {
   json nodes = json::array();
   nodes.push_back(node("torch.ops.aten.clamp.Tensor",
                        {named("self", tensor_arg("input")), named("min", tensor_arg("min"))},
-                       {tensor_arg("sum")}, "sum"));
-  nodes.push_back(node("torch.ops.aten.relu.default", {named("self", tensor_arg("sum"))},
-                       {tensor_arg("max")}, "max"));
-  nodes.push_back(node("torch.ops.aten.var_mean.correction", {named("self", tensor_arg("max"))},
+                       json::array({tensor_arg("sum")}), "sum"));
+  nodes.push_back(node("torch.ops.aten.relu.default",
+                       json::array({named("self", tensor_arg("sum"))}),
+                       json::array({tensor_arg("max")}), "max"));
+  nodes.push_back(node("torch.ops.aten.var_mean.correction",
+                       json::array({named("self", tensor_arg("max"))}),
                        {tensor_arg("abs"), tensor_arg("all")}, "pow"));
   json graph = graph_of({tensor_arg("input"), tensor_arg("min"), {{"as_int", 3}}}, nodes,
                         {tensor_arg("max"), tensor_arg("abs"), tensor_arg("all")},
@@ -152,12 +154,12 @@ std::string clamp_program_text(const std::string& min_text, const std::string& m
   json n = node("torch.ops.aten.clamp.default",
                 {named("self", tensor_arg("x")), named("min", {{"as_float", 0.0}}),
                  named("max", {{"as_float", 0.0}})},
-                {tensor_arg("clamp")}, "clamp");
+                json::array({tensor_arg("clamp")}), "clamp");
   const json m = meta({3}, {1});
-  json graph = graph_of({tensor_arg("x")}, json::array({n}), {tensor_arg("clamp")},
-                        {{"x", m}, {"clamp", m}});
-  json sig = {{"input_specs", {{{"user_input", {{"arg", tensor_arg("x")}}}}}},
-              {"output_specs", {{{"user_output", {{"arg", tensor_arg("clamp")}}}}}}};
+  json graph = graph_of(json::array({tensor_arg("x")}), json::array({n}),
+                        json::array({tensor_arg("clamp")}), {{"x", m}, {"clamp", m}});
+  json sig = {{"input_specs", json::array({{{"user_input", {{"arg", tensor_arg("x")}}}}})},
+              {"output_specs", json::array({{{"user_output", {{"arg", tensor_arg("clamp")}}}}})}};
   std::string text = epgraph_test::program_document(graph, sig).dump();
   const std::string placeholder = "\"as_float\":0.0";
   auto at = text.find(placeholder);
