@@ -56,7 +56,10 @@ TensorMeta meta_from(const json& j) {
 // Decodes one argument of the case format (see tools/gen_infer_meta_cases.py); tensors become
 // placeholders carrying their metadata.
 Argument decode(epgraph::Graph& g, const json& a) {
-  const auto& [kind, v] = *a.items().begin();
+  // (Not `*a.items().begin()`: the proxy it dereferences is a temporary; ASan caught it.)
+  const auto first = a.begin();
+  const std::string kind = first.key();
+  const json& v = first.value();
   if (kind == "tensor") {
     epgraph::Node* p = g.placeholder("x");
     p->meta().val = meta_from(v);
