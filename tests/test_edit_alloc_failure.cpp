@@ -9,12 +9,14 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include <catch2/catch.hpp>
 #include <epgraph/edit.hpp>
+#include <epgraph/subgraph_rewriter.hpp>
 #include <epgraph/verify.hpp>
 #include <new>
 #include <string>
 #include <vector>
 
 #include "support/alloc_failure.hpp"
+#include "support/fx_cases.hpp"
 #include "support/program_builders.hpp"
 #include "support/snapshot.hpp"
 
@@ -147,4 +149,19 @@ TEST_CASE("allocation failure: set_param_tensor", "[edit][strong]") {
   CHECK(check_strong_under_allocation_failure(epgraph_test::constants_program, [&](Program& ep) {
           epgraph::set_param_tensor(ep, ep.graph().find_node("b_npb"), data);
         }) > 0);
+}
+
+TEST_CASE("allocation failure: replace_pattern", "[fx][rewrite][strong]") {
+  // Three matches in a chain (the second binds the first's replacement): a failure in any
+  // copy, rewiring or erasure must give back every copy, name and use.
+  const auto pattern = epgraph_test::build_spec_graph(epgraph_test::fx_case("rw_relu.pattern"));
+  const auto replacement =
+      epgraph_test::build_spec_graph(epgraph_test::fx_case("rw_relu.replacement"));
+  auto make = [] {
+    Program ep(epgraph_test::build_spec_graph(epgraph_test::fx_case("rw_relu.graph")), {});
+    return ep;
+  };
+  CHECK(check_strong_under_allocation_failure(make, [&](Program& ep) {
+          (void)epgraph::replace_pattern(ep.graph(), *pattern, *replacement);
+        }) > 20);
 }

@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "support/fx_cases.hpp"
 #include "support/program_builders.hpp"
 #include "support/snapshot.hpp"
 
@@ -32,31 +33,7 @@ using epgraph::OpCode;
 using epgraph_test::Program;
 using epgraph_test::snapshot;
 
-const std::map<std::string, std::string>& cases() {
-  static const std::map<std::string, std::string> all = [] {
-    std::ifstream in(std::string(EPGRAPH_SOURCE_DIR) + "/tests/data/fx_toolkit_cases.txt");
-    if (!in) throw std::runtime_error("cannot read tests/data/fx_toolkit_cases.txt");
-    std::map<std::string, std::string> out;
-    std::string line;
-    std::string* current = nullptr;
-    while (std::getline(in, line)) {
-      if (line.rfind("### ", 0) == 0) {
-        current = &out[line.substr(4)];
-      } else if (current != nullptr) {
-        if (!current->empty()) *current += "\n";
-        *current += line;
-      }
-    }
-    return out;
-  }();
-  return all;
-}
-
-const std::string& expected(const std::string& name) {
-  auto it = cases().find(name);
-  if (it == cases().end()) throw std::runtime_error("no case " + name);
-  return it->second;
-}
+const std::string& expected(const std::string& name) { return epgraph_test::fx_case(name); }
 
 std::string printed(const Graph& g) { return epgraph::to_string(g); }
 std::string py_bool(bool b) { return b ? "True" : "False"; }

@@ -258,6 +258,236 @@ for seed in (1, 2, 3):
     case(f"dce_random_{seed}.after", g)
 
 
+# --- SubgraphMatcher / replace_pattern --------------------------------------------------------
+from torch.fx.passes.utils.matcher_utils import SubgraphMatcher  # noqa: E402
+from torch.fx.subgraph_rewriter import replace_pattern_with_filters  # noqa: E402
+
+
+def value_text(v):
+    return v.name if isinstance(v, fx.Node) else repr(v)
+
+
+def matches_text(matches):
+    """One line per match: pattern node=graph value pairs in match order, then what the
+    placeholders and returning nodes matched."""
+    lines = []
+    for m in matches:
+        pairs = " ".join(f"{pn.name}={value_text(gn)}" for pn, gn in m.nodes_map.items())
+        ph = ",".join(value_text(v) for v in m.placeholder_nodes)
+        ret = ",".join(n.name for n in m.returning_nodes)
+        lines.append(f"match {pairs} | placeholders {ph} | returning {ret}")
+    return "\n".join(lines) if lines else "no match"
+
+
+def replaced_text(replaced):
+    """One line per ReplacedPatterns: anchor, placeholders' values, erased nodes, copies."""
+    lines = []
+    for r in replaced:
+        ph = " ".join(f"{pn.name}={value_text(gn)}" for pn, gn in r.nodes_map.items()
+                      if pn.op == "placeholder")
+        erased = " ".join(f"{pn.name}={gn.name}" for pn, gn in r.nodes_map.items()
+                          if pn.op != "placeholder")
+        copies = ",".join(n.name for n in r.replacements)
+        lines.append(f"anchor {r.anchor.name} | {ph} | erased {erased} | replacements {copies}")
+    return "\n".join(lines) if lines else "none"
+
+
+def graph_of(spec):
+    """A graph from [(name, target or 'placeholder', args, kwargs)], args naming earlier nodes
+    by a leading '%'; the last entry is ('output', results)."""
+    g = fx.Graph()
+    nodes = {}
+
+    def arg(a):
+        if isinstance(a, str) and a.startswith("%"):
+            return nodes[a[1:]]
+        if isinstance(a, list):
+            return [arg(x) for x in a]
+        return a
+
+    for entry in spec:
+        if entry[0] == "output":
+            res = [arg(a) for a in entry[1]]
+            g.output(res[0] if len(res) == 1 and entry[2] == "single" else tuple(res))
+            continue
+        name, target, args, kwargs = entry
+        if target == "placeholder":
+            nodes[name] = g.placeholder(name)
+        else:
+            nodes[name] = call(g, target, [arg(a) for a in args], name,
+                               {k: arg(v) for k, v in kwargs.items()})
+    return g
+
+
+def spec_text(spec):
+    """The spec as lines the C++ test rebuilds: "name|target|arg,arg|key=arg" ("output|tuple|..."
+    or "output|single|..." last); an arg is %node, an int, a float (with a dot) or [a b c]."""
+
+    def arg(a):
+        if isinstance(a, list):
+            return "[" + " ".join(arg(x) for x in a) + "]"
+        return a if isinstance(a, str) else repr(a)
+
+    lines = []
+    for entry in spec:
+        if entry[0] == "output":
+            lines.append(f"output|{entry[2]}|" + ",".join(arg(a) for a in entry[1]) + "|")
+            continue
+        name, target, args, kwargs = entry
+        what = "placeholder" if target == "placeholder" else _get_qualified_name(target)
+        kw = ",".join(f"{k}={arg(v)}" for k, v in kwargs.items())
+        lines.append(f"{name}|{what}|" + ",".join(arg(a) for a in args) + f"|{kw}")
+    return "\n".join(lines)
+
+
+def rewrite_case(name, graph_spec, pattern_spec, replacement_spec, filters=(), ignore_literals=False):
+    case(f"{name}.graph", spec_text(graph_spec))
+    case(f"{name}.pattern", spec_text(pattern_spec))
+    case(f"{name}.replacement", spec_text(replacement_spec))
+    g = graph_of(graph_spec)
+    pattern = graph_of(pattern_spec)
+    case(f"{name}.matches",
+         matches_text(SubgraphMatcher(pattern, ignore_literals=ignore_literals).match(g)))
+    gm = fx.GraphModule(torch.nn.Module(), g)
+    replaced = replace_pattern_with_filters(gm, pattern, graph_of(replacement_spec), list(filters),
+                                            ignore_literals=ignore_literals)
+    case(f"{name}.replaced", replaced_text(replaced))
+    case(f"{name}.after", gm.graph)
+
+
+RELU_PATTERN = [("x", "placeholder", [], {}), ("relu", aten.relu.default, ["%x"], {}),
+                ("output", ["%relu"], "single")]
+CLAMP_REPLACEMENT = [("x", "placeholder", [], {}),
+                     ("clamp_min", aten.clamp_min.default, ["%x", 0], {}),
+                     ("output", ["%clamp_min"], "single")]
+RELU_GRAPH = [
+    ("x", "placeholder", [], {}), ("y", "placeholder", [], {}),
+    ("relu", aten.relu.default, ["%x"], {}),
+    ("relu_1", aten.relu.default, ["%relu"], {}),
+    ("add", aten.add.Tensor, ["%relu_1", "%y"], {}),
+    ("relu_2", aten.relu.default, ["%y"], {}),
+    ("clamp_min", aten.clamp_min.default, ["%y", 1], {}),
+    ("output", ["%add", "%relu_2", "%clamp_min"], "tuple"),
+]
+rewrite_case("rw_relu", RELU_GRAPH, RELU_PATTERN, CLAMP_REPLACEMENT)
+
+
+def relu_of_computed(m, graph, pattern):
+    return all(not (isinstance(v, fx.Node) and v.op == "placeholder") for v in m.placeholder_nodes)
+
+
+rewrite_case("rw_filter", RELU_GRAPH, RELU_PATTERN, CLAMP_REPLACEMENT, [relu_of_computed])
+
+rewrite_case(
+    "rw_fuse",
+    [("x", "placeholder", [], {}), ("y", "placeholder", [], {}), ("z", "placeholder", [], {}),
+     ("mul", aten.mul.Tensor, ["%x", "%y"], {}), ("add", aten.add.Tensor, ["%mul", "%z"], {}),
+     ("mul_1", aten.mul.Tensor, ["%y", "%z"], {}), ("add_1", aten.add.Tensor, ["%x", "%mul_1"], {}),
+     ("mul_2", aten.mul.Tensor, ["%x", "%z"], {}), ("add_2", aten.add.Tensor, ["%mul_2", "%y"], {}),
+     ("sub", aten.sub.Tensor, ["%mul_2", "%x"], {}),
+     ("output", ["%add", "%add_1", "%add_2", "%sub"], "tuple")],
+    [("a", "placeholder", [], {}), ("b", "placeholder", [], {}), ("c", "placeholder", [], {}),
+     ("m", aten.mul.Tensor, ["%a", "%b"], {}), ("s", aten.add.Tensor, ["%m", "%c"], {}),
+     ("output", ["%s"], "single")],
+    [("a", "placeholder", [], {}), ("b", "placeholder", [], {}), ("c", "placeholder", [], {}),
+     ("addcmul", aten.addcmul.default, ["%c", "%a", "%b"], {}), ("output", ["%addcmul"], "single")],
+)
+
+LITERAL_GRAPH = [
+    ("x", "placeholder", [], {}),
+    ("add", aten.add.Tensor, ["%x", 1], {}), ("add_1", aten.add.Tensor, ["%add", 2], {}),
+    ("add_2", aten.add.Tensor, ["%add_1", 1.0], {}), ("add_3", aten.add.Tensor, ["%add_2", 1], {}),
+    ("output", ["%add_3"], "tuple"),
+]
+ADD_ONE = [("x", "placeholder", [], {}), ("a", aten.add.Tensor, ["%x", 1], {}),
+           ("output", ["%a"], "single")]
+SUB_MINUS_ONE = [("x", "placeholder", [], {}), ("sub", aten.sub.Tensor, ["%x", -1], {}),
+                 ("output", ["%sub"], "single")]
+rewrite_case("rw_literals", LITERAL_GRAPH, ADD_ONE, SUB_MINUS_ONE)
+rewrite_case("rw_ignore_literals", LITERAL_GRAPH, ADD_ONE, SUB_MINUS_ONE, ignore_literals=True)
+
+rewrite_case(
+    "rw_bind_literal",
+    [("p", "placeholder", [], {}), ("q", "placeholder", [], {}),
+     ("sub", aten.sub.Tensor, ["%p", "%q"], {}), ("sub_1", aten.sub.Tensor, ["%sub", 3], {}),
+     ("output", ["%sub_1"], "tuple")],
+    [("x", "placeholder", [], {}), ("y", "placeholder", [], {}),
+     ("s", aten.sub.Tensor, ["%x", "%y"], {}), ("output", ["%s"], "single")],
+    [("x", "placeholder", [], {}), ("y", "placeholder", [], {}),
+     ("add", aten.add.Tensor, ["%x", "%y"], {"alpha": -1}), ("output", ["%add"], "single")],
+)
+
+rewrite_case(
+    "rw_two_outputs",
+    [("p", "placeholder", [], {}), ("q", "placeholder", [], {}), ("r", "placeholder", [], {}),
+     ("add", aten.add.Tensor, ["%p", "%q"], {}), ("mul", aten.mul.Tensor, ["%p", "%q"], {}),
+     ("mul_1", aten.mul.Tensor, ["%p", "%r"], {}), ("add_1", aten.add.Tensor, ["%p", "%r"], {}),
+     ("cat", aten.cat.default, [["%add", "%mul", "%mul_1", "%add_1"]], {}),
+     ("output", ["%cat"], "tuple")],
+    [("x", "placeholder", [], {}), ("y", "placeholder", [], {}),
+     ("a", aten.add.Tensor, ["%x", "%y"], {}), ("b", aten.mul.Tensor, ["%x", "%y"], {}),
+     ("output", ["%a", "%b"], "tuple")],
+    [("x", "placeholder", [], {}), ("y", "placeholder", [], {}),
+     ("s", aten.sub.Tensor, ["%x", "%y"], {}), ("d", aten.div.Tensor, ["%x", "%y"], {}),
+     ("output", ["%s", "%d"], "tuple")],
+)
+
+rewrite_case(
+    "rw_overlap",
+    [("x", "placeholder", [], {}), ("relu", aten.relu.default, ["%x"], {}),
+     ("relu_1", aten.relu.default, ["%relu"], {}), ("relu_2", aten.relu.default, ["%relu_1"], {}),
+     ("output", ["%relu_2"], "tuple")],
+    [("x", "placeholder", [], {}), ("r1", aten.relu.default, ["%x"], {}),
+     ("r2", aten.relu.default, ["%r1"], {}), ("output", ["%r2"], "single")],
+    [("x", "placeholder", [], {}), ("relu", aten.relu.default, ["%x"], {}),
+     ("output", ["%relu"], "single")],
+)
+
+rewrite_case(
+    "rw_same_input",
+    [("x", "placeholder", [], {}), ("add", aten.add.Tensor, ["%x", "%x"], {}),
+     ("add_1", aten.add.Tensor, ["%add", "%x"], {}), ("output", ["%add_1"], "tuple")],
+    [("a", "placeholder", [], {}), ("b", "placeholder", [], {}),
+     ("s", aten.add.Tensor, ["%a", "%b"], {}), ("output", ["%s"], "single")],
+    [("a", "placeholder", [], {}), ("b", "placeholder", [], {}),
+     ("sub", aten.sub.Tensor, ["%a", "%b"], {}), ("output", ["%sub"], "single")],
+)
+
+rewrite_case(
+    "rw_defaults",
+    [("p", "placeholder", [], {}), ("q", "placeholder", [], {}),
+     ("add", aten.add.Tensor, ["%p", "%q"], {"alpha": 1}),
+     ("add_1", aten.add.Tensor, ["%add", "%q"], {"alpha": 2}),
+     ("output", ["%add_1"], "tuple")],
+    [("x", "placeholder", [], {}), ("y", "placeholder", [], {}),
+     ("a", aten.add.Tensor, ["%x", "%y"], {}), ("output", ["%a"], "single")],
+    [("x", "placeholder", [], {}), ("y", "placeholder", [], {}),
+     ("sub", aten.sub.Tensor, ["%x", "%y"], {"alpha": -1}), ("output", ["%sub"], "single")],
+)
+
+TWO_ANCHORS = [("x", "placeholder", [], {}), ("y", "placeholder", [], {}),
+               ("a", aten.relu.default, ["%x"], {}), ("b", aten.neg.default, ["%y"], {}),
+               ("output", ["%a", "%b"], "tuple")]
+TWO_ANCHORS_REPLACEMENT = [("x", "placeholder", [], {}), ("y", "placeholder", [], {}),
+                           ("absolute", aten.abs.default, ["%x"], {}),
+                           ("sine", aten.sin.default, ["%y"], {}),
+                           ("output", ["%absolute", "%sine"], "tuple")]
+rewrite_case(
+    "rw_cycle",
+    [("p", "placeholder", [], {}), ("relu", aten.relu.default, ["%p"], {}),
+     ("sin", aten.sin.default, ["%relu"], {}), ("neg", aten.neg.default, ["%sin"], {}),
+     ("output", ["%neg"], "tuple")],
+    TWO_ANCHORS, TWO_ANCHORS_REPLACEMENT,
+)
+rewrite_case(
+    "rw_no_cycle",
+    [("p", "placeholder", [], {}), ("q", "placeholder", [], {}),
+     ("relu", aten.relu.default, ["%p"], {}), ("neg", aten.neg.default, ["%q"], {}),
+     ("cos", aten.cos.default, ["%relu"], {}), ("output", ["%cos", "%neg"], "tuple")],
+    TWO_ANCHORS, TWO_ANCHORS_REPLACEMENT,
+)
+
+
 def impure_targets():
     seeded = set()
     for ns in ("aten", "prims"):

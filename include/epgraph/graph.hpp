@@ -850,6 +850,7 @@ class Graph {
   friend class InsertingGuard;
   friend void stable_topological_sort(Graph& graph);
   friend struct detail::test_access;
+  friend struct detail::rewrite_access;
 
   // Source node -> copy, by node id (filled in list order while cloning).
   struct CloneMap {

@@ -86,6 +86,7 @@ void reserve_more_hashed(HashMap& m, std::size_t extra) {
 
 // Declared only: tests define it to reach internals and break invariants on purpose.
 struct test_access;
+struct rewrite_access;  // subgraph_rewriter.hpp: builds and undoes replacements
 
 // Keeps the first occurrence of each pointer, in order. Small inputs are deduplicated by a
 // quadratic scan, larger ones by sorting (pointer, position) pairs: O(n log n) with two

@@ -1,0 +1,357 @@
+// SubgraphMatcher, replace_pattern and PassManager. The expected matches, replacement records and
+// printed graphs come from torch 2.13 itself: tools/gen_fx_toolkit_cases.py builds each graph,
+// pattern and replacement with torch.fx, runs torch's SubgraphMatcher.match and
+// replace_pattern_with_filters, and writes the graphs (as specs this test rebuilds) and the
+// results to tests/data/fx_toolkit_cases.txt. Refused calls are checked for their exact message
+// and for leaving the graph exactly as it was (snapshot, namespace counters included).
+// SPDX-License-Identifier: BSD-3-Clause
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <epgraph/epgraph.hpp>
+#include <epgraph/pass_manager.hpp>
+#include <epgraph/subgraph_matcher.hpp>
+#include <epgraph/subgraph_rewriter.hpp>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/fx_cases.hpp"
+#include "support/program_builders.hpp"
+#include "support/snapshot.hpp"
+
+namespace {
+
+using epgraph::Argument;
+using epgraph::ArgumentList;
+using epgraph::Graph;
+using epgraph::InternalMatch;
+using epgraph::Kwargs;
+using epgraph::Node;
+using epgraph::OpCode;
+using epgraph::ReplacedPatterns;
+using epgraph::SubgraphMatcher;
+using epgraph_test::Program;
+using epgraph_test::snapshot;
+
+using epgraph_test::build_spec_graph;
+
+std::string value_text(const Argument& v) {
+  if (const Node* n = v.node()) return std::string(n->name());
+  return epgraph::format_arg(v);
+}
+
+std::string matches_text(const std::vector<InternalMatch>& matches) {
+  if (matches.empty()) return "no match";
+  std::string out;
+  for (const InternalMatch& m : matches) {
+    if (!out.empty()) out += "\n";
+    out += "match";
+    for (const auto& kv : m.nodes_map) {
+      out += " " + std::string(kv.first->name()) + "=" + value_text(kv.second);
+    }
+    out += " | placeholders ";
+    for (std::size_t i = 0; i < m.placeholder_nodes.size(); ++i) {
+      out += (i ? "," : "") + value_text(m.placeholder_nodes[i]);
+    }
+    out += " | returning ";
+    for (std::size_t i = 0; i < m.returning_nodes.size(); ++i) {
+      out += (i ? "," : "") + std::string(m.returning_nodes[i]->name());
+    }
+  }
+  return out;
+}
+
+std::string replaced_text(const std::vector<ReplacedPatterns>& replaced) {
+  if (replaced.empty()) return "none";
+  std::string out;
+  for (const ReplacedPatterns& r : replaced) {
+    if (!out.empty()) out += "\n";
+    out += "anchor " + std::string(r.anchor->name()) + " |";
+    std::string ph;
+    for (const auto& kv : r.nodes_map) {
+      ph += (ph.empty() ? "" : " ") + std::string(kv.first->name()) + "=" + value_text(kv.second);
+    }
+    out += " " + ph + " | erased";
+    for (const auto& kv : r.erased) out += " " + std::string(kv.first->name()) + "=" + kv.second;
+    out += " | replacements ";
+    for (std::size_t i = 0; i < r.replacements.size(); ++i) {
+      out += (i ? "," : "") + std::string(r.replacements[i]->name());
+    }
+  }
+  return out;
+}
+
+struct Case {
+  std::unique_ptr<Graph> graph;
+  std::unique_ptr<Graph> pattern;
+  std::unique_ptr<Graph> replacement;
+};
+
+Case load(const std::string& name) {
+  return {build_spec_graph(epgraph_test::fx_case(name + ".graph")),
+          build_spec_graph(epgraph_test::fx_case(name + ".pattern")),
+          build_spec_graph(epgraph_test::fx_case(name + ".replacement"))};
+}
+
+// torch's filter in the generator: keep matches none of whose placeholders matched a placeholder.
+bool relu_of_computed(const InternalMatch& m, const Graph&, const Graph&) {
+  for (const Argument& v : m.placeholder_nodes) {
+    if (v.node() != nullptr && v.node()->op() == OpCode::placeholder) return false;
+  }
+  return true;
+}
+
+Program wrap(std::unique_ptr<Graph> g) { return Program(std::move(g), {}); }
+
+template <class E, class F>
+void check_refused(Program& ep, F&& f, const std::string& message) {
+  const epgraph_test::Snapshot before = snapshot(ep);
+  bool threw = false;
+  try {
+    f();
+  } catch (const E& e) {
+    threw = true;
+    CHECK(std::string(e.what()) == message);
+  }
+  CHECK(threw);
+  CHECK(snapshot(ep) == before);
+  ep.graph().lint();
+}
+
+}  // namespace
+
+TEST_CASE("SubgraphMatcher and replace_pattern do what torch.fx does", "[fx][rewrite]") {
+  const std::vector<std::string> names = {"rw_relu",        "rw_filter",          "rw_fuse",
+                                          "rw_literals",    "rw_ignore_literals", "rw_bind_literal",
+                                          "rw_two_outputs", "rw_overlap",         "rw_same_input",
+                                          "rw_defaults",    "rw_cycle",           "rw_no_cycle"};
+  for (const std::string& name : names) {
+    INFO(name);
+    Case c = load(name);
+    const bool ignore = name == "rw_ignore_literals";
+    CHECK(matches_text(SubgraphMatcher(*c.pattern, false, false, true, ignore).match(*c.graph)) ==
+          epgraph_test::fx_case(name + ".matches"));
+    std::vector<epgraph::MatchFilter> filters;
+    if (name == "rw_filter") filters.emplace_back(relu_of_computed);
+    const std::vector<ReplacedPatterns> replaced =
+        epgraph::replace_pattern(*c.graph, *c.pattern, *c.replacement, filters, ignore);
+    CHECK(replaced_text(replaced) == epgraph_test::fx_case(name + ".replaced"));
+    CHECK(epgraph::to_string(*c.graph) == epgraph_test::fx_case(name + ".after"));
+    c.graph->lint();
+    // Pattern and replacement are only read.
+    CHECK(epgraph::to_string(*c.pattern) == epgraph::to_string(*load(name).pattern));
+    CHECK(epgraph::to_string(*c.replacement) == epgraph::to_string(*load(name).replacement));
+  }
+}
+
+TEST_CASE("SubgraphMatcher refuses patterns it cannot match", "[fx][rewrite]") {
+  Graph empty;
+  CHECK_THROWS_WITH(SubgraphMatcher(empty),
+                    "SubgraphMatcher cannot be initialized with an empty pattern");
+  Graph no_output;
+  no_output.placeholder("x");
+  CHECK_THROWS_WITH(SubgraphMatcher(no_output), "Pattern graph has no output node");
+  Graph dead;
+  Node* x = dead.placeholder("x");
+  dead.call_function("torch.ops.aten.neg.default", {x}, {}, "neg");
+  Node* relu = dead.call_function("torch.ops.aten.relu.default", {x});
+  dead.output({relu});
+  CHECK_THROWS_AS(SubgraphMatcher(dead), epgraph::value_error);
+  CHECK_THROWS_WITH(SubgraphMatcher(dead),
+                    "SubgraphMatcher cannot be initialized with an pattern with dead code: node "
+                    "'neg' has no users");
+  Graph unused;
+  Node* a = unused.placeholder("a");
+  unused.placeholder("b");
+  unused.output({unused.call_function("torch.ops.aten.relu.default", {a})});
+  CHECK_THROWS_WITH(SubgraphMatcher(unused),
+                    "Pattern placeholder 'b' is unused: it cannot be matched");
+  // An impure unused node is not dead code (torch: `not node.is_impure()`).
+  Graph impure;
+  Node* p = impure.placeholder("p");
+  impure.call_function("torch.ops.aten.add_.Tensor", {p, 1});
+  impure.output({impure.call_function("torch.ops.aten.relu.default", {p})});
+  CHECK(SubgraphMatcher(impure).pattern_anchors().size() == 1);
+  CHECK_THROWS_WITH(SubgraphMatcher(impure).match(impure), "Cannot match a pattern against itself");
+}
+
+TEST_CASE("an anchor without candidates gives no match (torch raises KeyError)", "[fx][rewrite]") {
+  Case c = load("rw_two_outputs");
+  Graph g;
+  Node* p = g.placeholder("p");
+  Node* q = g.placeholder("q");
+  g.output({g.call_function("torch.ops.aten.add.Tensor", {p, q})});  // no mul for anchor b
+  CHECK(SubgraphMatcher(*c.pattern).match(g).empty());
+}
+
+TEST_CASE("replace_pattern refuses without changing anything", "[fx][rewrite][strong]") {
+  SECTION("placeholder count") {
+    Case c = load("rw_relu");
+    Case two = load("rw_bind_literal");
+    Program ep = wrap(std::move(c.graph));
+    check_refused<epgraph::value_error>(
+        ep, [&] { (void)epgraph::replace_pattern(ep.graph(), *c.pattern, *two.replacement); },
+        "Placeholder count mismatch: the pattern has 1 placeholders, the replacement 2");
+  }
+  SECTION("returning count") {
+    Case c = load("rw_two_outputs");
+    Case one = load("rw_bind_literal");
+    Program ep = wrap(std::move(c.graph));
+    check_refused<epgraph::value_error>(
+        ep, [&] { (void)epgraph::replace_pattern(ep.graph(), *c.pattern, *one.replacement); },
+        "Returning nodes count mismatch: the pattern returns 2 nodes, the replacement 1 values");
+  }
+  SECTION("a copy that does not bind, at the second match: the first copy is given back") {
+    // sub(p, 3) then sub(sub, q): `clamp_min(x, y)` binds for y = 3, not for y = node q.
+    Case c = load("rw_bind_literal");
+    auto g = std::make_unique<Graph>();
+    Node* p = g->placeholder("p");
+    Node* q = epgraph_test::add_placeholder(*g, "q", epgraph_test::tensor({2}));
+    Node* s = g->call_function("torch.ops.aten.sub.Tensor", {p, 3}, {}, "sub");
+    g->output({g->call_function("torch.ops.aten.sub.Tensor", {s, q})});
+    auto replacement = build_spec_graph(
+        "x|placeholder||\ny|placeholder||\nclamp_min|torch.ops.aten.clamp_min.default|%x,%y|\n"
+        "output|single|%clamp_min|",
+        false);
+    Program ep = wrap(std::move(g));
+    const epgraph_test::Snapshot before = snapshot(ep);
+    try {
+      (void)epgraph::replace_pattern(ep.graph(), *c.pattern, *replacement);
+      FAIL("not refused");
+    } catch (const epgraph::value_error& e) {
+      CHECK(std::string(e.what()) ==
+            "Cannot create node 'clamp_min_1' (torch.ops.aten.clamp_min.default): argument 'min' "
+            "expects Scalar, got node 'q' (a tensor); schema: aten::clamp_min(Tensor self, Scalar "
+            "min) -> Tensor");
+    }
+    CHECK(snapshot(ep) == before);
+    CHECK(ep.graph().propose_name("clamp_min") == "clamp_min");  // the name was given back
+  }
+  SECTION("a returned literal") {
+    Case c = load("rw_bind_literal");
+    auto replacement = build_spec_graph("x|placeholder||\ny|placeholder||\noutput|single|%y|");
+    auto g = std::make_unique<Graph>();
+    Node* p = g->placeholder("p");
+    g->output({g->call_function("torch.ops.aten.sub.Tensor", {p, 3}, {}, "sub")});
+    Program ep = wrap(std::move(g));
+    check_refused<epgraph::value_error>(
+        ep, [&] { (void)epgraph::replace_pattern(ep.graph(), *c.pattern, *replacement); },
+        "Cannot replace node 'sub': the replacement returns a value that is not a node");
+  }
+  SECTION("a pattern returning its placeholder") {
+    Case c = load("rw_relu");
+    auto pattern = build_spec_graph(
+        "x|placeholder||\nrelu|torch.ops.aten.relu.default|%x|\noutput|tuple|%relu,%x|");
+    auto replacement = build_spec_graph("x|placeholder||\noutput|tuple|%x,%x|");
+    Program ep = wrap(std::move(c.graph));
+    check_refused<epgraph::value_error>(
+        ep, [&] { (void)epgraph::replace_pattern(ep.graph(), *pattern, *replacement); },
+        "Cannot replace a pattern that returns its placeholder 'x'");
+  }
+  SECTION("a matched node anchoring the insertion point") {
+    Case c = load("rw_relu");
+    Program ep = wrap(std::move(c.graph));
+    auto guard = ep.graph().inserting_after(ep.graph().find_node("relu_1"));
+    check_refused<epgraph::runtime_error>(
+        ep, [&] { (void)epgraph::replace_pattern(ep.graph(), *c.pattern, *c.replacement); },
+        "Cannot erase node 'relu_1' while it anchors an insertion point");
+  }
+  SECTION("the graph as its own replacement") {
+    Case c = load("rw_relu");
+    Program ep = wrap(std::move(c.graph));
+    check_refused<epgraph::value_error>(
+        ep, [&] { (void)epgraph::replace_pattern(ep.graph(), *c.pattern, ep.graph()); },
+        "Cannot replace a pattern by the graph itself");
+  }
+}
+
+TEST_CASE("replace_pattern on a program: output specs follow, copies get inferred metadata",
+          "[fx][rewrite]") {
+  auto g = std::make_unique<Graph>();
+  Node* x = epgraph_test::add_placeholder(*g, "x", epgraph_test::tensor({2, 3}));
+  Node* relu = g->call_function("torch.ops.aten.relu.default", {x}, {}, "relu");
+  relu->meta().val = *x->meta().val.tensor();
+  Node* neg = g->call_function("torch.ops.aten.neg.default", {relu}, {}, "neg");
+  neg->meta().val = *x->meta().val.tensor();
+  g->output({relu, neg});
+  Program ep(std::move(g), epgraph::ExportGraphSignature{{epgraph_test::user_input("x")},
+                                                         {epgraph_test::user_output("relu"),
+                                                          epgraph_test::user_output("neg")}});
+  Case c = load("rw_relu");
+  const auto replaced = epgraph::replace_pattern(ep.graph(), *c.pattern, *c.replacement);
+  REQUIRE(replaced.size() == 1);
+  REQUIRE(ep.graph_signature().output_specs.size() == 2);
+  CHECK(ep.graph_signature().output_specs[0].name() == "clamp_min");
+  CHECK(ep.graph_signature().output_specs[1].name() == "neg");
+  Node* copy = ep.graph().find_node("clamp_min");
+  REQUIRE(copy != nullptr);
+  REQUIRE(copy->meta().val.tensor() != nullptr);
+  CHECK(epgraph_test::describe(*copy->meta().val.tensor()) ==
+        epgraph_test::describe(*x->meta().val.tensor()));
+  epgraph::verify(ep);
+}
+
+TEST_CASE("PassManager runs passes until nothing changes", "[fx][passes]") {
+  Case c = load("rw_relu");
+  Program ep = wrap(std::move(c.graph));
+  std::vector<std::string> log;
+  epgraph::PassManager<epgraph_test::Tensor> pm(5, true);
+  pm.add_checks([&](const Program& p) {
+    log.push_back("check");
+    p.graph().lint();
+  });
+  pm.add_pass("relu_to_clamp_min", [&](Program& p) {
+    log.push_back("relu_to_clamp_min");
+    return !epgraph::replace_pattern(p.graph(), *c.pattern, *c.replacement).empty();
+  });
+  pm.add_pass("dce", [&](Program& p) {
+    log.push_back("dce");
+    return epgraph::eliminate_dead_code(p);
+  });
+  CHECK(pm.pass_names() == std::vector<std::string>{"relu_to_clamp_min", "dce"});
+  CHECK(pm(ep));
+  CHECK(log == std::vector<std::string>{"check", "relu_to_clamp_min", "check", "dce", "check",
+                                        "relu_to_clamp_min", "check", "dce", "check"});
+  CHECK(epgraph::to_string(ep.graph()) == epgraph_test::fx_case("rw_relu.after"));
+  log.clear();
+  CHECK_FALSE(pm(ep));  // nothing left to change: one round
+  CHECK(log.size() == 5);
+}
+
+TEST_CASE("PassManager names the failing pass and the passes before it", "[fx][passes]") {
+  Program ep = epgraph_test::plain_program();
+  epgraph::PassManager<epgraph_test::Tensor> pm;
+  pm.add_pass("first", [](Program&) { return false; });
+  pm.add_pass("second", [](Program&) { return false; });
+  pm.add_pass("boom", [](Program&) -> bool { throw epgraph::value_error("boom!"); });
+  try {
+    (void)pm(ep);
+    FAIL("not thrown");
+  } catch (const epgraph::pass_error& e) {
+    CHECK(e.pass() == "boom");
+    CHECK(std::string(e.what()) ==
+          "An error occurred when running the 'boom' pass after the following passes: "
+          "['first', 'second']: boom!");
+    CHECK_THROWS_AS(std::rethrow_if_nested(e), epgraph::value_error);
+  }
+  // The default check is verify(): a pass that breaks the signature is named.
+  epgraph::PassManager<epgraph_test::Tensor> checked(1, true);
+  checked.add_pass("break_signature", [](Program& p) {
+    p.graph_signature().input_specs.push_back(epgraph_test::user_input("ghost"));
+    return true;
+  });
+  try {
+    (void)checked(ep);
+    FAIL("not thrown");
+  } catch (const epgraph::pass_error& e) {
+    CHECK(e.pass() == "break_signature");
+    CHECK_THAT(e.what(), Catch::StartsWith("An error occurred when running the 'break_signature' "
+                                           "pass after the following passes: []: Exported "
+                                           "program verification failed:"));
+    CHECK_THAT(e.what(), Catch::Contains("ghost"));
+  }
+  CHECK_THROWS_WITH(epgraph::PassManager<epgraph_test::Tensor>(0),
+                    "PassManager steps must be at least 1, got 0");
+  CHECK_THROWS_WITH(pm.add_pass("empty", {}), "Pass 'empty' has no callable");
+}
