@@ -11,6 +11,10 @@
 //   pt2_passes misc-ops IN.pt2 -o OUT.pt2
 //   pt2_passes multi-output IN.pt2 -o OUT.pt2
 //   pt2_passes custom-op IN.pt2 -o OUT.pt2 [--alpha 0.25]
+//   pt2_passes relu-to-clamp IN.pt2 -o OUT.pt2     (replace_pattern)
+//   pt2_passes fuse-mul-add IN.pt2 -o OUT.pt2      (replace_pattern + PassManager + DCE)
+//   pt2_passes drop-output IN.pt2 -o OUT.pt2       (route_output + eliminate_dead_code)
+//   pt2_passes copy-block IN.pt2 -o OUT.pt2        (node_copy)
 //
 // Exit status: 0 on success, 1 when epgraph::verify rejects the edited program (nothing is
 // written then), 2 on bad usage or input (the exception is printed).
@@ -39,13 +43,18 @@
 #include <epgraph/epgraph.hpp>
 #include <epgraph/infer_meta.hpp>
 #include <epgraph/lookup.hpp>
+#include <epgraph/pass_manager.hpp>
+#include <epgraph/passes.hpp>
+#include <epgraph/subgraph_rewriter.hpp>
 #include <epgraph/verify.hpp>
 #include <exception>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -609,6 +618,110 @@ void custom_op(Program& ep, double alpha) {
   std::cout << "custom-op: output " << y->name() << " -> " << r->name() << "\n";
 }
 
+// --- (g) FX's editing toolkit: replace_pattern, PassManager, eliminate_dead_code, node_copy ----
+
+// A pattern or replacement graph built in C++ (FX: the graph symbolic_trace makes of a small
+// function): placeholders for the inputs, then `body` adds the nodes and returns the results.
+template <class Body>
+std::unique_ptr<Graph> small_graph(std::initializer_list<const char*> inputs, Body body) {
+  auto g = std::make_unique<Graph>();
+  std::vector<Node*> in;
+  for (const char* name : inputs) in.push_back(g->placeholder(name));
+  g->output(body(*g, in));
+  return g;
+}
+
+// FX: subgraph_rewriter.replace_pattern(gm, lambda x: torch.ops.aten.relu.default(x),
+//                                           lambda x: torch.ops.aten.clamp_min.default(x, 0))
+void relu_to_clamp(Program& ep) {
+  const auto pattern = small_graph({"x"}, [](Graph& g, const std::vector<Node*>& in) {
+    return ArgumentList{g.call_function("torch.ops.aten.relu.default", {in[0]})};
+  });
+  const auto replacement = small_graph({"x"}, [](Graph& g, const std::vector<Node*>& in) {
+    return ArgumentList{g.call_function("torch.ops.aten.clamp_min.default", {in[0], 0})};
+  });
+  // The copies get meta["val"] from infer_meta (clamp_min has a rule).
+  const auto replaced = epgraph::replace_pattern(ep.graph(), *pattern, *replacement);
+  std::cout << "relu-to-clamp: " << replaced.size() << " relu replaced\n";
+}
+
+// A PassManager (torch.fx.passes.infra.pass_manager.PassManager) running two passes until
+// nothing changes, verifying the program after each: fuse `mul(a, b) + c` into
+// `addcmul(c, a, b)` (replace_pattern), then dead-code elimination.
+void fuse_mul_add(Program& ep) {
+  const auto pattern = small_graph({"a", "b", "c"}, [](Graph& g, const std::vector<Node*>& in) {
+    Node* m = g.call_function("torch.ops.aten.mul.Tensor", {in[0], in[1]});
+    return ArgumentList{g.call_function("torch.ops.aten.add.Tensor", {m, in[2]})};
+  });
+  const auto replacement = small_graph({"a", "b", "c"}, [](Graph& g, const std::vector<Node*>& in) {
+    return ArgumentList{g.call_function("torch.ops.aten.addcmul.default", {in[2], in[0], in[1]})};
+  });
+  std::size_t fused = 0;
+  epgraph::PassManager<HostTensor> pm(/*steps=*/4, /*run_checks_after_each_pass=*/true);
+  pm.add_pass("fuse_mul_add", [&](Program& p) {
+    const std::size_t n = epgraph::replace_pattern(p.graph(), *pattern, *replacement).size();
+    fused += n;
+    return n > 0;
+  });
+  pm.add_pass("eliminate_dead_code", [](Program& p) { return epgraph::eliminate_dead_code(p); });
+  const bool changed = pm(ep);
+  std::cout << "fuse-mul-add: " << fused << " fused, changed " << changed << "\n";
+}
+
+// Makes the program's last user output return what its first returns, then removes what only
+// the old value needed (FX: output_node.replace_input_with(old, new);
+// ep.graph.eliminate_dead_code()). The output count stays: the program's pytree out_spec
+// (module_call_graph) is passed through, not rewritten.
+void drop_output(Program& ep) {
+  const auto& results = *ep.graph().output_node()->args()[0].list();
+  const auto& specs = ep.graph_signature().output_specs;
+  if (specs.empty() || specs.back().kind() != epgraph::OutputKind::USER_OUTPUT ||
+      results.back().node() == nullptr) {
+    throw epgraph::value_error("The program's last output is not a user output node");
+  }
+  Node* old_value = results.back().node();
+  const std::string dropped(old_value->name());
+  route_output(ep, old_value, first_user_output(ep));
+  const std::size_t before = ep.graph().size();
+  const bool changed = epgraph::eliminate_dead_code(ep);
+  std::cout << "drop-output: dropped " << dropped << ", " << before - ep.graph().size()
+            << " dead nodes removed (changed " << changed << ")\n";
+}
+
+// Runs the block between the user input and the first user output a second time on its own
+// result: y = block(block(x)). FX: for n in block: env[n] = graph.node_copy(n, lambda a: env.get(a,
+// a)), with env[x] = y; then output_node.replace_input_with(y, env[y]).
+void copy_block(Program& ep) {
+  Graph& graph = ep.graph();
+  Node* x = nullptr;
+  for (const epgraph::InputSpec& s : ep.graph_signature().input_specs) {
+    if (s.kind() == InputKind::USER_INPUT) {
+      x = graph.find_node(s.name());
+      break;
+    }
+  }
+  Node* y = first_user_output(ep);
+  if (x == nullptr) throw epgraph::value_error("The program has no user input");
+  std::vector<Node*> block;  // the compute nodes from x's first user to y, in order
+  for (Node* n = x; n != y;) {
+    n = n->next();
+    if (n->op() == OpCode::call_function) block.push_back(n);
+  }
+  std::unordered_map<const Node*, Node*> env = {{x, y}};
+  Node* last = y;
+  auto at = graph.inserting_after(y);
+  for (Node* n : block) {
+    last = graph.node_copy(*n, [&](Node* a) {
+      const auto it = env.find(a);
+      return Argument(it == env.end() ? a : it->second);
+    });
+    env[n] = last;
+  }
+  route_output(ep, y, last);
+  std::cout << "copy-block: " << block.size() << " nodes copied, output " << y->name() << " -> "
+            << last->name() << "\n";
+}
+
 // --- command line -------------------------------------------------------------------------------
 
 int usage() {
@@ -618,7 +731,8 @@ int usage() {
                "  pt2_passes quantize-linear IN.pt2 -o OUT.pt2 [--scale S] [--zero-point Z]\n"
                "  pt2_passes misc-ops IN.pt2 -o OUT.pt2\n"
                "  pt2_passes multi-output IN.pt2 -o OUT.pt2\n"
-               "  pt2_passes custom-op IN.pt2 -o OUT.pt2 [--alpha A]\n";
+               "  pt2_passes custom-op IN.pt2 -o OUT.pt2 [--alpha A]\n"
+               "  pt2_passes relu-to-clamp|fuse-mul-add|drop-output|copy-block IN.pt2 -o OUT.pt2\n";
   return 2;
 }
 
@@ -645,7 +759,11 @@ int main(int argc, char** argv) {
       {"quantize-linear", {"--scale", "--zero-point"}},
       {"misc-ops", {}},
       {"multi-output", {}},
-      {"custom-op", {"--alpha"}}};
+      {"custom-op", {"--alpha"}},
+      {"relu-to-clamp", {}},
+      {"fuse-mul-add", {}},
+      {"drop-output", {}},
+      {"copy-block", {}}};
   const auto it = known.find(pass);
   if (it == known.end()) return usage();
   for (const auto& kv : options) {
@@ -683,8 +801,16 @@ int main(int argc, char** argv) {
       misc_ops(ep);
     } else if (pass == "multi-output") {
       multi_output(ep);
-    } else {
+    } else if (pass == "custom-op") {
       custom_op(ep, to_double(option("--alpha", "0.25")));
+    } else if (pass == "relu-to-clamp") {
+      relu_to_clamp(ep);
+    } else if (pass == "fuse-mul-add") {
+      fuse_mul_add(ep);
+    } else if (pass == "drop-output") {
+      drop_output(ep);
+    } else {
+      copy_block(ep);
     }
     try {
       epgraph::verify(ep);

@@ -216,6 +216,12 @@ def define_cases() -> None:
     case("clamp_min", A + "clamp_min.default", T(f16, [4]), 0.0)
     case("clamp_max", A + "clamp_max.default", T(i32, [4]), 1)
     case("clamp_min_tensor", A + "clamp_min.Tensor", T(f32, [4]), T(f32, [2, 1]))
+    case("addcmul", A + "addcmul.default", T(f32, [2, 3]), T(f32, [3]), T(f32, [2, 1]))
+    case("addcmul_promote", A + "addcmul.default", T(f16, [3]), T(f32, [3]), T(f32, [2, 3]),
+         value=0.5)
+    case("addcmul_int", A + "addcmul.default", T(i64, [3]), T(i64, [3]), T(i32, [3]), value=2)
+    case("addcdiv", A + "addcdiv.default", T(f32, [4, 1]), T(f32, [3]), T(f32, [4, 3]),
+         value=0.25)
     case("where_self", A + "where.self", T(b, [2, 1]), T(f32, [3]), T(f32, [2, 3]))
     case("where_promote", A + "where.self", T(b, [3]), T(i64, [3]), T(f16, [3]))
     case("where_zero_dim_other", A + "where.self", T(b, [2, 3]), T(f16, [2, 3]), T(f32, []))

@@ -842,6 +842,7 @@ enum class Rule {
   compare,       // -> bool
   where,         // condition/self/other
   clamp,         // self/min/max
+  pointwise3,    // addcmul, addcdiv: self/tensor1/tensor2 (value does not promote)
   view,          // view, _unsafe_view, reshape
   permute,
   transpose,
@@ -917,6 +918,8 @@ inline const std::unordered_map<std::string, Rule>& rule_table() {
       t.emplace(std::string("aten.") + op, Rule::compare);
     }
     t.emplace("aten.where", Rule::where);
+    t.emplace("aten.addcmul", Rule::pointwise3);
+    t.emplace("aten.addcdiv", Rule::pointwise3);
     for (const char* op : {"clamp", "clamp_min", "clamp_max", "clip"}) {
       t.emplace(std::string("aten.") + op, Rule::clamp);
     }
@@ -1027,6 +1030,7 @@ inline TensorMeta rule_elementwise(const Context& ctx, Rule rule) {
   switch (rule) {
     case Rule::where: o = collect(ctx, {"self", "other"}); break;
     case Rule::clamp: o = collect(ctx, {"self", "min", "max"}); break;
+    case Rule::pointwise3: o = collect(ctx, {"self", "tensor1", "tensor2"}); break;
     case Rule::binary_pow: o = collect(ctx, {"self", "exponent"}); break;
     case Rule::unary_same:
     case Rule::unary_float:
@@ -1868,6 +1872,7 @@ inline NodeValue run_rule(const Context& ctx, Rule rule, std::string_view op) {
     case Rule::div:
     case Rule::compare:
     case Rule::where:
+    case Rule::pointwise3:
     case Rule::clamp: {
       if (op == "clone") {
         const TensorMeta& self = ctx.tensor("self");
@@ -1964,7 +1969,8 @@ inline NodeValue run_rule(const Context& ctx, Rule rule, std::string_view op) {
 ///   lower groups counting only when of a higher category; a Python float is float32): add, sub,
 ///   rsub, mul, div (integral true division -> float32; rounding_mode keeps the type), pow (bool
 ///   -> int64), maximum, minimum, fmax, fmin, remainder, fmod, floor_divide, bitwise_and/or/xor,
-///   atan2, clamp/clamp_min/clamp_max/clip, where (all overloads); eq, ne, lt, le, gt, ge,
+///   atan2, clamp/clamp_min/clamp_max/clip, where (all overloads), addcmul, addcdiv (`value`
+///   does not take part in promotion); eq, ne, lt, le, gt, ge,
 ///   logical_and/or/xor give bool;
 /// - views: view, _unsafe_view, reshape (one -1), permute, transpose.int, t, unsqueeze,
 ///   squeeze.dim/.dims/.default (a symbolic size is assumed not to be 1, like torch's size

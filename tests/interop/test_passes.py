@@ -427,6 +427,148 @@ def test_bad_usage_and_input(pt2_passes, folder):
     assert not out.exists()
 
 
+# --- (g) FX's editing toolkit: replace_pattern, PassManager, eliminate_dead_code, node_copy ------
+
+def call(g, target, *args):
+    """A call_function node named as epgraph names it (Graph::default_name: the op's name)."""
+    return g.create_node("call_function", target, args, {}, name=target._opname)
+
+
+def small_graph(inputs, build):
+    """An fx.Graph like pt2_passes' small_graph: placeholders, then `build`'s nodes, returned."""
+    g = torch.fx.Graph()
+    result = build(g, *[g.placeholder(n) for n in inputs])
+    g.output(result)
+    return g
+
+
+class Relus(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = torch.relu(torch.relu(self.fc(x)))  # a chain: the second binds the first's copy
+        return h + torch.relu(x), torch.relu(h)
+
+
+def test_relu_to_clamp(pt2_passes, folder):
+    """replace_pattern(relu(x) -> clamp_min(x, 0)): every relu goes, the numbers stay."""
+    torch.manual_seed(0)
+    model = Relus().eval()
+    src, dst = folder / "relus.pt2", folder / "relus_clamp.pt2"
+    before = export_and_save(model, (torch.randn(3, 4),), src)
+    relus = targets(before).count("aten.relu.default")
+    assert relus == 4
+    ep = apply_pass(pt2_passes, "relu-to-clamp", src, dst)
+    assert "aten.relu.default" not in targets(ep)
+    expected = torch.export.load(str(src)).graph_module
+    aten = torch.ops.aten
+    torch.fx.subgraph_rewriter.replace_pattern(
+        expected, small_graph(["x"], lambda g, x: call(g, aten.relu.default, x)),
+        small_graph(["x"], lambda g, x: call(g, aten.clamp_min.default, x, 0)))
+    assert str(ep.graph) == str(expected.graph)  # torch's own rewrite: same order and names
+    clamps = [n for n in ep.graph.nodes if n.target == torch.ops.aten.clamp_min.default]
+    assert [n.name for n in clamps] == ["clamp_min", "clamp_min_1", "clamp_min_2", "clamp_min_3"]
+    assert all(n.args[1] == 0 for n in clamps)
+    x = torch.randn(3, 4)
+    assert_vals_match_run(ep, x)
+    with torch.no_grad():
+        for got, want in zip(ep.module()(x), model(x)):
+            torch.testing.assert_close(got, want)
+
+
+class MulAdds(nn.Module):
+    def forward(self, x, y, z):
+        a = x * y + z  # fused
+        b = y * z + x  # fused
+        c = x * z  # used twice: not fused
+        return a, b, c + y, c - 1
+
+
+def test_fuse_mul_add(pt2_passes, folder):
+    """A PassManager running replace_pattern(add(mul(a, b), c) -> addcmul(c, a, b)) and
+    dead-code elimination, verifying after each pass."""
+    model = MulAdds().eval()
+    args = tuple(torch.randn(2, 3) for _ in range(3))
+    src, dst = folder / "muladds.pt2", folder / "muladds_fused.pt2"
+    export_and_save(model, args, src)
+    proc = pt2_passes.run("fuse-mul-add", src, "-o", dst)
+    assert "fuse-mul-add: 2 fused, changed 1" in proc.stdout
+    ep = apply_pass(pt2_passes, "fuse-mul-add", src, dst)
+    # torch's own replace_pattern on the exported graph gives the same graph (order and names)
+    expected = torch.export.load(str(src)).graph_module
+    aten = torch.ops.aten
+    replaced = torch.fx.subgraph_rewriter.replace_pattern(
+        expected,
+        small_graph(["a", "b", "c"], lambda g, a, b, c: call(
+            g, aten.add.Tensor, call(g, aten.mul.Tensor, a, b), c)),
+        small_graph(["a", "b", "c"], lambda g, a, b, c: call(g, aten.addcmul.default, c, a, b)))
+    assert len(replaced) == 2
+    assert str(ep.graph) == str(expected.graph)
+    assert targets(ep) == ["aten.mul.Tensor", "aten.add.Tensor", "aten.sub.Tensor",
+                           "aten.addcmul.default", "aten.addcmul.default"]
+    (first, second) = [n for n in ep.graph.nodes if n.target == torch.ops.aten.addcmul.default]
+    assert [a.name for a in first.args] == ["z", "x", "y"]
+    assert [a.name for a in second.args] == ["x", "y", "z"]
+    assert_vals_match_run(ep, *args)
+    with torch.no_grad():
+        for got, want in zip(ep.module()(*args), model(*args)):
+            torch.testing.assert_close(got, want)
+
+
+class TwoHeads(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        y = self.fc(x)
+        return y, torch.sin(x).cos() * 2
+
+
+def test_drop_output_then_dce(pt2_passes, folder):
+    """Routing the last output to the first leaves sin/cos/mul dead; eliminate_dead_code(program)
+    removes them and keeps everything the signature names."""
+    torch.manual_seed(0)
+    model = TwoHeads().eval()
+    src, dst = folder / "twoheads.pt2", folder / "twoheads_dropped.pt2"
+    export_and_save(model, (torch.randn(2, 4),), src)
+    ep = apply_pass(pt2_passes, "drop-output", src, dst)
+    assert targets(ep) == ["aten.linear.default"]
+    assert [s.arg.name for s in ep.graph_signature.output_specs] == ["linear", "linear"]
+    x = torch.randn(2, 4)
+    with torch.no_grad():
+        y0, y1 = ep.module()(x)
+        torch.testing.assert_close(y0, model(x)[0])
+        torch.testing.assert_close(y1, model(x)[0])
+
+
+class Block(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(4, 4), nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+def test_copy_block(pt2_passes, folder):
+    """node_copy of every node of the block, fed by the block's output: y = block(block(x))."""
+    torch.manual_seed(0)
+    model = Block().eval()
+    src, dst = folder / "block.pt2", folder / "block_twice.pt2"
+    export_and_save(model, (torch.randn(2, 4),), src)
+    ep = apply_pass(pt2_passes, "copy-block", src, dst)
+    assert targets(ep) == ["aten.linear.default", "aten.relu.default", "aten.linear.default"] * 2
+    assert [n.name for n in ep.graph.nodes if n.op == "call_function"] == [
+        "linear", "relu", "linear_1", "linear_2", "relu_1", "linear_3"]
+    x = torch.randn(2, 4)
+    assert_vals_match_run(ep, x)
+    with torch.no_grad():
+        torch.testing.assert_close(ep.module()(x), model(model(x)))
+
+
 def test_verify_failure_exits_1(pt2_passes, folder):
     """A program epgraph::verify rejects (here: an archive whose weights config lost a parameter)
     is not written, and pt2_passes exits with 1 after printing every violation."""
