@@ -12,9 +12,11 @@
 #include <cstdlib>
 #include <epgraph/edit.hpp>
 #include <epgraph/passes.hpp>
+#include <epgraph/subgraph_rewriter.hpp>
 #include <epgraph/verify.hpp>
 #include <exception>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -249,6 +251,40 @@ inline std::size_t position(const epgraph::Graph& g, const epgraph::Node* node) 
   return i;
 }
 
+// A graph of one call like `x` (same target and literals) whose node inputs are placeholders (one
+// per distinct input), returning it; with `extra_input`, one more unused-by-the-call placeholder
+// is returned too (so the pattern and the replacement disagree). Schema checks are off: the
+// pattern's inputs have no values.
+inline std::unique_ptr<epgraph::Graph> one_node_pattern(const epgraph::Node& x, bool extra_input) {
+  auto g = std::make_unique<epgraph::Graph>();
+  g->set_schema_checks(false);
+  std::vector<std::pair<const epgraph::Node*, epgraph::Node*>> inputs;
+  std::function<epgraph::Argument(const epgraph::Argument&)> map =
+      [&](const epgraph::Argument& a) -> epgraph::Argument {
+    if (const epgraph::Node* n = a.node()) {
+      for (const auto& kv : inputs) {
+        if (kv.first == n) return epgraph::Argument(kv.second);
+      }
+      inputs.emplace_back(n, g->placeholder("in" + std::to_string(inputs.size())));
+      return epgraph::Argument(inputs.back().second);
+    }
+    if (const epgraph::ArgumentList* l = a.list()) {
+      epgraph::ArgumentList out;
+      for (const epgraph::Argument& e : *l) out.push_back(map(e));
+      return epgraph::Argument(std::move(out));
+    }
+    return a;
+  };
+  epgraph::ArgumentList args;
+  for (const epgraph::Argument& a : x.args()) args.push_back(map(a));
+  epgraph::Kwargs kwargs;
+  for (const auto& kv : x.kwargs()) kwargs.emplace_back(kv.first, map(kv.second));
+  epgraph::Node* call = g->call_function(x.target(), std::move(args), std::move(kwargs));
+  if (extra_input) g->placeholder("extra");
+  g->output({call});
+  return g;
+}
+
 inline bool is_expected_error(const std::exception& e) {
   return dynamic_cast<const epgraph::value_error*>(&e) != nullptr ||
          dynamic_cast<const epgraph::runtime_error*>(&e) != nullptr;
@@ -321,7 +357,7 @@ inline std::string run_random_edits(Program& ep, Chooser& c, std::size_t steps,
       if (r < 4) return "n" + std::to_string(c.below(20));
       return name_pool[c.below(name_pool.size())];
     };
-    const std::size_t op = c.below(round_trip ? 14 : 13);
+    const std::size_t op = c.below(round_trip ? 15 : 14);
     std::string what;               // the call, for messages
     bool must_fail = false;         // a deliberately invalid call
     std::function<void()> call;     // the edit itself
@@ -545,6 +581,41 @@ inline std::string run_random_edits(Program& ep, Chooser& c, std::size_t steps,
           Node* copy = ep.graph().node_copy(*x);
           if (copy->target() != x->target() || copy->args() != x->args()) {
             throw std::logic_error("the copy differs");
+          }
+        };
+        break;
+      }
+      case 13: {  // replace_pattern: a one-node pattern of an add/mul of the program (its
+                  // literals kept, its inputs as placeholders) replaced by the same call, which
+                  // rewrites every occurrence; or refused: a replacement with an extra input
+        Node* x = nodes[c.below(nodes.size())];
+        if (x->op() != epgraph::OpCode::call_function ||
+            (x->target() != "torch.ops.aten.add.Tensor" &&
+             x->target() != "torch.ops.aten.mul.Tensor")) {
+          continue;
+        }
+        must_fail = c.chance(25);
+        auto pattern = detail::one_node_pattern(*x, false);
+        auto replacement = detail::one_node_pattern(*x, must_fail);
+        what = std::string("replace_pattern(") + std::string(x->name()) +
+               (must_fail ? ", with an extra input)" : ")");
+        call = [&ep, p = std::shared_ptr<epgraph::Graph>(std::move(pattern)),
+                r = std::shared_ptr<epgraph::Graph>(std::move(replacement))] {
+          const std::size_t size = ep.graph().size();
+          // The generator's values need not agree with the shapes (infer_meta may refuse them):
+          // a copy that got none takes the value of the node it replaced, as a pass would.
+          std::map<std::string, epgraph::NodeValue, std::less<>> vals;
+          for (const Node& n : ep.graph().nodes()) vals.emplace(n.name(), n.meta().val);
+          const auto replaced = epgraph::replace_pattern(ep.graph(), *p, *r);
+          for (const epgraph::ReplacedPatterns& rp : replaced) {
+            Node* copy = rp.replacements.at(0);
+            if (!copy->meta().val.has_value()) {
+              copy->meta().val = vals.at(rp.erased.at(0).second);
+            }
+          }
+          if (replaced.empty() || ep.graph().size() != size) {
+            throw std::logic_error(
+                "wrong result: no match of the node's own pattern, or nodes lost");
           }
         };
         break;
