@@ -12,7 +12,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -20,6 +19,7 @@
 
 #include "support/fx_cases.hpp"
 #include "support/program_builders.hpp"
+#include "support/refusal.hpp"
 #include "support/snapshot.hpp"
 
 namespace {
@@ -30,6 +30,7 @@ using epgraph::Graph;
 using epgraph::Kwargs;
 using epgraph::Node;
 using epgraph::OpCode;
+using epgraph_test::check_refused;
 using epgraph_test::Program;
 using epgraph_test::snapshot;
 
@@ -45,15 +46,6 @@ Node* call(Graph& g, const char* target, ArgumentList args, const char* name, Kw
   return g.call_function(target, std::move(args), std::move(kwargs), name);
 }
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string item;
-  std::istringstream in(s);
-  while (std::getline(in, item, sep)) out.push_back(item);
-  if (!s.empty() && s.back() == sep) out.emplace_back();
-  return out;
-}
-
 // Rebuilds a graph written by the generator as "name;target;arg,arg;kw=arg" lines, in list order;
 // uses of later nodes are set once every node exists (as the generator did).
 std::unique_ptr<Graph> build_structure(const std::string& text) {
@@ -66,10 +58,11 @@ std::unique_ptr<Graph> build_structure(const std::string& text) {
   std::vector<Pending> pending;
   std::vector<std::string> outputs;
   Node* first = nullptr;
-  for (const std::string& line : split(text, '\n')) {
-    const std::vector<std::string> f = split(line, ';');
+  for (const std::string& line : epgraph_test::split_fields(text, '\n')) {
+    const std::vector<std::string> f = epgraph_test::split_fields(line, ';');
     REQUIRE(f.size() == 4);
-    std::vector<std::string> args = f[2].empty() ? std::vector<std::string>{} : split(f[2], ',');
+    std::vector<std::string> args =
+        f[2].empty() ? std::vector<std::string>{} : epgraph_test::split_fields(f[2], ',');
     if (f[1] == "placeholder") {
       Node* p = g->placeholder(f[0]);
       if (first == nullptr) first = p;
@@ -83,7 +76,7 @@ std::unique_ptr<Graph> build_structure(const std::string& text) {
     ArgumentList stand_in(args.size(), Argument(first));
     Kwargs kw_stand_in;
     if (!f[3].empty()) {
-      for (const std::string& kv : split(f[3], ',')) {
+      for (const std::string& kv : epgraph_test::split_fields(f[3], ',')) {
         const auto eq = kv.find('=');
         p.kwargs.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
         kw_stand_in.emplace_back(kv.substr(0, eq), Argument(first));
@@ -150,22 +143,6 @@ std::unique_ptr<Graph> copy_source() {
   Node* cat = call(*g, "torch.ops.aten.cat.default", {Argument(ArgumentList{add, add_2})}, "cat");
   g->output({cat, add_1});
   return g;
-}
-
-// Runs `f`, which must throw E with exactly `message`, and checks that `ep` is unchanged.
-template <class E, class F>
-void check_refused(Program& ep, F&& f, const std::string& message) {
-  const epgraph_test::Snapshot before = snapshot(ep);
-  bool threw = false;
-  try {
-    f();
-  } catch (const E& e) {
-    threw = true;
-    CHECK(std::string(e.what()) == message);
-  }
-  CHECK(threw);
-  CHECK(snapshot(ep) == before);
-  ep.graph().lint();
 }
 
 }  // namespace

@@ -12,12 +12,12 @@
 #include <epgraph/subgraph_matcher.hpp>
 #include <epgraph/subgraph_rewriter.hpp>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "support/fx_cases.hpp"
 #include "support/program_builders.hpp"
+#include "support/refusal.hpp"
 #include "support/snapshot.hpp"
 
 namespace {
@@ -31,6 +31,7 @@ using epgraph::Node;
 using epgraph::OpCode;
 using epgraph::ReplacedPatterns;
 using epgraph::SubgraphMatcher;
+using epgraph_test::check_refused;
 using epgraph_test::Program;
 using epgraph_test::snapshot;
 
@@ -103,21 +104,6 @@ bool relu_of_computed(const InternalMatch& m, const Graph&, const Graph&) {
 }
 
 Program wrap(std::unique_ptr<Graph> g) { return Program(std::move(g), {}); }
-
-template <class E, class F>
-void check_refused(Program& ep, F&& f, const std::string& message) {
-  const epgraph_test::Snapshot before = snapshot(ep);
-  bool threw = false;
-  try {
-    f();
-  } catch (const E& e) {
-    threw = true;
-    CHECK(std::string(e.what()) == message);
-  }
-  CHECK(threw);
-  CHECK(snapshot(ep) == before);
-  ep.graph().lint();
-}
 
 }  // namespace
 

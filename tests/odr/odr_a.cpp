@@ -1,17 +1,7 @@
-// ODR check, part 1: <epgraph/epgraph.hpp> is included into two translation units of one
-// program.  A non-inline function or variable defined in a header breaks the link.
-#include <epgraph/epgraph.hpp>
+// ODR check, part 1 (see odr_common.hpp).
+// SPDX-License-Identifier: BSD-3-Clause
+#include "odr_common.hpp"
 
 int epgraph_odr_b();
 
-namespace {
-
-int epgraph_odr_a() {
-  epgraph::Graph g;
-  static_cast<void>(g);
-  return 0;
-}
-
-}  // namespace
-
-int main() { return epgraph_odr_a() + epgraph_odr_b(); }
+int main() { return epgraph_odr_use_headers() + epgraph_odr_b(); }

@@ -681,7 +681,11 @@ inline std::string run_random_edits(Program& ep, Chooser& c, std::size_t steps,
     ++st.succeeded;
     if (must_fail) return what + " succeeded but must fail";
     try {
-      epgraph::verify(ep);
+      // At the strict level: no edit may add a departure from the canonical input order
+      // (create_constant_placeholder at a caller's position may; see `backup`).
+      epgraph::VerifyOptions strict;
+      strict.level = epgraph::VerifyLevel::canonical_order;
+      epgraph::verify(ep, strict);
       ep.graph().lint();
     } catch (const epgraph::violations_error& e) {
       if (backup && !e.violations().empty()) {
@@ -718,7 +722,9 @@ inline std::string run_random_sequence(Chooser& c, std::size_t steps,
                                        EditStats* stats = nullptr) {
   Program ep = random_program(c);
   try {
-    epgraph::verify(ep);
+    epgraph::VerifyOptions strict;  // generated programs keep the canonical input order
+    strict.level = epgraph::VerifyLevel::canonical_order;
+    epgraph::verify(ep, strict);
   } catch (const epgraph::violations_error& e) {
     return std::string("generated program does not verify: ") + e.what() + "\n" +
            epgraph::to_string(ep.graph()) + epgraph::to_string(ep.graph_signature());
