@@ -463,22 +463,61 @@ inline std::string archive_text(const zip_reader& zip, std::size_t index) {
   return to_text(zip.read(index));
 }
 
-// Finds the layout, root folder and model of the archive.
-inline ArchiveInfo detect_layout(const zip_reader& zip) {
-  ArchiveInfo info;
-  for (const auto& e : zip.entries()) info.entry_order.push_back(e.name);
-  if (zip.find(kLegacyProgram)) {
-    info.layout = "legacy";
-    return info;
+// The program names of a current-layout archive: `<name>` of every `<prefix>models/<name>.json`
+// among `entries`, in the entries' order. O(number of entries).
+inline std::vector<std::string> model_names_in(const std::vector<std::string>& entries,
+                                               const std::string& prefix) {
+  std::vector<std::string> models;
+  const std::string models_dir = prefix + std::string(kModelsDir);
+  for (const auto& name : entries) {
+    if (starts_with(name, models_dir) && ends_with(name, ".json") &&
+        name.find('/', models_dir.size()) == std::string::npos) {
+      models.push_back(name.substr(models_dir.size(), name.size() - models_dir.size() - 5));
+    }
   }
+  return models;
+}
+
+inline std::string comma_list(const std::vector<std::string>& items) {
+  std::string list;
+  for (const auto& m : items) list += (list.empty() ? "" : ", ") + m;
+  return list;
+}
+
+// The program to load among `models` (non-empty): `requested` when given (it must be there);
+// otherwise the only one, or `model` (the one torch.export.load returns) when there are several.
+// Throws archive_error naming `archive` and the programs it holds.
+inline std::string choose_model(const std::string& archive, const std::vector<std::string>& models,
+                                std::string_view requested) {
+  if (!requested.empty()) {
+    if (std::find(models.begin(), models.end(), requested) == models.end()) {
+      throw archive_error(archive, "",
+                          "no program '" + std::string(requested) + "' (the archive holds " +
+                              comma_list(models) + ")");
+    }
+    return std::string(requested);
+  }
+  if (models.size() == 1) return models.front();
+  if (std::find(models.begin(), models.end(), "model") != models.end()) return "model";
+  throw archive_error(archive, "",
+                      "holds " + std::to_string(models.size()) + " programs (" +
+                          comma_list(models) +
+                          ") and none is named 'model' (the one torch.export.load loads): "
+                          "name the program to load");
+}
+
+// Checks the records that say which format the archive has (archive_format, archive_version,
+// byteorder) and returns the root folder (prefix) of a current-layout archive.
+inline std::string check_pt2_format(const zip_reader& zip) {
   std::optional<std::size_t> format;
+  std::string prefix;
   for (std::size_t i = 0; i < zip.entries().size(); ++i) {
     const std::string& name = zip.entries()[i].name;
     if (!ends_with(name, kArchiveFormat)) continue;
-    const std::string prefix = name.substr(0, name.size() - kArchiveFormat.size());
-    if (prefix.empty() || (prefix.back() == '/' && prefix.find('/') == prefix.size() - 1)) {
+    const std::string p = name.substr(0, name.size() - kArchiveFormat.size());
+    if (p.empty() || (p.back() == '/' && p.find('/') == p.size() - 1)) {
       format = i;
-      info.prefix = prefix;
+      prefix = p;
       break;
     }
   }
@@ -487,13 +526,12 @@ inline ArchiveInfo detect_layout(const zip_reader& zip) {
                         "neither a PT2 archive (no archive_format entry) nor a legacy "
                         "torch.export archive (no serialized_exported_program.json entry)");
   }
-  info.layout = "pt2";
   const std::string format_text = archive_text(zip, *format);
   if (format_text != "pt2") {
     throw archive_error(zip.path(), zip.entries()[*format].name,
                         "expected 'pt2', found '" + format_text + "'");
   }
-  if (auto v = zip.find(info.prefix + std::string(kArchiveVersion))) {
+  if (auto v = zip.find(prefix + std::string(kArchiveVersion))) {
     const std::string version = archive_text(zip, *v);
     if (version != "0") {
       throw archive_error(
@@ -501,7 +539,7 @@ inline ArchiveInfo detect_layout(const zip_reader& zip) {
           "unsupported archive version '" + version + "' (epgraph reads version 0)");
     }
   }
-  if (auto b = zip.find(info.prefix + std::string(kByteorder))) {
+  if (auto b = zip.find(prefix + std::string(kByteorder))) {
     const std::string order = archive_text(zip, *b);
     if (order != "little") {
       throw archive_error(
@@ -509,26 +547,62 @@ inline ArchiveInfo detect_layout(const zip_reader& zip) {
           "unsupported byte order '" + order + "' (epgraph reads little-endian archives only)");
     }
   }
-  std::vector<std::string> models;
-  const std::string models_dir = info.prefix + std::string(kModelsDir);
-  for (const auto& e : zip.entries()) {
-    if (starts_with(e.name, models_dir) && ends_with(e.name, ".json") &&
-        e.name.find('/', models_dir.size()) == std::string::npos) {
-      models.push_back(e.name.substr(models_dir.size(), e.name.size() - models_dir.size() - 5));
+  return prefix;
+}
+
+// Finds the layout, root folder and program of the archive; `requested` names the program to
+// load ("" for the default, see choose_model). A legacy archive holds one program, `model`.
+inline ArchiveInfo detect_layout(const zip_reader& zip, std::string_view requested = {}) {
+  ArchiveInfo info;
+  for (const auto& e : zip.entries()) info.entry_order.push_back(e.name);
+  if (zip.find(kLegacyProgram)) {
+    if (!requested.empty() && requested != "model") {
+      throw archive_error(zip.path(), "",
+                          "no program '" + std::string(requested) +
+                              "' (a legacy archive holds one program, model)");
+    }
+    info.layout = "legacy";
+    return info;
+  }
+  info.prefix = check_pt2_format(zip);
+  info.layout = "pt2";
+  const std::vector<std::string> models = model_names_in(info.entry_order, info.prefix);
+  if (models.empty()) {
+    throw archive_error(
+        zip.path(), "",
+        "no model (no entry " + info.prefix + std::string(kModelsDir) + "<name>.json)");
+  }
+  info.model_name = choose_model(zip.path(), models, requested);
+  return info;
+}
+
+// The payload files (`<dir><path_name>`) named by the weights and constants configs of the
+// programs of a current-layout archive other than info.model_name. They belong to those
+// programs: loading never moves them out of the pass-through records and saving never drops,
+// rewrites or reuses them. `read(entry)` returns the entry's bytes or nothing when absent.
+// Throws what parse_payload_config throws. O(size of those configs).
+template <class Read>
+std::set<std::string> other_programs_files(const std::string& archive, const ArchiveInfo& info,
+                                           Read&& read) {
+  std::set<std::string> files;
+  if (info.layout != "pt2") return files;
+  for (const std::string& m : model_names_in(info.entry_order, info.prefix)) {
+    if (m == info.model_name) continue;
+    ArchiveInfo other;
+    other.layout = info.layout;
+    other.prefix = info.prefix;
+    other.model_name = m;
+    const model_paths p = paths_of(other);
+    for (const auto& [config, dir] : {std::pair{p.weights_config, p.weights_dir},
+                                      std::pair{p.constants_config, p.constants_dir}}) {
+      const std::optional<std::vector<std::byte>> bytes = read(config);
+      if (!bytes) continue;
+      for (const auto& e : parse_payload_config(archive, config, *bytes)) {
+        files.insert(dir + e.path_name);
+      }
     }
   }
-  if (models.empty()) {
-    throw archive_error(zip.path(), "", "no model (no entry " + models_dir + "<name>.json)");
-  }
-  if (models.size() > 1) {
-    std::string list;
-    for (const auto& m : models) list += (list.empty() ? "" : ", ") + m;
-    throw archive_error(zip.path(), "",
-                        "holds " + std::to_string(models.size()) + " models (" + list +
-                            "); epgraph loads archives with exactly one model");
-  }
-  info.model_name = models.front();
-  return info;
+  return files;
 }
 
 // The class of the custom object `fqn` according to the signature ("" when unknown).
@@ -556,11 +630,17 @@ inline bool loads_payload(const payload_entry& p, bool constants) {
 }
 
 template <class Tensor>
-ExportedProgram<Tensor> load_archive_impl(const std::filesystem::path& file) {
+ExportedProgram<Tensor> load_archive_impl(const std::filesystem::path& file,
+                                          std::string_view program) {
   const zip_reader zip(file);
   const std::string& path = zip.path();
-  ArchiveInfo info = detect_layout(zip);
+  ArchiveInfo info = detect_layout(zip, program);
   const model_paths paths = paths_of(info);
+  const std::set<std::string> others_files =
+      other_programs_files(path, info, [&](const std::string& name) {
+        const auto i = zip.find(name);
+        return i ? std::optional<std::vector<std::byte>>(zip.read(*i)) : std::nullopt;
+      });
 
   // The program.
   const auto program_index = zip.find(paths.program);
@@ -602,7 +682,7 @@ ExportedProgram<Tensor> load_archive_impl(const std::filesystem::path& file) {
         throw archive_error(path, entry,
                             "entry not found (named by '" + p.fqn + "' in " + config_name + ")");
       }
-      if (!pickled_files.count(entry)) loaded_files.insert(entry);
+      if (!pickled_files.count(entry) && !others_files.count(entry)) loaded_files.insert(entry);
       if (is_constants && starts_with(p.path_name, kCustomObjPrefix)) {
         ScriptObject obj{custom_obj_class(ep.graph_signature(), p.fqn), zip.read(*idx)};
         constants.insert(p.fqn, std::move(obj));
@@ -672,6 +752,12 @@ void save_archive_impl(const ExportedProgram<Tensor>& ep, const std::filesystem:
   std::map<std::string, bytes_ptr> records;
   for (const auto& r : info.records) records.emplace(r.name, r.data);
   std::set<std::string> taken(info.entry_order.begin(), info.entry_order.end());
+  const std::set<std::string> others_files =
+      other_programs_files(out_path, info, [&](const std::string& name) {
+        const auto it = records.find(name);
+        return it != records.end() ? std::optional<std::vector<std::byte>>(*it->second)
+                                   : std::nullopt;
+      });
 
   // Regenerates one config; returns {config entry bytes or null, files name -> bytes, new files}.
   struct config_out {
@@ -691,7 +777,10 @@ void save_archive_impl(const ExportedProgram<Tensor>& ep, const std::filesystem:
     std::set<std::string> pass_files;
     for (const auto& p : original) {
       by_fqn.emplace(p.fqn, &p);
-      if (!loads_payload(p, is_constants)) pass_files.insert(dir + p.path_name);
+      // Pickled payloads, and files other programs of the archive read, pass through.
+      if (!loads_payload(p, is_constants) || others_files.count(dir + p.path_name)) {
+        pass_files.insert(dir + p.path_name);
+      }
     }
     for (const auto& p : original) {
       if (loads_payload(p, is_constants) && !pass_files.count(dir + p.path_name)) {
@@ -914,7 +1003,7 @@ void save_archive_impl(const ExportedProgram<Tensor>& ep, const std::filesystem:
 ///
 /// Layouts:
 /// - current ("pt2", torch >= 2.8; `package_pt2`): an optional root folder holding
-///   `models/<name>.json` (exactly one model), `data/weights/<name>_weights_config.json` plus one
+///   `models/<name>.json` (one per program), `data/weights/<name>_weights_config.json` plus one
 ///   raw file per weight storage, `data/constants/<name>_constants_config.json` plus files,
 ///   `data/sample_inputs/`, `archive_format` (must be `pt2`), `archive_version` (must be `0`
 ///   when present), `byteorder` (must be `little` when present), `.data/version`, ...
@@ -932,6 +1021,14 @@ void save_archive_impl(const ExportedProgram<Tensor>& ep, const std::filesystem:
 ///   saved into a legacy archive (see save_archive) are read back from its
 ///   `data/weights/model_weights_config.json` / `data/constants/model_constants_config.json`.
 ///
+/// Programs: an archive may hold several programs (`package_pt2(f, exported_programs={"model":
+/// a, "helper": b})`). `program` names the one to load; when empty, the archive's only program is
+/// loaded, or, when it holds several, the one named `model`, as `torch.export.load` does
+/// (torch/export/__init__.py: `exported_programs["model"]`). The other programs are not read:
+/// their records (program JSON, configs, payload files, sample inputs) pass through byte for byte,
+/// and payload files their configs name stay theirs even when the loaded program's config names
+/// them too (save_archive never drops, rewrites or reuses them). archive_programs lists them.
+///
 /// The program's `metadata().archive` records the layout, root folder, model name, entry order
 /// and every entry except the program JSON and loaded raw payloads, so save_archive can write
 /// the same layout back. Entries may be stored or compressed.
@@ -941,8 +1038,10 @@ void save_archive_impl(const ExportedProgram<Tensor>& ep, const std::filesystem:
 ///   (no end of central directory record)" (also a truncated file), "corrupt zip file
 ///   (inconsistent central directory)", "neither a PT2 archive (no archive_format entry) nor a
 ///   legacy torch.export archive (no serialized_exported_program.json entry)", "no model (no
-///   entry <prefix>models/<name>.json)", "holds 2 models (a, b); epgraph loads archives with
-///   exactly one model";
+///   entry <prefix>models/<name>.json)", "no program 'x' (the archive holds helper, model)" (the
+///   requested program is absent; a legacy archive: "no program 'x' (a legacy archive holds one
+///   program, model)"), "holds 2 programs (a, b) and none is named 'model' (the one
+///   torch.export.load loads): name the program to load" (no `program` given);
 /// - archive_error "<file>: <entry>: <problem>" for a bad entry: "corrupt data (CRC mismatch)",
 ///   "the entry appears twice in the archive", "expected 'pt2', found '<x>'" (archive_format),
 ///   "unsupported archive version '<v>' (epgraph reads version 0)", "unsupported byte order
@@ -962,30 +1061,50 @@ void save_archive_impl(const ExportedProgram<Tensor>& ep, const std::filesystem:
 ///
 /// Complexity: O(archive size + program size).
 template <class Tensor = HostTensor>
-[[nodiscard]] ExportedProgram<Tensor> load_archive(const std::filesystem::path& file) {
-  return detail::load_archive_impl<Tensor>(file);
+[[nodiscard]] ExportedProgram<Tensor> load_archive(const std::filesystem::path& file,
+                                                   std::string_view program = {}) {
+  return detail::load_archive_impl<Tensor>(file, program);
+}
+
+/// The names of the programs an archive holds, in the archive's entry order: `<name>` of every
+/// `models/<name>.json` of a current-layout archive (torch's load_pt2 reads them all into
+/// `PT2ArchiveContents.exported_programs`, torch/export/pt2_archive/_package.py), `{"model"}`
+/// for a legacy one. Reads the zip directory and the format records only.
+///
+/// Throws archive_error as load_archive does for an unreadable file or format record ("<file>:
+/// not a zip file ...", "<file>: neither a PT2 archive ...", "<file>: <entry>: expected 'pt2',
+/// found '<x>'", ...). An archive without programs gives an empty list.
+/// Complexity: O(number of entries + size of the format records).
+[[nodiscard]] inline std::vector<std::string> archive_programs(const std::filesystem::path& file) {
+  const zip_reader zip(file);
+  if (zip.find(detail::kLegacyProgram)) return {"model"};
+  const std::string prefix = detail::check_pt2_format(zip);
+  std::vector<std::string> entries;
+  for (const auto& e : zip.entries()) entries.push_back(e.name);
+  return detail::model_names_in(entries, prefix);
 }
 
 /// Saves `ep` as a torch.export archive at `out` (torch.export.save), replacing any file there.
 ///
 /// When `ep.metadata().archive` is set (the program came from load_archive), the output keeps
 /// that archive's layout, root folder, model name, entry order and every pass-through record
-/// byte for byte; the program JSON is regenerated by epgraph::json; the weights / constants
-/// configs are regenerated from state_dict / constants (an unchanged config is written back
-/// byte for byte) with their pickled entries kept verbatim. Storage layouts are kept: the
-/// tensors read from one payload file (torch writes one file for tied weights and for slices of
-/// one tensor, and keeps strides such as a transposed buffer's) that all still have their
-/// entry's dtype and sizes are written back into one file of that name, laid out as their
-/// entries say (bytes no tensor reaches are zero), with their config entries verbatim, unless
-/// two of them disagree about a shared element. Any other tensor is written contiguous: it keeps
-/// its payload file name when that file is not kept for others; new tensors (e.g. from
-/// create_mutable_buffer) get new files `weight_<n>` / `tensor_<n>` (the smallest free n) placed
-/// just before the config, with config entries `{"path_name", "is_param" (true for PARAMETER
-/// targets of the signature), "use_pickle": false, "tensor_meta"}` describing contiguous
-/// little-endian bytes; payload files no longer referenced are dropped. For a legacy archive, whose
-/// state is in pickles epgraph cannot write, tensors in state_dict / constants are written the same
-/// way into `data/weights/` / `data/constants/` next to the legacy records (an epgraph extension:
-/// torch's legacy loader ignores these entries); nothing is added when both are empty.
+/// byte for byte (the archive's other programs with them: see load_archive); the program JSON is
+/// regenerated by epgraph::json; the weights / constants configs are regenerated from state_dict /
+/// constants (an unchanged config is written back byte for byte) with their pickled entries kept
+/// verbatim. Storage layouts are kept: the tensors read from one payload file (torch writes one
+/// file for tied weights and for slices of one tensor, and keeps strides such as a transposed
+/// buffer's) that all still have their entry's dtype and sizes are written back into one file of
+/// that name, laid out as their entries say (bytes no tensor reaches are zero), with their config
+/// entries verbatim, unless two of them disagree about a shared element. Any other tensor is
+/// written contiguous: it keeps its payload file name when that file is not kept for others; new
+/// tensors (e.g. from create_mutable_buffer) get new files `weight_<n>` / `tensor_<n>` (the
+/// smallest free n) placed just before the config, with config entries `{"path_name", "is_param"
+/// (true for PARAMETER targets of the signature), "use_pickle": false, "tensor_meta"}` describing
+/// contiguous little-endian bytes; payload files no longer referenced are dropped. For a legacy
+/// archive, whose state is in pickles epgraph cannot write, tensors in state_dict / constants are
+/// written the same way into `data/weights/` / `data/constants/` next to the legacy records (an
+/// epgraph extension: torch's legacy loader ignores these entries); nothing is added when both are
+/// empty.
 ///
 /// Without archive metadata, writes the current layout as torch 2.13 does: root folder
 /// `<out stem>/`, model `model`, weights files + config, constants files + config,

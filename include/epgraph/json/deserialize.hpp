@@ -566,20 +566,42 @@ class GraphReader {
       }
       return Argument(std::move(out));
     }
-    if (m == "as_graph") {
-      const std::string name = get_string(field(v, p, "name"), at_key(p, "name"));
-      const ojson& sub = field(v, p, "graph");
-      Graph scratch;  // validates the nested graph; it is kept verbatim
-      GraphReader(scratch, legacy_).read(sub, at_key(p, "graph"), {});
-      Node* n = create(OpCode::get_attr, name, {}, {}, name, p);
-      ojson info = object_with_room(1);
-      JsonDisposer info_guard(info);
-      info["graph"] = sub;
-      store(n, info);
-      (void)by_name_.add(name, n);
-      return Argument(n);
-    }
+    if (m == "as_graph") return read_graph_arg(v, p);
     unknown_member(path, m);
+  }
+
+  // A nested graph argument (`as_graph`: the branch of a cond, the body of a map, the subgraph of
+  // an invoke_subgraph) becomes a get_attr node whose target is the graph's name, its graph
+  // checked and kept verbatim in the node's record. Like torch's deserialize_input, every use
+  // makes its own get_attr node: a graph called again (several invoke_subgraph calls of one
+  // nested_compile_region) gets a node named by FX's rule (`repeated_subgraph0_1`) reading the
+  // same target. Throws serialization_error for a bad nested graph and for a second graph of
+  // the same name that differs from the first (torch would register the last one and run it
+  // from every call).
+  Argument read_graph_arg(const ojson& v, const Path& p) {
+    const std::string name = get_string(field(v, p, "name"), at_key(p, "name"));
+    const Path gp = at_key(p, "graph");
+    const ojson& sub = field(v, p, "graph");
+    Node* n = nullptr;
+    if (const ojson* const* first = graphs_.find(name)) {
+      if (**first != sub) {
+        throw serialization_error(gp, "differs from the nested graph '" + name +
+                                          "' read before under the same name (torch would "
+                                          "call the last one from every node)");
+      }
+      n = g_.create_node(OpCode::get_attr, name, {}, {}, name);  // FX's rule: `<name>_1`
+    } else {
+      Graph scratch;  // validates the nested graph; it is kept verbatim
+      GraphReader(scratch, legacy_).read(sub, gp, {});
+      n = create(OpCode::get_attr, name, {}, {}, name, p);
+      (void)graphs_.add(name, &sub);
+    }
+    ojson info = object_with_room(1);
+    JsonDisposer info_guard(info);
+    info["graph"] = sub;
+    store(n, info);
+    (void)by_name_.add(std::string(n->name()), n);
+    return Argument(n);
   }
 
   void read_node(const ojson& jn, const Path& path) {
@@ -658,6 +680,7 @@ class GraphReader {
       record_text_.raw(std::string_view(",\"has_name\":true"));
       if (!n->is_null()) given_name = get_string(*n, at_key(path, "name"));
     }
+    append_unknown_node_fields(jn, record_text_);
     // Output layout, with legacy null members dropped: "out": [{member: value}, ...].
     record_text_.raw(std::string_view(",\"out\":["));
     std::vector<std::pair<std::string, const ojson*>> outs;
@@ -799,6 +822,25 @@ class GraphReader {
     node->meta().serialized = record_buf_;
   }
 
+  // Fields of a serialized node that schema 8.20 does not define (a newer minor version's),
+  // appended to the node's record as `,"extra":{...}` in the file's order; the writer puts them
+  // back after the known fields. Nothing is appended for a node with only known fields.
+  static void append_unknown_node_fields(const ojson& jn, JsonText& out) {
+    bool any = false;
+    for (auto it = jn.begin(); it != jn.end(); ++it) {
+      const std::string& k = it.key();
+      if (k == "target" || k == "inputs" || k == "outputs" || k == "metadata" ||
+          k == "is_hop_single_tensor_return" || k == "name") {
+        continue;
+      }
+      out.raw(std::string_view(any ? "," : ",\"extra\":{"));
+      any = true;
+      out.key(k);
+      out.value(it.value());
+    }
+    if (any) out.raw('}');
+  }
+
   Argument read_graph_output(const ojson& j, const Path& path) {
     const auto m_v = union_member(j, path);
     const auto& m = m_v.first;
@@ -833,6 +875,7 @@ class GraphReader {
   JsonText kwargs_text_{kwargs_buf_};
   JsonText record_text_{record_buf_};
   ValueTable by_name_;
+  NamedTable<const ojson*> graphs_;  // nested graphs by name, the first read of each
   TensorTable tensors_;
   std::unordered_map<std::string, SymValue> syms_;
   std::unordered_map<std::string, std::string> objs_;
@@ -1048,6 +1091,93 @@ inline ojson strip_null_members(const ojson& j) {
   return j;
 }
 
+// ProgramMetadata::opaque key of the schema version of a file newer than 8.20 (its JSON text,
+// `{"major":8,"minor":21}`): save writes that version back. Not a field of the document.
+inline constexpr std::string_view kKeptSchemaVersion = "json.schema_version";
+
+// A document's `schema_version`: {major, minor}, or the legacy integer form (then `legacy`).
+struct SchemaVersion {
+  std::int64_t major = 0;
+  std::int64_t minor = 0;
+  bool legacy = false;  // the integer form, or a major version below 7
+
+  [[nodiscard]] bool newer_minor() const noexcept {
+    return major == schema_major && minor > schema_minor;
+  }
+  [[nodiscard]] std::string text() const {
+    return std::to_string(major) + "." + std::to_string(minor);
+  }
+};
+
+// Reads and checks `schema_version`; a newer minor version is recorded in `md` under
+// kKeptSchemaVersion (save writes it back). Throws serialization_error for a missing or mistyped
+// version and "schema major version 9 is newer than the newest supported (8)".
+inline SchemaVersion read_schema_version(const ojson& doc, ProgramMetadata& md) {
+  const ojson& sv = field(doc, "", "schema_version");
+  SchemaVersion v;
+  if (sv.is_number_integer()) {
+    v.legacy = true;
+    v.major = get_int(sv, "schema_version");
+  } else {
+    v.major = get_int(field(sv, "schema_version", "major"), "schema_version.major");
+    v.minor = get_int(field(sv, "schema_version", "minor"), "schema_version.minor");
+  }
+  if (v.major > schema_major) {
+    throw serialization_error("schema_version", "schema major version " + std::to_string(v.major) +
+                                                    " is newer than the newest supported (" +
+                                                    std::to_string(schema_major) + ")");
+  }
+  v.legacy = v.legacy || v.major < 7;
+  if (v.newer_minor()) md.opaque.emplace_back(kKeptSchemaVersion, sv.dump());
+  return v;
+}
+
+template <class Tensor>
+std::string save_program(const ExportedProgram<Tensor>& ep, bool streaming);  // serialize.hpp
+
+// Throws serialization_error at the path of the first member of `in` that `out` lacks (`out` is
+// what save writes for the program loaded from `in`). Entries of `tensor_values` are data, and
+// save drops those naming no value: their absence is not reported. Arrays are compared
+// element by element. `version` is the file's ("8.21"). O(size of `in`).
+inline void check_fields_kept(const ojson& in, const ojson& out, const Path& path,
+                              const std::string& version) {
+  if (in.is_array() && out.is_array()) {
+    for (std::size_t i = 0; i < in.size() && i < out.size(); ++i) {
+      check_fields_kept(in[i], out[i], at_index(path, i), version);
+    }
+    return;
+  }
+  if (!in.is_object() || !out.is_object()) return;
+  const bool data_keys = path.str().size() >= 13 &&
+                         path.str().compare(path.str().size() - 13, 13, "tensor_values") == 0;
+  for (auto it = in.begin(); it != in.end(); ++it) {
+    const auto o = out.find(it.key());
+    if (o != out.end()) {
+      check_fields_kept(it.value(), *o, at_key(path, it.key()), version);
+    } else if (!data_keys) {
+      throw serialization_error(
+          path, "field '" + it.key() + "' of schema " + version +
+                    " is unknown to epgraph, which implements schema " +
+                    std::to_string(schema_major) + "." + std::to_string(schema_minor) +
+                    " and keeps unknown fields only on nodes, at the top level and in "
+                    "graph_module: refusing the file rather than dropping the field");
+    }
+  }
+}
+
+// Forward compatibility (a file of schema 8.x, x > 20, which torch 2.13 loads ignoring what it
+// does not know): checks that saving `ep`, loaded from `text`, keeps every field of the file;
+// throws check_fields_kept's error otherwise. O(size of the text).
+template <class Tensor>
+void check_newer_minor_kept(const ExportedProgram<Tensor>& ep, std::string_view text,
+                            const std::string& version) {
+  ojson in = parse_ordered(text);
+  JsonDisposer in_guard(in);
+  ojson out = parse_ordered(save_program(ep, true));
+  JsonDisposer out_guard(out);
+  check_fields_kept(in, out, "", version);
+}
+
 }  // namespace detail
 
 /// Builds the program described by an exported-program JSON record (`models/model.json` of a PT2
@@ -1083,8 +1213,11 @@ inline ojson strip_null_members(const ojson& j) {
 ///   (schema 7.x and older) arguments are positional (torch consults the operator schema instead,
 ///   so an explicitly passed defaulted argument of an old file is a keyword argument in torch);
 /// - a nested graph (`as_graph`, control flow) becomes a get_attr node named after it, its graph
-///   checked and kept verbatim; complex values become a [real, imag] list and a string-to-argument
-///   dict a list of [key, value] lists (both written back in their schema form);
+///   checked and kept verbatim; each use makes its own get_attr node, as in torch, so a graph
+///   several calls share (`invoke_subgraph` of one `nested_compile_region`) is read again through
+///   `<name>_1`, `<name>_2`, ... (FX's rule), whose target is still `<name>`; complex values become
+///   a [real, imag] list and a string-to-argument dict a list of [key, value] lists (both written
+///   back in their schema form);
 /// - node `metadata` goes to NodeMeta::other in order; what the graph does not model (argument
 ///   names and union kinds, the output layout, optional fields present) to NodeMeta::serialized;
 /// - opset_version, range_constraints, verifiers and torch_version go to ProgramMetadata; every
@@ -1094,14 +1227,32 @@ inline ojson strip_null_members(const ojson& j) {
 ///   omits them too.
 /// Accepts schema 8.x, 7.x and the legacy form (integer `schema_version`, unions with every member
 /// and the unused ones null, buffers without `persistent`, which then reads as true).
+///
+/// Forward compatibility. torch 2.13 loads any 8.x file, ignoring the fields its schema does not
+/// define (serialize.py `_dict_to_dataclass` skips keys "for forward compatibility"), and saves
+/// 8.20, so a field a newer minor version added is lost in its round trip. epgraph never drops
+/// one silently: fields of a serialized node beyond 8.20's (`target`, `inputs`, `outputs`,
+/// `metadata`, `is_hop_single_tensor_return`, `name`) are kept in NodeMeta::serialized and written
+/// back after the known ones, for any version (also when the node is edited: epgraph cannot know
+/// what they mean); unknown top-level and `graph_module` fields are kept as opaque fields (above).
+/// A file of a newer minor version (8.21 and up) keeps its `schema_version` on save (stored in
+/// ProgramMetadata::opaque under "json.schema_version", not a document field), and is refused
+/// when it has a field anywhere else that saving would drop (a new field of a tensor's metadata,
+/// an argument, a spec, a graph). In files of 8.20 and older, unknown fields elsewhere than on
+/// nodes, the top level and graph_module are ignored, as torch ignores them (no such field exists
+/// in those versions' schemas).
 /// state_dict and constants stay empty: a JSON record carries no weights.
 ///
 /// Throws serialization_error (nothing is returned on error), `what()` = "<path>: <problem>":
 /// malformed JSON ("malformed JSON: ..."), "missing required field 'x'", "expected an array, got
 /// string", "unknown union member 'as_foo'", "union has no member set", "value 'x' is not
 /// produced by any graph input or node", "duplicate value name 'x'", "schema major version 9 is
-/// newer than the newest supported (8)", "unknown ScalarType 99", "JSON nesting deeper than 512
-/// levels (at byte N)" (see max_json_depth; checked before parsing), and a spec breaking the
+/// newer than the newest supported (8)", "<path>: field 'x' of schema 8.21 is unknown to epgraph,
+/// which implements schema 8.20 and keeps unknown fields only on nodes, at the top level and in
+/// graph_module: refusing the file rather than dropping the field" (a newer minor version, see
+/// above), "<path>: differs from the nested graph 'g' read before under the same name (torch
+/// would call the last one from every node)", "unknown ScalarType 99", "JSON nesting deeper than
+/// 512 levels (at byte N)" (see max_json_depth; checked before parsing), and a spec breaking the
 /// signature rules (the InputSpec/OutputSpec message at the spec's path). O(size of the text).
 template <class Tensor = HostTensor>
 [[nodiscard]] ExportedProgram<Tensor> load_exported_program_from_string(
@@ -1157,22 +1308,8 @@ template <class Tensor = HostTensor>
   detail::expect_object(doc, "");
   ProgramMetadata md;
   std::vector<std::string> absent;
-  bool legacy = false;
-  const ojson& sv = field(doc, "", "schema_version");
-  std::int64_t major = 0;
-  if (sv.is_number_integer()) {
-    legacy = true;
-    major = detail::get_int(sv, "schema_version");
-  } else {
-    major = detail::get_int(field(sv, "schema_version", "major"), "schema_version.major");
-    (void)detail::get_int(field(sv, "schema_version", "minor"), "schema_version.minor");
-  }
-  if (major > schema_major) {
-    throw serialization_error("schema_version", "schema major version " + std::to_string(major) +
-                                                    " is newer than the newest supported (" +
-                                                    std::to_string(schema_major) + ")");
-  }
-  legacy = legacy || major < 7;
+  const detail::SchemaVersion version = detail::read_schema_version(doc, md);
+  const bool legacy = version.legacy;
 
   const ojson& gm = field(doc, "", "graph_module");
   detail::expect_object(gm, "graph_module");
@@ -1278,7 +1415,9 @@ template <class Tensor = HostTensor>
     detail::JsonDisposer a_guard(a);
     md.opaque.emplace_back("json.absent", a.dump());
   }
-  return ExportedProgram<Tensor>(std::move(graph), std::move(signature), {}, {}, std::move(md));
+  ExportedProgram<Tensor> ep(std::move(graph), std::move(signature), {}, {}, std::move(md));
+  if (version.newer_minor()) detail::check_newer_minor_kept(ep, text, version.text());
+  return ep;
 }
 
 /// Reads `json_file` (an exported-program JSON record) and builds the program; see
@@ -1314,3 +1453,7 @@ template <class Tensor = HostTensor>
 }
 
 }  // namespace epgraph::json
+
+// detail::save_program, which the forward-compatibility check of load_exported_program_from_string
+// calls, is defined by the writer (which includes this header first).
+#include "serialize.hpp"  // IWYU pragma: keep

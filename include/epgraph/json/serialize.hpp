@@ -571,7 +571,11 @@ class GraphWriter {
       const ojson fqn = i.contains("custom_obj") ? i["custom_obj"] : i["class_fqn"];
       return {{"as_custom_obj", {{"name", name}, {"class_fqn", fqn}}}};
     }
-    if (k == "graph") return {{"as_graph", {{"name", name}, {"graph", info(n)["graph"]}}}};
+    if (k == "graph") {
+      // Named after the get_attr's target, as torch's serialize_input names it: a graph called
+      // again reads it through a node named `<target>_1`.
+      return {{"as_graph", {{"name", std::string(n->target())}, {"graph", info(n)["graph"]}}}};
+    }
     if (!has_tensor_entry(n)) {
       // torch.export.load (and epgraph's loader) need the metadata of every tensor value.
       throw serialization_error("graph_module.graph.tensor_values",
@@ -960,6 +964,9 @@ class GraphWriter {
       jn["is_hop_single_tensor_return"] = *h;
     }
     if (fresh || info.contains("has_name")) jn["name"] = n.name();
+    if (auto e = info.find("extra"); e != info.end()) {  // fields of a newer schema, kept
+      for (auto it = e->begin(); it != e->end(); ++it) jn[it.key()] = it.value();
+    }
     return jn;
   }
 
@@ -1092,6 +1099,13 @@ class GraphWriter {
     if (fresh || info.contains("has_name")) {
       out.raw(std::string_view(",\"name\":"));
       out.string(n.name());
+    }
+    if (auto e = info.find("extra"); e != info.end()) {  // fields of a newer schema, kept
+      for (auto it = e->begin(); it != e->end(); ++it) {
+        out.raw(',');
+        out.key(it.key());
+        out.value(it.value());
+      }
     }
     out.raw('}');
   }
@@ -1312,7 +1326,12 @@ std::string save_program(const ExportedProgram<Tensor>& ep, bool streaming) {
     if (r.max_val) rc["max_val"] = *r.max_val;
     doc["range_constraints"][r.symbol] = rc;
   }
-  doc["schema_version"] = {{"major", schema_major}, {"minor", schema_minor}};
+  // A file of a newer minor version keeps it (what it has beyond 8.20 was kept or refused on
+  // load); anything else is written as 8.20.
+  const ojson kept_version = opaque(std::string(kKeptSchemaVersion));
+  doc["schema_version"] = kept_version.is_null()
+                              ? ojson{{"major", schema_major}, {"minor", schema_minor}}
+                              : kept_version;
   if (!is_absent("verifiers")) doc["verifiers"] = ep.metadata().verifiers;
   if (!is_absent("torch_version")) {
     doc["torch_version"] =
@@ -1361,7 +1380,9 @@ std::string save_program(const ExportedProgram<Tensor>& ep, bool streaming) {
 /// state_dict and constants are not written (an archive holds them).
 ///
 /// Documented normalisations against the file a program was loaded from: `schema_version` becomes
-/// {8, 20}; legacy (integer-version) files come out in the current form (one union member, buffer
+/// {8, 20}, except that a file of a newer minor version (8.21 and up) keeps its version (see
+/// load_exported_program: its unknown node fields are kept, anything else it adds is refused);
+/// legacy (integer-version) files come out in the current form (one union member, buffer
 /// `persistent` written, `dialect` kept as an opaque field); `tensor_values` entries that name no
 /// graph value are dropped. For 8.x and 7.x files everything else is written back as read
 /// (optional fields the file omitted stay omitted), so load -> save gives equal JSON values.
