@@ -1,8 +1,8 @@
 // Tests for the compact node storage (node.hpp, graph.hpp, detail/name_index.hpp,
 // detail/compact_string.hpp): inline vs boxed arguments and users, names on either side of the
 // 15-character inline limit, node slots reused after erasure across chunks, and the name index
-// under many inserts, erasures and renames (backward-shift deletion, names that differ only in
-// their last digit).
+// under many inserts, erasures and renames (tombstones, names that differ only in their last
+// digit).
 #include <catch2/catch.hpp>
 #include <epgraph/detail/compact_string.hpp>
 #include <epgraph/graph.hpp>
@@ -161,7 +161,7 @@ TEST_CASE("the name index stays exact under random inserts, erasures and renames
           "[graph][storage]") {
   // A model of the live names checked after every step against find_node; names are chosen so
   // that many differ only in their last digit (neighbouring home slots) and so that erasures
-  // hit the middle of probe runs (backward-shift deletion).
+  // hit the middle of probe runs (tombstones, reused by later inserts).
   const std::uint32_t seed = 20261129;
   INFO("seed " << seed);
   std::mt19937 rng(seed);

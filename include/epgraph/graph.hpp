@@ -21,6 +21,7 @@
 #include "detail/call_check.hpp"
 #include "detail/impure_targets.hpp"
 #include "detail/name_index.hpp"
+#include "detail/stale_nodes.hpp"
 #include "error.hpp"
 #include "names.hpp"
 #include "node.hpp"
@@ -139,11 +140,16 @@ class Graph {
   Graph& operator=(Graph&&) = delete;
   /// Destroys every node. O(nodes).
   ~Graph() {
+    std::allocator<Node> alloc;
     for (Node* n = head_; n != nullptr;) {
       Node* next = n->next_;
-      destroy_node(n);
+      std::allocator_traits<std::allocator<Node>>::destroy(alloc, n);
       n = next;
     }
+#if EPGRAPH_STALE_NODE_CHECKS
+    for (const std::uint32_t id : quarantine_)
+      detail::unpoison_memory(slot_address(id), sizeof(Node));
+#endif
   }
 
   /// Forward iterator over the nodes in order, yielding `Node&`. Erasing the node an iterator
@@ -230,9 +236,18 @@ class Graph {
     const std::uint32_t id = index_.find(name, name_of());
     return id == detail::NameIndex::no_id ? nullptr : node_by_id(id);
   }
-  /// True when `node` is a live node of this graph. O(1) on average.
+  /// True when `node` is a live node of this graph. O(1) on average. A pointer kept after its
+  /// node was erased (FX: a node with `_erased` set) is never live; but in release builds the
+  /// slot is reused at once, so such a pointer may name the next node created, and asking about
+  /// it reads the erased node's memory. Builds with EPGRAPH_STALE_NODE_CHECKS (AddressSanitizer,
+  /// or no NDEBUG; see detail/stale_nodes.hpp) keep erased slots out of reuse for a while and
+  /// answer false for them without reading them (O(log chunks) more).
   [[nodiscard]] bool contains(const Node* node) const {
-    return node != nullptr && &node->graph() == this && find_node(node->name()) == node;
+    if (node == nullptr) return false;
+#if EPGRAPH_STALE_NODE_CHECKS
+    if (slot_state(node) != SlotState::live) return false;
+#endif
+    return &node->graph() == this && find_node(node->name()) == node;
   }
   /// The namespace that assigns node names (read-only).
   [[nodiscard]] const Namespace& names() const noexcept { return namespace_; }
@@ -341,6 +356,11 @@ class Graph {
   /// does not belong to this graph"; runtime_error "Tried to erase Node add but it still had 2
   /// users in the graph: {mul: None, sub: None}!" (FX's message) when it has users; runtime_error
   /// "Cannot erase node 'x' while it anchors an insertion point" while a guard points at it.
+  /// Afterwards `node` dangles (FX sets `node._erased`): in release builds its slot goes to the
+  /// next node created; with EPGRAPH_STALE_NODE_CHECKS (AddressSanitizer, or no NDEBUG) the slot
+  /// is kept out of reuse for a while, `contains(node)` is false, the graph's checks refuse it
+  /// ("Cannot erase an erased node (a Node* kept after Graph::erase_node)") and under
+  /// AddressSanitizer any access through it is reported (see detail/stale_nodes.hpp).
   /// Strong guarantee. O(size of its arguments).
   void erase_node(Node* node) {
     check_member(node, "erase");
@@ -386,11 +406,11 @@ class Graph {
       new_target = intern(proposal.name);
     }
     index_.reserve_more(1, name_of(), each_indexed());
-    const auto retired = namespace_.retire(node->name_);  // the old name stays taken
+    const bool retired = namespace_.retire(node->name_);  // the old name stays taken
     try {
       namespace_.commit(proposal);
     } catch (...) {
-      if (retired.second) namespace_.unretire(retired.first);
+      if (retired) namespace_.unretire(node->name());
       throw;
     }
     if (observer_ != nullptr) {
@@ -398,7 +418,7 @@ class Graph {
         observer_->before_rename(*node, proposal.name);
       } catch (...) {
         namespace_.uncommit(proposal);
-        if (retired.second) namespace_.unretire(retired.first);
+        if (retired) namespace_.unretire(node->name());
         throw;
       }
     }
@@ -678,10 +698,22 @@ class Graph {
   bool eliminate_dead_code(const std::function<bool(const Node&)>& is_impure = {}) {
     const std::size_t slots = chunks_.size() * detail::node_chunk_slots;
     std::vector<bool> dead(slots, false);     // by node id
-    std::vector<bool> touched(slots, false);  // live nodes that lose users, by node id
+    std::vector<bool> touched(slots, false);  // inputs of dead nodes, by node id
     std::vector<signed char> impurity(target_table_.size(), -1);  // by interned target
     std::vector<Node*> doomed;
-    std::vector<Node*> losing_users;
+    std::vector<Node*> losing_users;  // inputs of dead nodes (some dead themselves), each once
+    std::size_t name_bytes = 0;       // of the dead nodes' names
+    // Upper bounds: pages never written are never touched, and no growth copies 8 MB at 1M nodes.
+    doomed.reserve(size_);
+    losing_users.reserve(size_);
+    auto note = [&](Node* input) {
+      const std::uint32_t id = id_of(input);
+      if (!touched[id]) {
+        touched[id] = true;
+        losing_users.push_back(input);
+      }
+    };
+    // One pass over the nodes, from the last: a node is dead when all its users are.
     for (Node* n = tail_; n != nullptr; n = n->prev_) {
       if (n->op_ == OpCode::placeholder || n->op_ == OpCode::output) continue;
       bool unused = true;
@@ -707,29 +739,20 @@ class Graph {
       }
       dead[id_of(n)] = true;
       doomed.push_back(n);
-    }
-    if (doomed.empty()) return false;
-    for (Node* n : doomed) {
-      auto note = [&](Node* input) {
-        const std::uint32_t id = id_of(input);
-        if (!dead[id] && !touched[id]) {
-          touched[id] = true;
-          losing_users.push_back(input);
-        }
-      };
+      name_bytes += n->name().size();
       for (const Argument& a : n->args()) for_each_node(a, note);
       for (const auto& kv : n->kwargs()) for_each_node(kv.second, note);
     }
-    // The names stay taken: staged in a set of their own, with room for them in the namespace's
-    // set of given-up names, then moved there without allocating.
-    std::unordered_set<std::string> retired;
-    retired.reserve(doomed.size());
-    for (const Node* n : doomed) retired.emplace(n->name());
-    namespace_.used_.reserve(namespace_.used_.size() + retired.size());
+    if (doomed.empty()) return false;
+    // The names stay taken: room for them in the namespace's set of given-up names, then they
+    // are recorded there without allocating.
+    namespace_.reserve_retired(doomed.size(), name_bytes);
     // No-throw from here on.
-    namespace_.used_.merge(retired);
+    namespace_.retire_reserved(doomed.begin(), doomed.end(),
+                               [](const Node* n) noexcept { return n->name(); });
     for (Node* input : losing_users) {
-      input->remove_users_if([&](const Node* u) { return dead[id_of(u)]; });
+      if (!dead[id_of(input)])
+        input->remove_users_if([&](const Node* u) { return dead[id_of(u)]; });
     }
     for (Node* n : doomed) {  // users before the nodes they use
       unlink(n);
@@ -911,7 +934,7 @@ class Graph {
     const std::string name(node.name());
     const std::string target(node.target());
     std::function<void(Node&)> copy_meta;
-    if (node.extra_ != nullptr) copy_meta = [&node](Node& n) { n.meta() = node.meta(); };
+    if (node.extra_ != nullptr) copy_meta = [&node](Node& n) { n.mutable_meta() = node.meta(); };
     return create_node_impl(node.op_, target, std::move(args), std::move(kwargs), name,
                             copy_meta ? &copy_meta : nullptr, taken);
   }
@@ -938,6 +961,7 @@ class Graph {
     if (x == nullptr) {
       throw value_error("Cannot move a null node " + where + " '" + anchor->name_ + "'");
     }
+    check_not_erased(x, "move");
     auto fail = [&](const std::string& why) {
       throw value_error("Cannot move node '" + x->name_ + "' " + where + " '" + anchor->name_ +
                         "': " + why);
@@ -1003,92 +1027,119 @@ class Graph {
   }
 
   // stable_topological_sort (passes.hpp): the order torch._inductor's stable_topological_sort
-  // produces, computed first, then applied by relinking. Strong. O(nodes + edges).
+  // produces, computed first, then applied by relinking. Strong. O(nodes + edges): the nodes are
+  // read in one pass (in list order) and written in one (in the new order); the rest works on
+  // flat arrays by position.
   void stable_topological_sort_impl() {
     const std::size_t n = size_;
     if (n == 0) return;
-    constexpr std::uint32_t none = UINT32_MAX;
+    constexpr std::uint32_t no_wait = UINT32_MAX;
+    // One pass over the nodes: each node by position, the position of each slot, and every
+    // node's input occurrences (args then kwargs, repeats kept: torch's _args) as slot ids,
+    // turned into positions afterwards (an input may come later in the list).
     std::vector<Node*> by_pos;
     by_pos.reserve(n);
-    std::vector<std::uint32_t> pos_by_id(chunks_.size() * detail::node_chunk_slots, none);
-    for (Node* m = head_; m != nullptr; m = m->next_) {
-      pos_by_id[id_of(m)] = static_cast<std::uint32_t>(by_pos.size());
-      by_pos.push_back(m);
-    }
-    // Every node's input occurrences (args then kwargs, repeats kept: torch's _args), flattened.
-    std::vector<std::uint32_t> begin(n + 1);
+    std::vector<std::uint32_t> pos_by_id(chunks_.size() * detail::node_chunk_slots);
+    struct Wait {
+      std::uint32_t begin;  // first input occurrence of this position
+      std::uint32_t scan;   // occurrences from here to the next position's begin are ready
+      std::uint32_t head;   // positions waiting on this one, latest first
+      std::uint32_t next;   // the next position waiting on the same one
+    };
+    std::vector<Wait> wait;
+    wait.reserve(n + 1);
     std::vector<std::uint32_t> occurrences;
-    for (std::size_t p = 0; p < n; ++p) {
-      begin[p] = static_cast<std::uint32_t>(occurrences.size());
-      auto add = [&](Node* input) { occurrences.push_back(pos_by_id[id_of(input)]); };
-      for (const Argument& a : by_pos[p]->args()) for_each_node(a, add);
-      for (const auto& kv : by_pos[p]->kwargs()) for_each_node(kv.second, add);
+    occurrences.reserve(2 * n);
+    for (Node* m = head_; m != nullptr; m = m->next_) {
+      const auto p = static_cast<std::uint32_t>(by_pos.size());
+      pos_by_id[id_of(m)] = p;
+      by_pos.push_back(m);
+      wait.push_back(Wait{static_cast<std::uint32_t>(occurrences.size()), 0, no_wait, no_wait});
+      auto add = [&](Node* input) { occurrences.push_back(id_of(input)); };
+      for (const Argument& a : m->args()) for_each_node(a, add);
+      for (const auto& kv : m->kwargs()) for_each_node(kv.second, add);
     }
-    begin[n] = static_cast<std::uint32_t>(occurrences.size());
-    // scan[p]: occurrences of p before it may be unready; those from it on are ready (readiness
+    wait.push_back(Wait{static_cast<std::uint32_t>(occurrences.size()), 0, no_wait, no_wait});
+    for (std::uint32_t& o : occurrences) o = pos_by_id[o];
+    // scan: occurrences of p before it may be unready; those from it on are ready (readiness
     // only grows, so the last unready input is found in O(inputs) over the whole run).
-    std::vector<std::uint32_t> scan(begin.begin() + 1, begin.end());
+    for (std::size_t p = 0; p < n; ++p) wait[p].scan = wait[p + 1].begin;
     std::vector<char> ready(n, 0);
-    std::vector<std::uint32_t> waiting_on(n, none);
-    std::vector<std::uint32_t> wait_head(n, none);  // nodes waiting on p, latest first
-    std::vector<std::uint32_t> wait_next(n, none);
     std::vector<std::uint32_t> pending;
     pending.reserve(n);
     for (std::size_t p = n; p-- > 0;) pending.push_back(static_cast<std::uint32_t>(p));
-    std::vector<std::uint32_t> order;
+    std::vector<Node*> order;
     order.reserve(n);
+    bool sorted = true;
     while (!pending.empty()) {
       const std::uint32_t p = pending.back();
       pending.pop_back();
-      std::uint32_t& j = scan[p];
-      while (j > begin[p] && ready[occurrences[j - 1]]) --j;
-      if (j > begin[p]) {  // wait for the last input not ready yet
-        const std::uint32_t dep = occurrences[j - 1];
-        waiting_on[p] = dep;
-        wait_next[p] = wait_head[dep];
-        wait_head[dep] = p;
+      Wait& w = wait[p];
+      std::uint32_t j = w.scan;
+      while (j > w.begin && ready[occurrences[j - 1]]) --j;
+      w.scan = j;
+      if (j > w.begin) {  // wait for the last input not ready yet
+        Wait& dep = wait[occurrences[j - 1]];
+        w.next = dep.head;
+        dep.head = p;
         continue;
       }
       ready[p] = 1;
-      order.push_back(p);
+      sorted = sorted && order.size() == p;
+      order.push_back(by_pos[p]);
       // torch: pending.extend(reversed(waiting.pop(node))): the latest waiter is pushed first.
-      for (std::uint32_t w = wait_head[p]; w != none; w = wait_next[w]) pending.push_back(w);
-      wait_head[p] = none;
+      for (std::uint32_t q = w.head; q != no_wait; q = wait[q].next) pending.push_back(q);
+      w.head = no_wait;
     }
     if (order.size() != n) {
+      // Follow "waits on" links (the input before each unready node's scan point): they stay
+      // among unready nodes, so they loop.
       std::uint32_t p = 0;
       while (ready[p]) ++p;
       std::vector<char> seen(n, 0);
-      while (!seen[p]) {  // follow "waits on" links: they stay among unready nodes, so they loop
+      while (!seen[p]) {
         seen[p] = 1;
-        p = waiting_on[p];
+        p = occurrences[wait[p].scan - 1];
       }
       throw runtime_error("Graph has a cycle through node '" + by_pos[p]->name_ + "'");
     }
     // No-throw from here on.
-    bool sorted = true;
-    for (std::size_t i = 0; i < n && sorted; ++i) sorted = order[i] == i;
     if (sorted) return;
     Node* prev = nullptr;
-    for (std::uint32_t p : order) {
-      Node* m = by_pos[p];
+    Node* last = nullptr;
+    for (Node* m : order) {
       m->prev_ = prev;
       (prev ? prev->next_ : head_) = m;
+      if (m->op_ == OpCode::placeholder && (prev == nullptr || prev == last)) last = m;
       prev = m;
     }
     prev->next_ = nullptr;
     tail_ = prev;
-    Node* last = nullptr;
-    for (Node* m = head_; m != nullptr && m->op_ == OpCode::placeholder; m = m->next_) last = m;
     last_placeholder_ = last;
   }
 
   void check_member(const Node* node, const char* what) const {
     if (node == nullptr) throw value_error(std::string("Cannot ") + what + " a null node");
+    check_not_erased(node, what);
     if (!contains(node)) {
       throw value_error("Node '" + node->name_ + "' does not belong to this graph (cannot " + what +
                         " it)");
     }
+  }
+
+  // With EPGRAPH_STALE_NODE_CHECKS: throws value_error "Cannot <what> an erased node (a Node*
+  // kept after Graph::erase_node)" when `node` points at an erased slot of this graph, without
+  // reading it. Otherwise does nothing.
+  void check_not_erased(const Node* node, const char* what) const {
+#if EPGRAPH_STALE_NODE_CHECKS
+    if (node != nullptr && slot_state(node) == SlotState::erased) {
+      throw value_error(std::string("Cannot ") + what +
+                        " an erased node (a Node* kept after Graph::erase_node)");
+    }
+#else
+    (void)node;
+    (void)what;
+#endif
   }
 
   // The index of interned target `s`, interning it first when new. Interned targets are not
@@ -1140,6 +1191,9 @@ class Graph {
 
   // Makes sure construct_node has a slot. May throw std::bad_alloc; changes nothing observable.
   void reserve_node_slot() {
+#if EPGRAPH_STALE_NODE_CHECKS
+    quarantine_.reserve(detail::stale_quarantine_slots);  // once: destroy_node cannot allocate
+#endif
     if (free_slots_ != nullptr || (!chunks_.empty() && chunk_used_ < detail::node_chunk_slots)) {
       return;
     }
@@ -1148,36 +1202,102 @@ class Graph {
                           std::to_string(max_chunks * detail::node_chunk_slots) + " nodes");
     }
     detail::reserve_more(chunks_, 1);
+#if EPGRAPH_STALE_NODE_CHECKS
+    detail::reserve_more(chunks_by_address_, 1);
+    detail::reserve_more(live_bits_, detail::node_chunk_slots / 64);
+#endif
     auto chunk = std::make_unique<detail::NodeChunk>();
     chunk->header.graph = this;
     chunk->header.index = static_cast<std::uint32_t>(chunks_.size());
+#if EPGRAPH_STALE_NODE_CHECKS  // room reserved: none of this throws
+    const detail::NodeChunk* c = chunk.get();
+    chunks_by_address_.insert(std::upper_bound(chunks_by_address_.begin(), chunks_by_address_.end(),
+                                               c, std::less<const detail::NodeChunk*>()),
+                              c);
+    live_bits_.resize(live_bits_.size() + detail::node_chunk_slots / 64, 0);
+#endif
     chunks_.push_back(std::move(chunk));  // room reserved: does not throw
     chunk_used_ = 0;
+  }
+
+  // Where a slot of this graph is, from its id.
+  [[nodiscard]] unsigned char* slot_address(std::uint32_t id) const noexcept {
+    return chunks_[id / detail::node_chunk_slots]->storage +
+           (id % detail::node_chunk_slots) * sizeof(Node);
+  }
+
+  // What a pointer points at, found from its address alone (the slot is not read): a slot of this
+  // graph holding a live node, an erased slot of this graph, or something else. Maintained only
+  // with EPGRAPH_STALE_NODE_CHECKS. O(log chunks).
+  enum class SlotState { live, erased, not_here };
+  [[nodiscard]] SlotState slot_state(const Node* node) const noexcept {
+    const auto* chunk_of = reinterpret_cast<const detail::NodeChunk*>(node);
+    auto it = std::upper_bound(chunks_by_address_.begin(), chunks_by_address_.end(), chunk_of,
+                               std::less<const detail::NodeChunk*>());
+    if (it == chunks_by_address_.begin()) return SlotState::not_here;
+    const detail::NodeChunk* c = *(it - 1);
+    const auto* p = reinterpret_cast<const unsigned char*>(node);
+    std::less<const unsigned char*> before;
+    if (before(p, c->storage) || !before(p, c->storage + sizeof c->storage)) {
+      return SlotState::not_here;
+    }
+    const auto offset = static_cast<std::size_t>(p - c->storage);
+    if (offset % sizeof(Node) != 0) return SlotState::not_here;
+    const std::uint32_t id =
+        c->header.index * static_cast<std::uint32_t>(detail::node_chunk_slots) +
+        static_cast<std::uint32_t>(offset / sizeof(Node));
+    if (id >= live_bits_.size() * 64) return SlotState::not_here;
+    return (live_bits_[id / 64] >> (id % 64)) & 1u ? SlotState::live : SlotState::erased;
   }
   // Constructs a node in the slot reserve_node_slot made sure of. No-throw.
   Node* construct_node(OpCode op, std::uint32_t target) noexcept {
     std::allocator<Node> alloc;
+    Node* n = nullptr;
     if (FreeSlot* f = free_slots_) {
       free_slots_ = f->next;
       const std::uint8_t slot = f->slot;
       void* where = f;
       std::allocator_traits<std::allocator<FreeSlot>>::destroy(free_alloc_, f);
-      Node* n = static_cast<Node*>(where);
+      n = static_cast<Node*>(where);
       std::allocator_traits<std::allocator<Node>>::construct(alloc, n, Node::create_key(), op,
                                                              target, slot);
-      return n;
+    } else {
+      const std::size_t slot = chunk_used_++;
+      n = reinterpret_cast<Node*>(chunks_.back()->storage + slot * sizeof(Node));
+      std::allocator_traits<std::allocator<Node>>::construct(
+          alloc, n, Node::create_key(), op, target, static_cast<std::uint8_t>(slot));
     }
-    const std::size_t slot = chunk_used_++;
-    Node* n = reinterpret_cast<Node*>(chunks_.back()->storage + slot * sizeof(Node));
-    std::allocator_traits<std::allocator<Node>>::construct(alloc, n, Node::create_key(), op, target,
-                                                           static_cast<std::uint8_t>(slot));
+#if EPGRAPH_STALE_NODE_CHECKS
+    const std::uint32_t id = id_of(n);
+    live_bits_[id / 64] |= std::uint64_t{1} << (id % 64);
+#endif
     return n;
   }
-  // Destroys `node` (not linked, not indexed) and frees its slot for reuse. No-throw.
+  // Destroys `node` (not linked, not indexed) and frees its slot for reuse: at once, or with
+  // EPGRAPH_STALE_NODE_CHECKS after `stale_quarantine_slots` more slots were freed (poisoned for
+  // AddressSanitizer meanwhile). No-throw.
   void destroy_node(Node* node) noexcept {
-    const std::uint8_t slot = node->slot_;
+    std::uint8_t slot = node->slot_;
+#if EPGRAPH_STALE_NODE_CHECKS
+    const std::uint32_t id = id_of(node);
+#endif
     std::allocator<Node> alloc;
     std::allocator_traits<std::allocator<Node>>::destroy(alloc, node);
+#if EPGRAPH_STALE_NODE_CHECKS
+    live_bits_[id / 64] &= ~(std::uint64_t{1} << (id % 64));
+    detail::poison_memory(node, sizeof(Node));
+    if (quarantine_.size() < detail::stale_quarantine_slots) {
+      quarantine_.push_back(id);  // capacity reserved by reserve_node_slot: does not allocate
+      return;
+    }
+    const std::uint32_t oldest = quarantine_[quarantine_next_];
+    quarantine_[quarantine_next_] = id;
+    quarantine_next_ = (quarantine_next_ + 1) % detail::stale_quarantine_slots;
+    unsigned char* freed = slot_address(oldest);
+    detail::unpoison_memory(freed, sizeof(Node));
+    node = reinterpret_cast<Node*>(freed);
+    slot = static_cast<std::uint8_t>(oldest % detail::node_chunk_slots);
+#endif
     FreeSlot* f = reinterpret_cast<FreeSlot*>(static_cast<void*>(node));
     std::allocator_traits<std::allocator<FreeSlot>>::construct(free_alloc_, f,
                                                                FreeSlot{free_slots_, slot});
@@ -1399,6 +1519,13 @@ class Graph {
   GraphObserver* observer_ = nullptr;
   bool schema_checks_ = true;
   std::uint32_t mark_epoch_ = 0;  // see next_mark_epoch
+  // Used only with EPGRAPH_STALE_NODE_CHECKS (present always, so the layout does not depend on
+  // it): erased slots kept out of reuse (a ring of ids), which slots hold live nodes (by id), and
+  // the chunks by address (to find a pointer's slot without reading it).
+  std::vector<std::uint32_t> quarantine_;
+  std::size_t quarantine_next_ = 0;
+  std::vector<std::uint64_t> live_bits_;
+  std::vector<const detail::NodeChunk*> chunks_by_address_;
 };
 
 inline InsertingGuard::~InsertingGuard() { graph_->pop_insert_point(); }
@@ -1420,10 +1547,22 @@ inline void Node::notify_replace(const Node& old_input, const Node& new_input) c
   }
 }
 
+inline void Node::reject_erased(const Node* n) const {
+#if EPGRAPH_STALE_NODE_CHECKS
+  if (graph().slot_state(n) == Graph::SlotState::erased) {
+    throw value_error("Argument node of node '" + name_ +
+                      "' is an erased node (a Node* kept after Graph::erase_node)");
+  }
+#else
+  (void)n;
+#endif
+}
+
 inline void Node::replace_input_with(Node* old_input, Node* new_input) {
   if (new_input == nullptr) {
     throw value_error("Cannot replace an input of node '" + name_ + "' with a null node");
   }
+  graph().check_not_erased(new_input, "use");
   if (&new_input->graph() != &graph()) {
     throw value_error("Replacement node '" + new_input->name_ + "' for an input of node '" + name_ +
                       "' belongs to another graph");
@@ -1447,6 +1586,7 @@ inline std::vector<Node*> Node::replace_all_uses_with(
   if (replacement == nullptr) {
     throw value_error("Cannot replace uses of node '" + name_ + "' with a null node");
   }
+  graph().check_not_erased(replacement, "use");
   if (&replacement->graph() != &graph()) {
     throw value_error("Replacement node '" + replacement->name_ + "' for node '" + name_ +
                       "' belongs to another graph");

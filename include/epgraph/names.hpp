@@ -8,8 +8,9 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
+
+#include "detail/string_set.hpp"
 
 namespace epgraph {
 
@@ -401,30 +402,20 @@ class Namespace {
   void commit(Proposal& p) {
     const bool record = !owned_;
     const bool shadow = !p.shadow_.empty();
-    std::unordered_set<std::string>::iterator used;
-    std::unordered_set<std::string>::iterator shadowed;
-    if (record) used = used_.insert(p.name).first;
-    try {
-      if (shadow) shadowed = used_.insert(p.shadow_).first;
-    } catch (...) {
-      if (record) used_.erase(used);
-      throw;
-    }
-    try {
-      auto counter = base_count_.try_emplace(p.base);
-      p.new_base_ = counter.second;
-      counter.first->second.swap(p.number);  // p.number now holds the previous counter
-    } catch (...) {
-      if (shadow) used_.erase(shadowed);
-      if (record) used_.erase(used);
-      throw;
-    }
+    used_.reserve_more(std::size_t{record} + std::size_t{shadow},
+                       (record ? p.name.size() : 0) + p.shadow_.size());
+    auto counter = base_count_.try_emplace(p.base);
+    // No-throw from here on.
+    if (record) used_.insert_reserved(p.name);
+    if (shadow) used_.insert_reserved(p.shadow_);
+    p.new_base_ = counter.second;
+    counter.first->second.swap(p.number);  // p.number now holds the previous counter
   }
 
   /// Undoes the last `commit(p)` (nothing else may have been committed since). No-throw.
   void uncommit(Proposal& p) noexcept {
+    if (!p.shadow_.empty()) used_.erase(p.shadow_);  // the reverse order of commit
     if (!owned_) used_.erase(p.name);
-    if (!p.shadow_.empty()) used_.erase(p.shadow_);
     auto it = base_count_.find(p.base);
     if (it == base_count_.end()) return;
     if (p.new_base_) {
@@ -470,11 +461,11 @@ class Namespace {
     return std::move(p.name);
   }
 
-  /// True when `name` was handed out (or marked used) before. O(1) on average; allocates only
-  /// when names were given up by erased or renamed nodes (or for a standalone namespace).
+  /// True when `name` was handed out (or marked used) before. O(1) on average; does not
+  /// allocate.
   [[nodiscard]] bool is_used(std::string_view name) const {
     if (owner_ != nullptr && owner_holds_(owner_, name)) return true;
-    return !used_.empty() && used_.find(std::string(name)) != used_.end();
+    return used_.contains(name);
   }
 
   /// Exchanges contents (names, counters, and the graph consulted for live names; which
@@ -515,38 +506,32 @@ class Namespace {
   }
   // Takes names and counters of `other` (a graph's clone). Strong guarantee.
   void assign_names(const Namespace& other) {
-    std::unordered_set<std::string> used = other.used_;
+    detail::StringSet used = other.used_;
     std::unordered_map<std::string, std::string> counts = other.base_count_;
     used_.swap(used);
     base_count_.swap(counts);
   }
-  // Records a name a live node gives up (erase, rename): it stays taken. Returns where it was
-  // recorded and whether it was new. Strong guarantee.
-  std::pair<std::unordered_set<std::string>::iterator, bool> retire(std::string_view name) {
-    return used_.insert(std::string(name));
+  // Records a name a live node gives up (erase, rename): it stays taken. Returns whether it was
+  // new. Strong guarantee. O(length) on average.
+  bool retire(std::string_view name) { return used_.insert(name); }
+  // Phase 1 of retiring many names at once (dead-code elimination): room for `count` names of
+  // `bytes` characters in total. Strong guarantee.
+  void reserve_retired(std::size_t count, std::size_t bytes) { used_.reserve_more(count, bytes); }
+  // Phase 2: records `name_of(*it)` for every `it` in [first, last) without allocating. No-throw
+  // when `name_of` is.
+  template <class It, class NameOf>
+  void retire_reserved(It first, It last, const NameOf& name_of) noexcept {
+    used_.insert_many_reserved(first, last, name_of);
   }
-  // Phase 1 of retiring many names at once (dead-code elimination): the names in a set of their
-  // own, and room for them in the set of given-up names. Strong guarantee.
-  template <class Names>
-  std::unordered_set<std::string> stage_retired(const Names& names) {
-    std::unordered_set<std::string> staged;
-    staged.reserve(names.size());
-    for (const auto& n : names) staged.emplace(n);
-    used_.reserve(used_.size() + staged.size());
-    return staged;
-  }
-  // Phase 2: records the staged names (moves the set's nodes; no allocation, no rehash thanks to
-  // the reservation). No-throw.
-  void commit_retired(std::unordered_set<std::string>& staged) noexcept { used_.merge(staged); }
-  // Undoes a retire() that recorded a new name. No-throw.
-  void unretire(std::unordered_set<std::string>::iterator it) noexcept { used_.erase(it); }
+  // Undoes a retire(name) that returned true, the last change of the given-up names. No-throw.
+  void unretire(std::string_view name) noexcept { (void)used_.erase(name); }
 
   static bool is_identifier(std::string_view s) noexcept {
     if (s.empty() || detail::is_ascii_digit(s.front())) return false;
     return std::all_of(s.begin(), s.end(), detail::is_ident_char);
   }
 
-  std::unordered_set<std::string> used_;  // every name, or for a graph: names given up
+  detail::StringSet used_;  // every name, or for a graph: names given up
   std::unordered_map<std::string, std::string> base_count_;
   const void* owner_ = nullptr;  // the graph whose live node names count as used
   holds_fn owner_holds_ = nullptr;

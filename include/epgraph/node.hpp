@@ -222,12 +222,21 @@ class Node {
   [[nodiscard]] Node* prev() const noexcept { return prev_; }
   /// The next node in graph order, or nullptr for the last (FX `node.next`, minus the root).
   [[nodiscard]] Node* next() const noexcept { return next_; }
-  /// Metadata (read-only view; empty when never set).
+  /// Metadata, read-only (FX `node.meta`); an empty NodeMeta when never set. Never allocates.
+  /// Chosen for a `const Node&` / `const Node*` (Graph's const ranges yield them); through a
+  /// plain `Node*`, read with `std::as_const(*n).meta()` or `n->read_meta()`, since `n->meta()`
+  /// picks the writable overload below, which allocates. O(1).
   [[nodiscard]] const NodeMeta& meta() const noexcept {
     return extra_ ? extra_->meta : empty_meta();
   }
-  /// Metadata, writable. Allocates on first use (may throw std::bad_alloc).
-  [[nodiscard]] NodeMeta& meta() { return ensure_extra().meta; }
+  /// Same as the const meta(), under a name that never picks the writable overload. O(1).
+  [[nodiscard]] const NodeMeta& read_meta() const noexcept { return meta(); }
+  /// Metadata, writable (FX `node.meta[...] = ...`). Creates the node's out-of-line storage on
+  /// first use: may throw std::bad_alloc (nothing changes then). O(1).
+  [[nodiscard]] NodeMeta& mutable_meta() { return ensure_extra().meta; }
+  /// The same as mutable_meta() (kept for existing callers): on a non-const node it is chosen
+  /// even for reads and allocates; prefer mutable_meta() to write and read_meta() to read.
+  [[nodiscard]] NodeMeta& meta() { return mutable_meta(); }
 
   /// The unique nodes this node reads, args first then kwargs, in order of first appearance
   /// (FX `node.all_input_nodes`). O(size of args + kwargs).
@@ -459,6 +468,7 @@ class Node {
       if (n == nullptr) {
         throw value_error("Null argument node given to node '" + name_.str() + "'");
       }
+      reject_erased(n);
       if (&n->graph() != own) {
         throw value_error("Argument node '" + n->name_.str() + "' of node '" + name_.str() +
                           "' belongs to another graph");
@@ -497,6 +507,10 @@ class Node {
     for (Node* n : change.removed) n->remove_user(this);
     for (Node* n : change.added) n->push_user(this);
   }
+
+  // With EPGRAPH_STALE_NODE_CHECKS, throws value_error when argument node `n` is an erased node
+  // of this graph (see detail/stale_nodes.hpp). Defined in graph.hpp.
+  void reject_erased(const Node* n) const;
 
   // Refuses arguments that do not bind to this call_function node's schema (Graph::check_call).
   // Defined in graph.hpp.

@@ -10,15 +10,21 @@
 #include <utility>
 #include <vector>
 
+#include "string_set.hpp"
+
 namespace epgraph::detail {
 
 // A hash set of 32-bit ids keyed by a name the caller derives from the id (`name_of(id)`): the
-// graph's node-by-name index. Open addressing with linear probing and backward-shift deletion,
-// 4 bytes per slot and a load of at most 3/4, so a million nodes take 8 MiB (an
+// graph's node-by-name index. Open addressing with linear probing, 4 bytes per slot and a load
+// (entries and tombstones) of at most 3/4, so a million nodes take 8 MiB (an
 // std::unordered_map<std::string_view, Node*> takes about 40 bytes per entry). Ids are below
 // 2^26; the top 6 bits of a slot hold 6 bits of the name's hash, so a probe that meets another
-// name rarely needs to look at it (a cache miss on a big graph). Not part of the public API; no
-// function here calls the allocator except reserve_more.
+// name rarely needs to look at it (a cache miss on a big graph). Erasing leaves a tombstone
+// instead of shifting later entries back: a backward shift must read the name of every entry
+// after the hole to find its home slot, a cache miss per entry on a big graph, which made
+// erasing many nodes (dead-code elimination) grow faster than linearly. Tombstones are reused by
+// inserts and dropped when the table is rebuilt. Not part of the public API; no function here
+// calls the allocator except reserve_more.
 class NameIndex {
  public:
   static constexpr std::uint32_t no_id = UINT32_MAX;
@@ -38,7 +44,9 @@ class NameIndex {
     for (std::size_t i = h & mask;; i = (i + 1) & mask) {
       const std::uint32_t entry = slots_[i];
       if (entry == no_id) return no_id;
-      if ((entry & ~id_mask) == tag && name_of(entry & id_mask) == name) return entry & id_mask;
+      if ((entry & ~id_mask) == tag && entry != tombstone && name_of(entry & id_mask) == name) {
+        return entry & id_mask;
+      }
     }
   }
 
@@ -46,13 +54,16 @@ class NameIndex {
   // then changes nothing). When it grows, the entries are re-read through `each_entry(visit)`,
   // which must call `visit(id, name)` once per entry and return how many it visited (the graph
   // walks its node list, in memory order); when that count is off, the old slots are re-read
-  // instead. O(size) when it grows, O(1) otherwise.
+  // instead. The table is rebuilt (same size or bigger) when entries and tombstones would pass
+  // 3/4 of it; a rebuild leaves at least 1/8 of it free, so rebuilds are amortized O(1) per
+  // insert or erase. O(size) when it rebuilds, O(1) otherwise.
   template <class NameOf, class EachEntry>
   void reserve_more(std::size_t extra, const NameOf& name_of, const EachEntry& each_entry) {
     const std::size_t need = size_ + extra;
-    if (need * 4 <= slots_.size() * 3) return;
+    if ((need + tombstones_) * 4 <= slots_.size() * 3) return;
     std::size_t capacity = slots_.empty() ? 16 : slots_.size();
     while (need * 4 > capacity * 3) capacity *= 2;
+    if (capacity == slots_.size() && need * 8 > capacity * 5) capacity *= 2;
     std::vector<std::uint32_t> bigger(capacity, no_id);
     const std::size_t mask = capacity - 1;
     // Entries are placed in batches: hash a batch, prefetch the slots it goes to, then place
@@ -81,11 +92,12 @@ class NameIndex {
     if (visited != size_) {
       std::fill(bigger.begin(), bigger.end(), no_id);
       for (const std::uint32_t entry : slots_) {
-        if (entry != no_id) place(entry & id_mask, name_of(entry & id_mask));
+        if (entry != no_id && entry != tombstone) place(entry & id_mask, name_of(entry & id_mask));
       }
       flush();
     }
     slots_.swap(bigger);
+    tombstones_ = 0;
   }
 
   // Adds `id` (< id_limit) under `name`, which must not be present; room must have been
@@ -94,39 +106,40 @@ class NameIndex {
     const std::size_t mask = slots_.size() - 1;
     const std::size_t h = hash(name);
     std::size_t i = h & mask;
-    while (slots_[i] != no_id) i = (i + 1) & mask;
+    while (slots_[i] != no_id && slots_[i] != tombstone) i = (i + 1) & mask;
+    if (slots_[i] == tombstone) --tombstones_;
     slots_[i] = tag_of(h) | id;
     ++size_;
   }
 
-  // Removes the entry `id` stored under `name` (no-op when absent). No-throw. O(1) on average.
+  // Removes the entry `id` stored under `name` (no-op when absent), leaving a tombstone; reads no
+  // other name. No-throw. O(1) on average. (`name_of` is unused; kept for the callers.)
   template <class NameOf>
   void erase(std::uint32_t id, std::string_view name, const NameOf& name_of) noexcept {
+    (void)name_of;
     if (slots_.empty()) return;
     const std::size_t mask = slots_.size() - 1;
     const std::size_t h = hash(name);
     const std::uint32_t entry = tag_of(h) | id;
-    std::size_t hole = h & mask;
-    while (slots_[hole] != entry) {
-      if (slots_[hole] == no_id) return;
-      hole = (hole + 1) & mask;
+    std::size_t i = h & mask;
+    while (slots_[i] != entry) {
+      if (slots_[i] == no_id) return;
+      i = (i + 1) & mask;
     }
-    // Backward shift: move later entries of the probe run into the hole when their home slot
-    // allows it, so that lookups never need tombstones.
-    for (std::size_t j = (hole + 1) & mask; slots_[j] != no_id; j = (j + 1) & mask) {
-      const std::size_t home = hash(name_of(slots_[j] & id_mask)) & mask;
-      const bool movable = hole <= j ? (home <= hole || home > j) : (home <= hole && home > j);
-      if (movable) {
-        slots_[hole] = slots_[j];
-        hole = j;
-      }
+    // An empty slot next: no probe run goes through this one, so it can be emptied.
+    if (slots_[(i + 1) & mask] == no_id) {
+      slots_[i] = no_id;
+    } else {
+      slots_[i] = tombstone;
+      ++tombstones_;
     }
-    slots_[hole] = no_id;
     --size_;
   }
 
  private:
   static constexpr std::uint32_t id_mask = (std::uint32_t{1} << id_bits) - 1;
+  // An erased entry: tag 0 and the id id_mask, which no entry has (ids are below id_limit).
+  static constexpr std::uint32_t tombstone = id_mask;
   static void prefetch(const void* p) noexcept {
 #if defined(__GNUC__) || defined(__clang__)
     __builtin_prefetch(p, 1);
@@ -134,16 +147,8 @@ class NameIndex {
     (void)p;
 #endif
   }
-  // Names that differ only in their last decimal digit (`add_120` ... `add_129`, as FX numbers
-  // the nodes it creates) get neighbouring home slots: a graph built or loaded in order then
-  // touches one cache line of the table per ten names instead of one per name.
-  static std::size_t hash(std::string_view s) noexcept {
-    if (!s.empty() && s.back() >= '0' && s.back() <= '9') {
-      return std::hash<std::string_view>()(s.substr(0, s.size() - 1)) +
-             static_cast<std::size_t>(s.back() - '0');
-    }
-    return std::hash<std::string_view>()(s);
-  }
+  // Names that differ only in their last decimal digit get neighbouring home slots (name_hash).
+  static std::size_t hash(std::string_view s) noexcept { return name_hash(s); }
   // 6 hash bits from the top of the hash (the slot position uses the bottom bits).
   static std::uint32_t tag_of(std::size_t h) noexcept {
     return static_cast<std::uint32_t>(h >> (sizeof(std::size_t) * 8 - (32 - id_bits))) << id_bits;
@@ -151,6 +156,7 @@ class NameIndex {
 
   std::vector<std::uint32_t> slots_;  // power-of-two size, or empty
   std::size_t size_ = 0;
+  std::size_t tombstones_ = 0;
 };
 
 }  // namespace epgraph::detail
