@@ -3,8 +3,8 @@
 //
 // pt2_edit: show, validate and edit torch.export programs from the command line.
 //
-//   pt2_edit show FILE
-//   pt2_edit validate FILE
+//   pt2_edit show FILE [--program NAME]
+//   pt2_edit validate FILE [--strict]
 //   pt2_edit add-buffer FILE --name b_kv_cache --dtype float32 --shape 1,8,128,64 [--fill 0] -o OUT
 //   pt2_edit copy FILE -o OUT
 //
@@ -18,8 +18,17 @@
 // as torch.full converts it; a value the dtype cannot hold is refused with torch's message
 // ("value cannot be converted to type uint8_t without overflow"). A JSON record carries no weights,
 // and a legacy archive (torch <= 2.7) keeps them in pickles epgraph does not read, so `validate`
-// skips the state checks for both. Exit status: 0 on success, 1 when validation finds violations, 2
+// skips the state checks for both. `validate` fails (exit 1) on what torch's own verifier rejects
+// (epgraph::verify at VerifyLevel::torch) and prints departures from torch's canonical input
+// order (which torch accepts and PyTorch's NativeRT runtime refuses; a `strict=True` export can
+// have one) as warnings; with `--strict` they are violations too (VerifyLevel::canonical_order).
+// Exit status: 0 on success, 1 when validation finds violations, 2
 // on bad usage or input.
+//
+// `--program NAME` (any command) picks the program of an archive holding several (package_pt2's
+// `exported_programs={"model": a, "helper": b}`); without it the only program is used, or the
+// one named `model`, as torch.export.load does. `show` lists the programs first when there are
+// several ("# programs: helper, model (shown: model)"); saving keeps the others byte for byte.
 
 #include <cerrno>
 #include <cmath>
@@ -40,11 +49,12 @@ namespace {
 
 int usage() {
   std::cerr << "usage:\n"
-               "  pt2_edit show FILE\n"
-               "  pt2_edit validate FILE\n"
+               "  pt2_edit show FILE [--program NAME]\n"
+               "  pt2_edit validate FILE [--strict]\n"
                "  pt2_edit add-buffer FILE --name NAME --dtype DTYPE --shape D0,D1,... [--fill V] "
                "-o OUT\n"
-               "  pt2_edit copy FILE -o OUT\n";
+               "  pt2_edit copy FILE -o OUT\n"
+               "  (any command: --program NAME picks a program of a multi-program archive)\n";
   return 2;
 }
 
@@ -65,8 +75,33 @@ bool is_archive(const std::string& path) {
          ((magic[2] == 3 && magic[3] == 4) || (magic[2] == 5 && magic[3] == 6));
 }
 
+// The program `--program NAME` names ("" when not given: the archive's default).
+std::string& program_option() {
+  static std::string name;
+  return name;
+}
+
+// Removes `--program NAME` from the arguments (keeping NAME in program_option()); false when
+// `--program` has no value.
+bool take_program_option(int& argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) != "--program") continue;
+    if (i + 1 >= argc) return false;
+    program_option() = argv[i + 1];
+    for (int j = i; j + 2 <= argc; ++j) argv[j] = argv[j + 2];
+    argc -= 2;
+    break;
+  }
+  return true;
+}
+
 epgraph::ExportedProgram<epgraph::HostTensor> load(const std::string& path) {
-  if (is_archive(path)) return epgraph::archive::load_archive<epgraph::HostTensor>(path);
+  if (is_archive(path)) {
+    return epgraph::archive::load_archive<epgraph::HostTensor>(path, program_option());
+  }
+  if (!program_option().empty()) {
+    throw epgraph::value_error("--program: " + path + " is a JSON record, which holds one program");
+  }
   return epgraph::json::load_exported_program<epgraph::HostTensor>(path);
 }
 
@@ -156,13 +191,24 @@ epgraph::HostTensor fill_tensor(epgraph::dtype type, std::vector<std::int64_t> s
 
 int show(const std::string& file) {
   const auto ep = load(file);
+  if (is_archive(file)) {
+    const std::vector<std::string> programs = epgraph::archive::archive_programs(file);
+    if (programs.size() > 1) {
+      std::cout << "# programs:";
+      for (std::size_t i = 0; i < programs.size(); ++i) {
+        std::cout << (i == 0 ? " " : ", ") << programs[i];
+      }
+      std::cout << " (shown: " << ep.metadata().archive->model_name << ")\n";
+    }
+  }
   std::cout << epgraph::to_string(ep.graph()) << "\n" << epgraph::to_string(ep.graph_signature());
   return 0;
 }
 
-int validate(const std::string& file) {
+int validate(const std::string& file, bool strict) {
   const auto ep = load(file);
   epgraph::VerifyOptions options;
+  if (strict) options.level = epgraph::VerifyLevel::canonical_order;
   if (!is_archive(file)) {
     options.check_state = false;
     std::cout << "note: " << file
@@ -178,6 +224,14 @@ int validate(const std::string& file) {
   } catch (const epgraph::verification_error& e) {
     std::cout << e.what() << "\n";
     return 1;
+  }
+  const std::vector<std::string> departures =
+      strict ? std::vector<std::string>{} : epgraph::input_order_departures(ep.graph_signature());
+  if (!departures.empty()) {
+    std::cout << "warning: " << file
+              << " departs from torch's canonical input order (torch loads and verifies it; "
+                 "PyTorch's NativeRT runtime refuses it; --strict makes this an error):\n";
+    for (const std::string& d : departures) std::cout << "  - " << d << "\n";
   }
   std::cout << "OK: " << file << " passes every check of verify\n";
   return 0;
@@ -231,11 +285,14 @@ int copy(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3) return usage();
+  if (!take_program_option(argc, argv) || argc < 3) return usage();
   const std::string cmd = argv[1];
   try {
     if (cmd == "show" && argc == 3) return show(argv[2]);
-    if (cmd == "validate" && argc == 3) return validate(argv[2]);
+    if (cmd == "validate" && argc == 3) return validate(argv[2], false);
+    if (cmd == "validate" && argc == 4 && std::string(argv[3]) == "--strict") {
+      return validate(argv[2], true);
+    }
     if (cmd == "add-buffer") return add_buffer(argc, argv);
     if (cmd == "copy") return copy(argc, argv);
   } catch (const std::exception& e) {

@@ -312,14 +312,27 @@ TEST_CASE("create_mutable_buffer: errors leave the program unchanged", "[edit][m
                                    runtime_error, "Graph has no output node");
   }
   SECTION("the same requested name twice") {
+    // ExecuTorch 1.5.1 checks the requested target against state_dict first; its own message,
+    // which its test suite pins, is the one a second "b_cache" gets.
     Program ep = epgraph_test::plain_program();
     create_mutable_buffer(ep, "b_cache", tensor({1}));
     EPGRAPH_CHECK_THROWS_UNCHANGED(ep, create_mutable_buffer(ep, "b_cache", tensor({1})),
                                    runtime_error,
-                                   "Placeholder for 'b_cache' already exists in the graph");
-    create_mutable_buffer(ep, "x", tensor({1}));  // becomes x_1
+                                   "Buffer target 'cache' already exists in state_dict");
+    // "x" is renamed x_1 (target x_1), so a second "x" passes that check and meets the next one.
+    create_mutable_buffer(ep, "x", tensor({1}));
     EPGRAPH_CHECK_THROWS_UNCHANGED(ep, create_mutable_buffer(ep, "x", tensor({1})), runtime_error,
                                    "Placeholder for 'x' already exists in the graph");
+  }
+  SECTION("requested target in state_dict is checked before the signature, as in ExecuTorch") {
+    Program ep = epgraph_test::params_and_buffers_program();
+    ep.graph_signature().input_specs.pop_back();
+    EPGRAPH_CHECK_THROWS_UNCHANGED(ep, create_mutable_buffer(ep, "b_scale", tensor({1})),
+                                   runtime_error,
+                                   "Buffer target 'scale' already exists in state_dict");
+    EPGRAPH_CHECK_THROWS_UNCHANGED(ep, create_mutable_buffer(ep, "b_cache", tensor({1})),
+                                   runtime_error,
+                                   "Graph has 2 placeholder nodes but signature has 1 input specs");
   }
   SECTION("requested target already in state_dict") {
     Program ep = epgraph_test::params_and_buffers_program();
@@ -330,11 +343,9 @@ TEST_CASE("create_mutable_buffer: errors leave the program unchanged", "[edit][m
                                    runtime_error,
                                    "Buffer target 'scale' already exists in state_dict");
   }
-  SECTION("requested target already in constants") {
+  SECTION("target of a name FX keeps already in constants") {
+    // "b_obj" is free as a node name, so the buffer's target would be "obj": the custom object's.
     Program ep = epgraph_test::constants_program();
-    EPGRAPH_CHECK_THROWS_UNCHANGED(ep, create_mutable_buffer(ep, "b_npb", tensor({1})),
-                                   runtime_error,
-                                   "Buffer target 'npb' already exists in constants");
     EPGRAPH_CHECK_THROWS_UNCHANGED(ep, create_mutable_buffer(ep, "b_obj", tensor({1})),
                                    runtime_error,
                                    "Buffer target 'obj' already exists in constants");
@@ -368,4 +379,34 @@ TEST_CASE("create_mutable_buffer: errors leave the program unchanged", "[edit][m
                                    runtime_error,
                                    "Buffer target '_0_cache' already exists in constants");
   }
+}
+
+TEST_CASE("create_mutable_buffer: a requested target taken in constants, assigned target free",
+          "[edit][mutable_buffer]") {
+  // "b_npb" is the placeholder of the non-persistent buffer "npb" (in constants). FX names the
+  // request b_npb_1, whose target npb_1 is free: ExecuTorch 1.5.1 gives the same names on a
+  // torch.export.load-ed program and torch verifies and runs its result, so it is not refused.
+  Program ep = epgraph_test::constants_program();
+  Node* b = create_mutable_buffer(ep, "b_npb", tensor({4}, 3.0));
+  CHECK(b->name() == "b_npb_1");
+  CHECK(b->target() == "b_npb_1");
+  CHECK(b->meta().requested_name == "b_npb");
+  CHECK(input_spec_strings(ep.graph_signature()) ==
+        Strings{"p_w: PARAMETER target='w'", "b_pb: BUFFER target='pb' persistent=True",
+                "b_npb_1: BUFFER target='npb_1' persistent=True",
+                "b_npb: BUFFER target='npb' persistent=False",
+                "c_lifted_tensor_0: CONSTANT_TENSOR target='lifted_tensor_0'",
+                "obj: CUSTOM_OBJ target='obj'", "x: USER_INPUT"});
+  CHECK(output_spec_strings(ep.graph_signature()) ==
+        Strings{"b_npb_1: BUFFER_MUTATION target='npb_1'", "call_torchbind: USER_OUTPUT"});
+  CHECK(keys(ep.state_dict()) == Strings{"w", "pb", "npb_1"});
+  CHECK(keys(ep.constants()) == Strings{"npb", "lifted_tensor_0", "obj"});
+  CHECK(ep.state_dict().at("npb_1") == tensor({4}, 3.0));
+  check_valid(ep);
+  CHECK(epgraph::input_order_departures(ep.graph_signature()).empty());
+  // A second request passes ExecuTorch's first check ("npb" is still not in state_dict) and
+  // meets its second: the request is recorded on b_npb_1.
+  EPGRAPH_CHECK_THROWS_UNCHANGED(ep, create_mutable_buffer(ep, "b_npb", tensor({4})),
+                                 epgraph::runtime_error,
+                                 "Placeholder for 'b_npb' already exists in the graph");
 }

@@ -1,5 +1,6 @@
 // Tests for create_constant_placeholder and delete_constant_placeholder (epgraph/edit.hpp).
 // SPDX-License-Identifier: BSD-3-Clause
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <epgraph/edit.hpp>
 #include <epgraph/verify.hpp>
@@ -109,13 +110,13 @@ TEST_CASE("create_constant_placeholder: persistent_buffer is ignored for other k
           "[edit][constant]") {
   Program ep = epgraph_test::params_and_buffers_program();
   Node* n = create_constant_placeholder(ep, "p_extra", InputKind::PARAMETER, tensor({1}), true);
-  CHECK(epgraph::to_string(ep.graph_signature().input_specs.back()) ==
+  CHECK(epgraph::to_string(ep.graph_signature().input_specs[1]) ==
         "p_extra: PARAMETER target='p_extra'");
   CHECK(n->name() == "p_extra");
 }
 
 TEST_CASE("create_constant_placeholder: placement", "[edit][constant]") {
-  SECTION("default insertion point: after the last placeholder") {
+  SECTION("default insertion point: the kind's canonical place (here the last one)") {
     Program ep = epgraph_test::params_and_buffers_program();
     create_constant_placeholder(ep, "c_k", InputKind::CONSTANT_TENSOR, tensor({1}));
     CHECK(epgraph_test::node_names(ep.graph()) ==
@@ -149,7 +150,7 @@ TEST_CASE("create_constant_placeholder: placement", "[edit][constant]") {
                   "p_b: PARAMETER target='p_b'", "b_scale: BUFFER target='scale' persistent=True"});
     check_valid(ep);
   }
-  SECTION("insertion point among compute nodes: placed at the end of the placeholders") {
+  SECTION("insertion point among compute nodes: the kind's canonical place") {
     Program ep = epgraph_test::params_and_buffers_program();
     Node* mul = ep.graph().find_node("mul");
     auto at = ep.graph().inserting_after(mul);
@@ -219,13 +220,13 @@ TEST_CASE("create_constant_placeholder: errors leave the program unchanged", "[e
     Program ep = epgraph_test::params_and_buffers_program();
     for (InputKind k : {InputKind::USER_INPUT, InputKind::CUSTOM_OBJ, InputKind::TOKEN}) {
       EPGRAPH_CHECK_THROWS_UNCHANGED(ep, create_constant_placeholder(ep, "p_a", k, tensor({1})),
-                                     value_error, "Can only create constant input nodes.");
+                                     runtime_error, "Can only create constant input nodes.");
     }
   }
   SECTION("buffer without persistence") {
     Program ep = epgraph_test::params_and_buffers_program();
     EPGRAPH_CHECK_THROWS_UNCHANGED(
-        ep, create_constant_placeholder(ep, "b_a", InputKind::BUFFER, tensor({1})), value_error,
+        ep, create_constant_placeholder(ep, "b_a", InputKind::BUFFER, tensor({1})), runtime_error,
         "Must set persistent_buffer when creating a new buffer.");
   }
   SECTION("target already taken") {
@@ -245,15 +246,18 @@ TEST_CASE("create_constant_placeholder: errors leave the program unchanged", "[e
         runtime_error,
         "Constant target 'scale' already exists as the target of input spec 'b_scale'");
   }
-  SECTION("position after a user input") {
-    Program ep = epgraph_test::plain_program();  // default point: after x
-    EPGRAPH_CHECK_THROWS_UNCHANGED(
-        ep, create_constant_placeholder(ep, "p_w", InputKind::PARAMETER, tensor({1})),
-        runtime_error,
-        "Failed to insert p_w; Const placeholder nodes must be inserted before user input nodes "
-        "in the graph.");
+  SECTION("caller's position after a user input") {
+    Program ep = epgraph_test::plain_program();
+    {
+      auto at = ep.graph().inserting_after(ep.graph().find_node("x"));
+      EPGRAPH_CHECK_THROWS_UNCHANGED(
+          ep, create_constant_placeholder(ep, "p_w", InputKind::PARAMETER, tensor({1})),
+          runtime_error,
+          "Failed to insert p_w; Const placeholder nodes must be inserted before user input "
+          "nodes in the graph.");
+    }
     Program ep2 = epgraph_test::linear_batchnorm_program();
-    auto at = ep2.graph().inserting_after(ep2.graph().find_node("addmm"));
+    auto at = ep2.graph().inserting_before(ep2.graph().find_node("x")->next());  // right after x
     EPGRAPH_CHECK_THROWS_UNCHANGED(
         ep2, create_constant_placeholder(ep2, "c_k", InputKind::CONSTANT_TENSOR, tensor({1})),
         runtime_error,
@@ -368,5 +372,83 @@ TEST_CASE("delete_constant_placeholder: errors leave the program unchanged", "[e
     auto at = ep.graph().inserting_after(c);
     EPGRAPH_CHECK_THROWS_UNCHANGED(ep, delete_constant_placeholder(ep, c), runtime_error,
                                    "Cannot erase node 'c_k' while it anchors an insertion point");
+  }
+}
+
+TEST_CASE("create_constant_placeholder: the default point puts each kind at its canonical place",
+          "[edit][constant][order]") {
+  using epgraph::input_order_departures;
+  SECTION("a parameter on a program with a buffer and no user input goes before the buffer") {
+    // ExecuTorch appends it after b_scale, an order NativeRT refuses.
+    Program ep = epgraph_test::params_and_buffers_program();
+    Node* p = create_constant_placeholder(ep, "p_new", InputKind::PARAMETER, tensor({2}));
+    CHECK(epgraph_test::node_names(ep.graph()) ==
+          Strings{"p_weight", "p_new", "b_scale", "mul", "output"});
+    CHECK(p->prev()->name() == "p_weight");
+    CHECK(input_spec_strings(ep.graph_signature()) ==
+          Strings{"p_weight: PARAMETER target='weight'", "p_new: PARAMETER target='p_new'",
+                  "b_scale: BUFFER target='scale' persistent=True"});
+    CHECK(keys(ep.state_dict()) == Strings{"weight", "scale", "p_new"});
+    CHECK(input_order_departures(ep.graph_signature()).empty());
+    check_valid(ep);
+  }
+  SECTION("each kind on a program with every kind and a user input") {
+    struct Case {
+      InputKind kind;
+      std::optional<bool> persistent;
+      Strings placeholders;
+    };
+    const Case cases[] = {
+        {InputKind::PARAMETER,
+         std::nullopt,
+         {"p_w", "new", "b_pb", "b_npb", "c_lifted_tensor_0", "obj", "x"}},
+        {InputKind::BUFFER, true, {"p_w", "b_pb", "new", "b_npb", "c_lifted_tensor_0", "obj", "x"}},
+        {InputKind::BUFFER,
+         false,
+         {"p_w", "b_pb", "b_npb", "new", "c_lifted_tensor_0", "obj", "x"}},
+        {InputKind::CONSTANT_TENSOR,
+         std::nullopt,
+         {"p_w", "b_pb", "b_npb", "c_lifted_tensor_0", "new", "obj", "x"}},
+    };
+    for (const Case& c : cases) {
+      INFO(epgraph::kind_name(c.kind) << " " << c.persistent.value_or(true));
+      Program ep = epgraph_test::constants_program();
+      // ExecuTorch refuses these ("Failed to insert new; ..."): its node goes after x.
+      Node* n = create_constant_placeholder(ep, "new", c.kind, tensor({4}), c.persistent);
+      CHECK(placeholder_names(ep.graph()) == c.placeholders);
+      std::vector<std::string> spec_names;
+      for (const auto& s : ep.graph_signature().input_specs) spec_names.push_back(s.name());
+      CHECK(spec_names == c.placeholders);
+      const auto at = std::find(c.placeholders.begin(), c.placeholders.end(), "new");
+      REQUIRE(at + 1 != c.placeholders.end());
+      CHECK(n->next()->name() == *(at + 1));  // the node sits where its spec does
+      CHECK(input_order_departures(ep.graph_signature()).empty());
+      check_valid(ep);
+    }
+  }
+  SECTION("a point among compute nodes is treated as the default point") {
+    Program ep = epgraph_test::linear_batchnorm_program();
+    auto at = ep.graph().inserting_after(ep.graph().find_node("addmm"));
+    create_constant_placeholder(ep, "c_k", InputKind::CONSTANT_TENSOR, tensor({1}));
+    CHECK(placeholder_names(ep.graph()) ==
+          Strings{"p_linear_weight", "p_linear_bias", "p_bn_weight", "p_bn_bias",
+                  "b_bn_running_mean", "b_bn_running_var", "b_bn_num_batches_tracked", "c_k", "x"});
+    CHECK(ep.graph().insertion_point().anchor == ep.graph().find_node("addmm"));
+    CHECK(input_order_departures(ep.graph_signature()).empty());
+    check_valid(ep);
+  }
+  SECTION("the caller's point inside the placeholders is kept, departure and all") {
+    Program ep = epgraph_test::params_and_buffers_program();
+    auto at = ep.graph().inserting_before(ep.graph().find_node("p_weight"));
+    create_constant_placeholder(ep, "c_k", InputKind::CONSTANT_TENSOR, tensor({1}));
+    CHECK(placeholder_names(ep.graph()) == Strings{"c_k", "p_weight", "b_scale"});
+    CHECK(input_order_departures(ep.graph_signature()) ==
+          Strings{"Input 'p_weight' (PARAMETER) comes after input 'c_k' (CONSTANT_TENSOR): inputs "
+                  "must be ordered TOKEN < PARAMETER < persistent BUFFER < non-persistent BUFFER "
+                  "< CONSTANT_TENSOR < CUSTOM_OBJ < USER_INPUT",
+                  "Input 'b_scale' (persistent BUFFER) comes after input 'c_k' (CONSTANT_TENSOR): "
+                  "inputs must be ordered TOKEN < PARAMETER < persistent BUFFER < non-persistent "
+                  "BUFFER < CONSTANT_TENSOR < CUSTOM_OBJ < USER_INPUT"});
+    CHECK_NOTHROW(epgraph::verify(ep));  // torch's verifier does not look at the order
   }
 }

@@ -335,9 +335,10 @@ TEST_CASE("lookups: get_param_tensor and set_param_tensor", "[lookup]") {
   CHECK_NOTHROW(epgraph::verify(ep));
 
   for (const char* name : {"obj", "x", "add"}) {
+    const std::string op = name == std::string("add") ? "call_function" : "placeholder";
     EPGRAPH_CHECK_THROWS_UNCHANGED(
-        ep, epgraph::set_param_tensor(ep, g.find_node(name), tensor({1})), epgraph::value_error,
-        std::string("Node '") + name +
+        ep, epgraph::set_param_tensor(ep, g.find_node(name), tensor({1})), epgraph::runtime_error,
+        "unsupported param type, " + op + ". Node '" + name +
             "' is not a parameter, a buffer, a lifted tensor constant nor a get_attr node");
   }
   EPGRAPH_CHECK_THROWS_UNCHANGED(
@@ -361,7 +362,60 @@ TEST_CASE("lookups: get_param_tensor and set_param_tensor", "[lookup]") {
     CHECK(get_param_tensor(ep, gm) == nullptr);
     epgraph::set_param_tensor(ep, ga, tensor({4}, 5.0));
     CHECK(ep.state_dict().at("w") == tensor({4}, 5.0));
-    epgraph::set_param_tensor(ep, gm, tensor({1}, 6.0));
-    CHECK(keys(ep.constants()) == Strings{"npb", "lifted_tensor_0", "obj", "missing"});
+    epgraph::set_param_tensor(ep, gc, tensor({4}, 7.0));
+    CHECK(std::get<epgraph::HostTensor>(ep.constants().at("lifted_tensor_0")) == tensor({4}, 7.0));
+    // A target in neither dictionary names no tensor: refused, nothing added.
+    EPGRAPH_CHECK_THROWS_UNCHANGED(
+        ep, epgraph::set_param_tensor(ep, gm, tensor({1}, 6.0)), epgraph::value_error,
+        "Node 'missing' (get_attr 'missing') names no tensor of the program: 'missing' is in "
+        "neither state_dict nor constants, so it names a submodule (such as the branch of a "
+        "cond), which cannot be replaced by a tensor");
+    CHECK(keys(ep.constants()) == Strings{"npb", "lifted_tensor_0", "obj"});
   }
+  SECTION("a get_attr naming a custom object is refused") {
+    Node* go = nullptr;
+    {
+      auto at = ep.graph().inserting_before(ep.graph().find_node("add"));
+      go = ep.graph().get_attr("obj", "obj_attr");
+    }
+    CHECK(get_param_tensor(ep, go) == nullptr);
+    EPGRAPH_CHECK_THROWS_UNCHANGED(
+        ep, epgraph::set_param_tensor(ep, go, tensor({1})), epgraph::value_error,
+        "Node 'obj_attr' (get_attr 'obj') names a custom object in constants, not a tensor");
+  }
+}
+
+TEST_CASE("lookups: set_param_tensor refuses the branch of a cond", "[lookup]") {
+  // `torch.cond(x.sum() > 0, lambda x: x + 1, lambda x: x - 1, (x,))` as torch.export gives it:
+  // the branches are get_attr nodes naming nested graphs (epgraph keeps them with the node, in
+  // neither dictionary). ExecuTorch 1.5.1 refuses to set a tensor there ("TypeError: cannot
+  // assign 'torch.FloatTensor' as child module 'true_graph_0' (torch.nn.Module or None
+  // expected)"); epgraph used to add an unused constants entry "true_graph_0".
+  auto g = std::make_unique<epgraph::Graph>();
+  Node* x = epgraph_test::add_placeholder(*g, "x", tensor({3}));
+  Node* sum = g->call_function("torch.ops.aten.sum.default", {x});
+  Node* gt = g->call_function("torch.ops.aten.gt.Scalar", {sum, 0});
+  Node* t = g->get_attr("true_graph_0");
+  Node* f = g->get_attr("false_graph_0");
+  Node* cond = g->call_function("torch.ops.higher_order.cond",
+                                {gt, t, f, epgraph::Argument(epgraph::ArgumentList{x})});
+  Node* out = g->call_function("operator.getitem", {cond, 0});
+  g->output({out});
+  epgraph::ExportGraphSignature sig;
+  sig.input_specs = {epgraph_test::user_input("x")};
+  sig.output_specs = {epgraph_test::user_output("getitem")};
+  Program ep(std::move(g), std::move(sig));
+  CHECK(epgraph::is_param_node(ep, t));  // as upstream: every get_attr node
+  CHECK(epgraph::get_param_tensor(ep, t) == nullptr);
+  for (const char* branch : {"true_graph_0", "false_graph_0"}) {
+    EPGRAPH_CHECK_THROWS_UNCHANGED(
+        ep, epgraph::set_param_tensor(ep, ep.graph().find_node(branch), tensor({3})),
+        epgraph::value_error,
+        std::string("Node '") + branch + "' (get_attr '" + branch +
+            "') names no tensor of the program: '" + branch +
+            "' is in neither state_dict nor constants, so it names a submodule (such as the "
+            "branch of a cond), which cannot be replaced by a tensor");
+  }
+  CHECK(ep.constants().empty());
+  CHECK(ep.state_dict().empty());
 }

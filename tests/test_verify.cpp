@@ -201,14 +201,26 @@ TEST_CASE("verify: state checks and VerifyOptions::check_state", "[verify]") {
   }
 }
 
-TEST_CASE("verify: canonical input order", "[verify]") {
+TEST_CASE("verify: canonical input order is checked at VerifyLevel::canonical_order",
+          "[verify][order]") {
   using epgraph_test::buffer;
   using epgraph_test::parameter;
   using epgraph_test::user_input;
+  epgraph::VerifyOptions strict;
+  strict.check_state = false;
+  strict.level = epgraph::VerifyLevel::canonical_order;
+  // torch's own verifier does not look at the order: the default level passes each program and
+  // input_order_departures lists what the strict level reports.
+  auto departures = [&](const Program& ep) {
+    CHECK(violations(ep, {false}) == Strings{});
+    const Strings listed = epgraph::input_order_departures(ep.graph_signature());
+    CHECK(violations(ep, strict) == listed);
+    return listed;
+  };
   SECTION("a parameter after a user input") {
     Program ep = program_from_specs({user_input("x"), parameter("p_w", "w")},
                                     {epgraph_test::user_output("x")}, {"x"});
-    CHECK(violations(ep, {false}) ==
+    CHECK(departures(ep) ==
           Strings{std::string("Input 'p_w' (PARAMETER) comes after input 'x' (USER_INPUT): ") +
                   order_rule});
   }
@@ -216,7 +228,7 @@ TEST_CASE("verify: canonical input order", "[verify]") {
     Program ep =
         program_from_specs({buffer("b_np", "np", false), buffer("b_p", "p"), buffer("b_q", "q")},
                            {epgraph_test::user_output("b_p")}, {"b_p"});
-    CHECK(violations(ep, {false}) ==
+    CHECK(departures(ep) ==
           Strings{"Persistent buffers must come before non-persistent buffers: 'b_p' comes after "
                   "'b_np'",
                   "Persistent buffers must come before non-persistent buffers: 'b_q' comes after "
@@ -229,11 +241,61 @@ TEST_CASE("verify: canonical input order", "[verify]") {
          {InputKind::CUSTOM_OBJ, epgraph::CustomObjArgument{"obj", "Foo"}, std::string("obj")},
          parameter("p", "p")},
         {epgraph_test::user_output("c")}, {"c"});
-    CHECK(violations(ep, {false}) ==
+    CHECK(departures(ep) ==
           Strings{std::string("Input 'token' (TOKEN) comes after input 'c' (CONSTANT_TENSOR): ") +
                       order_rule,
                   std::string("Input 'p' (PARAMETER) comes after input 'obj' (CUSTOM_OBJ): ") +
                       order_rule});
+  }
+  SECTION("canonical programs have no departure") {
+    for (const Program& ep :
+         {epgraph_test::plain_program(), epgraph_test::params_and_buffers_program(),
+          epgraph_test::constants_program(), epgraph_test::linear_batchnorm_program(),
+          epgraph_test::token_program(true)}) {
+      CHECK(epgraph::input_order_departures(ep.graph_signature()).empty());
+      CHECK(violations(ep, strict) == Strings{});
+    }
+  }
+  SECTION("order violations come after the state checks, before output layout") {
+    Program ep = program_from_specs({user_input("x"), parameter("p_w", "w")},
+                                    {epgraph_test::user_output("x")}, {"x"});
+    epgraph::VerifyOptions with_state = strict;
+    with_state.check_state = true;
+    CHECK(violations(ep, with_state) ==
+          Strings{"Parameter w is not in the state dict.",
+                  std::string("Input 'p_w' (PARAMETER) comes after input 'x' (USER_INPUT): ") +
+                      order_rule});
+    CHECK(violations(ep) == Strings{"Parameter w is not in the state dict."});
+  }
+}
+
+TEST_CASE("verify: a strict-mode export (constant before buffer) passes torch's level",
+          "[verify][order]") {
+  // The shape torch.export.export(..., strict=True) gives `x * self.gain + self.offset + self.w`
+  // (../shared/cases/fidelity/strict_order.pt2): inputs PARAMETER, CONSTANT_TENSOR, BUFFER,
+  // USER_INPUT. torch.export.load and torch's verifier accept it; NativeRT refuses it.
+  Program ep = program_from_specs(
+      {epgraph_test::parameter("p_w", "w"), epgraph_test::constant_tensor("c_gain", "gain"),
+       epgraph_test::buffer("b_offset", "offset"), epgraph_test::user_input("x")},
+      {epgraph_test::user_output("x")}, {"x"});
+  ep.state_dict().insert("w", tensor({3}, 1.0));
+  ep.state_dict().insert("offset", tensor({3}, 0.0));
+  ep.constants().insert("gain", tensor({3}, 1.5));
+  CHECK_NOTHROW(validate_graph_signature(ep));
+  CHECK(violations(ep) == Strings{});
+  const Strings expected{
+      std::string("Input 'b_offset' (persistent BUFFER) comes after input 'c_gain' "
+                  "(CONSTANT_TENSOR): ") +
+      order_rule};
+  CHECK(epgraph::input_order_departures(ep.graph_signature()) == expected);
+  epgraph::VerifyOptions strict;
+  strict.level = epgraph::VerifyLevel::canonical_order;
+  CHECK(violations(ep, strict) == expected);
+  try {
+    verify(ep, strict);
+    FAIL("verify at canonical_order must throw");
+  } catch (const epgraph::verification_error& e) {
+    CHECK(std::string(e.what()) == "Exported program verification failed:\n  - " + expected[0]);
   }
 }
 

@@ -34,14 +34,14 @@ namespace epgraph {
 
 /// The placeholder that create_mutable_buffer or create_constant_placeholder made for the
 /// requested name `requested_name` (recorded in its `meta().requested_name`, like upstream's
-/// `meta["requested_name"]`), or nullptr. Throws nothing. O(placeholders). Mirrors
-/// `_find_placeholder` in
-/// ExecuTorch's backends/transforms/utils.py.
+/// `meta["requested_name"]`), or nullptr. Throws nothing and does not allocate. O(placeholders).
+/// Mirrors `_find_placeholder` in ExecuTorch's backends/transforms/utils.py.
 [[nodiscard]] inline Node* find_requested_placeholder(const Graph& graph,
-                                                      std::string_view requested_name) {
+                                                      std::string_view requested_name) noexcept {
+  // read_meta(): n->meta() on a Node* would pick the writable overload, which allocates.
   for (Node* n = graph.first_node(); n != nullptr && n->op() == OpCode::placeholder;
        n = n->next()) {
-    if (n->meta().requested_name == requested_name) return n;
+    if (n->read_meta().requested_name == requested_name) return n;
   }
   return nullptr;
 }
@@ -106,6 +106,20 @@ void check_buffer_target(const ExportedProgram<T>& ep, const std::string& target
     throw value_error("Buffer target cannot be empty (from name '" + std::string(from_name) + "')");
   }
   check_target_free(ep, target, "Buffer");
+}
+
+// Where a new input spec of canonical rank `rank` (see input_rank: 1 PARAMETER, 2 persistent
+// BUFFER, 3 non-persistent BUFFER, 4 CONSTANT_TENSOR) goes so that it adds no departure from
+// torch's canonical input order (input_order_departures): before the first spec that ranks after
+// it, or at the end. Every spec before that index ranks at most `rank`, so the new spec departs
+// from nothing; every spec after it already follows the spec at that index, which ranks higher
+// than `rank`, so what each of them is compared with (and any departure it had) is unchanged.
+// On a program in canonical order this is the end of the block of its kind. Throws nothing.
+// O(input specs).
+inline std::size_t canonical_input_index(const ExportGraphSignature& sig, int rank) noexcept {
+  std::size_t i = 0;
+  while (i < sig.input_specs.size() && input_rank(sig.input_specs[i]) <= rank) ++i;
+  return i;
 }
 
 // The node at position `index` of the node list, or nullptr past the end. O(index).
@@ -189,18 +203,28 @@ static_assert(std::is_nothrow_move_constructible_v<InputSpec> &&
 ///   is that name, and the buffer's target is recomputed from it the same way (`x_1`,
 ///   `_0_cache`); the request is recorded in `meta().requested_name`, the tensor metadata of
 ///   `data` in `meta().val`.
-/// - Input position: at the end of the persistent-buffer block, keeping torch's canonical order
-///   TOKEN < PARAMETER < persistent BUFFER < non-persistent BUFFER < CONSTANT_TENSOR < CUSTOM_OBJ
-///   < USER_INPUT: right after the last TOKEN / PARAMETER / persistent BUFFER spec before the
-///   first user input, or first when there is none. The placeholder takes the same position
-///   among placeholders (whatever the graph's insertion point is; it is left unchanged).
+/// - Input position: before the first spec that ranks after a persistent buffer in torch's
+///   canonical order TOKEN < PARAMETER < persistent BUFFER < non-persistent BUFFER <
+///   CONSTANT_TENSOR < CUSTOM_OBJ < USER_INPUT (a non-persistent BUFFER, CONSTANT_TENSOR,
+///   CUSTOM_OBJ or USER_INPUT), or last when there is none. On a program in canonical order that
+///   is the end of the persistent-buffer block; on one that departs from it (a `strict=True`
+///   export can put a lifted constant before a buffer: `[p_w, c_gain, b_offset, x]` ->
+///   `[p_w, b_cache, c_gain, b_offset, x]`, where ExecuTorch puts it too) the new spec adds no
+///   departure to the ones input_order_departures already lists. The placeholder takes the same
+///   position among placeholders (whatever the graph's insertion point is; it is left
+///   unchanged).
 /// - Output position: after the output tokens, among the mutation outputs in the order of the
 ///   inputs they mutate, before user outputs: `[y]` -> `[b, y]`, `[token]` -> `[token, b]`.
 ///   The placeholder is inserted in the output node's results at the same index.
 ///
 /// `data` is moved into state_dict. Returns the new placeholder (owned by the graph).
-/// Afterwards validate_graph_signature and Graph::lint pass. Throws, checking in this order:
+/// Afterwards validate_graph_signature and Graph::lint pass. Throws, checking in this order (the
+/// order of ExecuTorch's checks, whose messages these are where it has the check):
 /// - value_error "Buffer name cannot be empty" for an empty or all-whitespace name;
+/// - runtime_error "Buffer target '<t>' already exists in state_dict" when the requested target
+///   (the name minus one leading `b_`) is a key of state_dict, whatever name FX would assign:
+///   `create_mutable_buffer(ep, "b_cache", ...)` twice fails with "Buffer target 'cache' already
+///   exists in state_dict", ExecuTorch's message;
 /// - what validate_graph_signature throws when the signature does not match the graph;
 /// - runtime_error "Placeholder for '<name>' already exists in the graph" when a placeholder was
 ///   already created for this requested name;
@@ -209,10 +233,15 @@ static_assert(std::is_nothrow_move_constructible_v<InputSpec> &&
 ///   Python keyword that torch.fx's namespace does not rename, ..." when the name the namespace
 ///   assigns is one Python cannot bind as forward's parameter (see detail::check_bindable; torch
 ///   and ExecuTorch would write a program whose ep.module() raises SyntaxError);
-/// - value_error "Buffer target cannot be empty (from name 'b_')" when the requested target, or
-///   the target recomputed from the assigned name (`b-` becomes `b_`), is empty;
+/// - value_error "Buffer target cannot be empty (from name 'b_')" when the target recomputed
+///   from the assigned name (`b_`, or `b-`, which FX names `b_`) is empty;
 /// - runtime_error "Buffer target '<t>' already exists in state_dict" / "... in constants" /
-///   "... as the target of input spec '<spec>'" for either target;
+///   "... as the target of input spec '<spec>'" when the buffer's target (from the assigned
+///   name) is taken. A requested target taken only in `constants` or by an input spec is no
+///   obstacle when FX renames the node: `b_npb` next to a non-persistent buffer `npb` (placeholder
+///   `b_npb`) becomes `b_npb_1` with target `npb_1`, as in ExecuTorch (whose result torch
+///   verifies and runs); where the name is not renamed the target is the requested one and is
+///   refused (ExecuTorch would key a second input by it);
 /// - std::bad_alloc, and what tensor_traits<T> throws.
 /// Strong guarantee: on any exception the program is exactly as before (namespace included).
 /// O(placeholders + input specs + output specs + length of name); independent of the number of
@@ -227,27 +256,26 @@ Node* create_mutable_buffer(ExportedProgram<T>& ep, std::string_view name, T dat
   if (detail::is_blank(name)) throw value_error("Buffer name cannot be empty");
   Graph& graph = ep.graph();
   const ExportGraphSignature& sig = ep.graph_signature();
+  // ExecuTorch's first check, with its message: the target the caller asked for is a key of
+  // state_dict (e.g. the same name requested twice). Its test suite pins this message.
+  const std::string requested_target = detail::buffer_target_of(name);
+  if (ep.state_dict().contains(requested_target)) {
+    throw runtime_error("Buffer target '" + requested_target + "' already exists in state_dict");
+  }
   validate_graph_signature(ep);
   if (find_requested_placeholder(graph, name) != nullptr) {
     throw runtime_error("Placeholder for '" + std::string(name) + "' already exists in the graph");
   }
-  const std::string requested_target = detail::buffer_target_of(name);
-  detail::check_buffer_target(ep, requested_target, name);
   const std::string node_name = graph.propose_name(name);
   detail::check_bindable(name, node_name, "Buffer");
+  // Only the target the buffer will have must be free: a requested target held elsewhere (a
+  // non-persistent buffer's key in constants, say) is no obstacle when FX renames the node and
+  // so the target (`b_npb` -> `b_npb_1`, target `npb_1`), as in ExecuTorch.
   std::string target = detail::buffer_target_of(node_name);
-  if (target != requested_target) detail::check_buffer_target(ep, target, node_name);
+  detail::check_buffer_target(ep, target, node_name);
 
-  // Input position: after the last TOKEN / PARAMETER / persistent BUFFER before any user input.
-  std::size_t in_pos = 0;
-  for (std::size_t i = 0; i < sig.input_specs.size(); ++i) {
-    const InputSpec& s = sig.input_specs[i];
-    if (s.kind() == InputKind::USER_INPUT) break;
-    if (s.kind() == InputKind::TOKEN || s.kind() == InputKind::PARAMETER ||
-        (s.kind() == InputKind::BUFFER && s.persistent() != false)) {
-      in_pos = i + 1;
-    }
-  }
+  // Input position: before the first spec that ranks after a persistent buffer.
+  const std::size_t in_pos = detail::canonical_input_index(sig, 2);
   const std::size_t out_pos = detail::mutation_output_index(sig, in_pos);
 
   // Everything that can fail is prepared here; the commit below cannot throw.
@@ -302,9 +330,18 @@ Node* create_mutable_buffer(ExportedProgram<T>& ep, std::string_view name, T dat
 ///   returned and nothing changes (kind and data are not compared), as upstream does for shared
 ///   weights.
 /// - Placement: at the insertion point when it lies inside the placeholder prefix (an
-///   inserting_after point then moves to the new node, as in FX). When it does not (the default
-///   point, or a point among compute nodes), the node goes where upstream's spec would put it:
-///   after the placeholders before that point, i.e. right after the last placeholder.
+///   inserting_after point then moves to the new node, as in FX); that position is the caller's
+///   and may depart from torch's canonical input order (input_order_departures reports it).
+///   When the point does not lie there (the default point, or a point among compute nodes), the
+///   node goes to its kind's canonical place: before the first input spec that ranks after its
+///   kind in TOKEN < PARAMETER < persistent BUFFER < non-persistent BUFFER < CONSTANT_TENSOR <
+///   CUSTOM_OBJ < USER_INPUT, so it adds no departure (a PARAMETER on `[p_weight, b_scale]`
+///   gives `[p_weight, p_new, b_scale]`; a CONSTANT_TENSOR on `[p_w, x]` gives `[p_w, c, x]`).
+///   ExecuTorch instead puts the node at the end of the graph (after the output node) and its
+///   spec after every other placeholder: after the buffers for a PARAMETER (an order NativeRT
+///   rejects), and after the user inputs when there are any, which it then refuses ("Failed to
+///   insert ...") although the canonical place exists; epgraph places such a request and does
+///   not refuse it.
 ///
 /// `data` is moved into its dictionary. Returns the placeholder (owned by the graph). Throws,
 /// checking in this order:
@@ -312,18 +349,21 @@ Node* create_mutable_buffer(ExportedProgram<T>& ep, std::string_view name, T dat
 /// - what validate_graph_signature throws when the signature does not match the graph;
 /// - runtime_error "Placeholder '<name>' already exists as a mutable buffer" when the existing
 ///   placeholder for `name` is a mutable buffer (see is_mutable_buffer);
-/// - value_error "Can only create constant input nodes." for kinds USER_INPUT, CUSTOM_OBJ, TOKEN;
-/// - value_error "Must set persistent_buffer when creating a new buffer." for a BUFFER without
+/// - runtime_error "Can only create constant input nodes." for kinds USER_INPUT, CUSTOM_OBJ, TOKEN
+///   (ExecuTorch's type and message, as for the next one);
+/// - runtime_error "Must set persistent_buffer when creating a new buffer." for a BUFFER without
 ///   `persistent_buffer`;
 /// - value_error "Placeholder name 'self' cannot be used: ..." / "Placeholder name 'None' ..."
 ///   when the assigned name is one Python cannot bind (as for create_mutable_buffer);
 /// - runtime_error "Constant target '<t>' already exists in state_dict" / "... in constants" /
 ///   "... as the target of input spec '<spec>'" when the assigned name is already a key;
 /// - runtime_error "Failed to insert <name>; Const placeholder nodes must be inserted before user
-///   input nodes in the graph." when the position comes after a user input;
+///   input nodes in the graph." when the caller's insertion point (inside the placeholder
+///   prefix) comes after a user input;
 /// - std::bad_alloc, and what tensor_traits<T> throws.
 /// Strong guarantee. O(placeholders + input specs + output specs + length of name). Mirrors
-/// `create_constant_placeholder` in ExecuTorch's backends/transforms/utils.py.
+/// `create_constant_placeholder` in ExecuTorch's backends/transforms/utils.py, placing what the
+/// caller does not place as described above.
 template <class T>
 Node* create_constant_placeholder(ExportedProgram<T>& ep, std::string_view name, InputKind kind,
                                   T data, std::optional<bool> persistent_buffer = {}) {
@@ -343,12 +383,12 @@ Node* create_constant_placeholder(ExportedProgram<T>& ep, std::string_view name,
     case InputKind::PARAMETER: break;
     case InputKind::BUFFER:
       if (!persistent_buffer) {
-        throw value_error("Must set persistent_buffer when creating a new buffer.");
+        throw runtime_error("Must set persistent_buffer when creating a new buffer.");
       }
       in_state_dict = *persistent_buffer;
       break;
     case InputKind::CONSTANT_TENSOR: in_state_dict = false; break;
-    default: throw value_error("Can only create constant input nodes.");
+    default: throw runtime_error("Can only create constant input nodes.");
   }
   if (kind != InputKind::BUFFER) persistent_buffer.reset();
   const std::string node_name = graph.propose_name(name);
@@ -356,23 +396,26 @@ Node* create_constant_placeholder(ExportedProgram<T>& ep, std::string_view name,
   std::string target = node_name;
   detail::check_target_free(ep, target, "Constant");
 
+  InputSpec new_input(kind, TensorArgument{node_name}, target, persistent_buffer);
+
   // Where the node goes: its index among placeholders, and whether the insertion point is usable
-  // as is (inside the placeholder prefix) or must be replaced by one inside the prefix.
+  // as is (inside the placeholder prefix) or the node goes to its kind's canonical place.
   const Graph::InsertPoint point = graph.insertion_point();
-  std::size_t index = graph.num_placeholders();
-  bool use_caller_point = true;
+  bool use_caller_point = false;
+  std::size_t index = 0;
   if (point.anchor != nullptr) {
     const Node* next = point.before ? point.anchor : point.anchor->next();
     const Node* prev = next != nullptr ? next->prev() : graph.last_node();
     if (prev == nullptr || prev->op() == OpCode::placeholder) {
-      index = 0;
+      use_caller_point = true;
       for (const Node* n = graph.first_node(); n != next && n->op() == OpCode::placeholder;
            n = n->next()) {
         ++index;
       }
-    } else {
-      use_caller_point = false;
     }
+  }
+  if (!use_caller_point) {
+    index = detail::canonical_input_index(sig, detail::input_rank(new_input));
   }
   for (std::size_t i = 0; i < index; ++i) {
     if (sig.input_specs[i].kind() == InputKind::USER_INPUT) {
@@ -387,7 +430,7 @@ Node* create_constant_placeholder(ExportedProgram<T>& ep, std::string_view name,
   new_inputs.reserve(sig.input_specs.size() + 1);
   const auto in_at = sig.input_specs.begin() + static_cast<std::ptrdiff_t>(index);
   new_inputs.insert(new_inputs.end(), sig.input_specs.begin(), in_at);
-  new_inputs.emplace_back(kind, TensorArgument{node_name}, target, persistent_buffer);
+  new_inputs.push_back(std::move(new_input));
   new_inputs.insert(new_inputs.end(), in_at, sig.input_specs.end());
   using constant_type = typename ExportedProgram<T>::constant_type;
   std::optional<constant_type> as_constant;

@@ -159,7 +159,8 @@ std::optional<std::pair<bool, std::string>> param_location(const ExportedProgram
 
 /// The tensor a weight-like node stands for, or nullptr: a parameter or persistent buffer is
 /// read from `state_dict`, a non-persistent buffer or lifted tensor constant from `constants`, a
-/// get_attr node from `state_dict` then `constants` by its target. Returns nullptr when `node` is
+/// get_attr node from `state_dict` then `constants` by its target (none for a get_attr naming a
+/// nested graph, such as a cond branch). Returns nullptr when `node` is
 /// null, not weight-like, its key is missing, or the constants entry is a custom object. The
 /// pointer is valid until the entry is erased. Throws only std::bad_alloc. O(input specs + length
 /// of the key). Mirrors `get_param_tensor` in
@@ -183,19 +184,54 @@ template <class T>
 /// Replaces the tensor a weight-like node stands for, in the dictionary where it belongs (see
 /// get_param_tensor): `state_dict[target] = data` for a parameter or persistent buffer,
 /// `constants[target] = data` for a non-persistent buffer or lifted tensor constant; a get_attr
-/// node's target is written in `state_dict` when present there, else in `constants`. An existing
-/// entry keeps its position; a missing one is appended. The node's metadata is not changed (as
-/// upstream, which keeps the fake tensor). Throws value_error "Node 'x' is not a parameter, a
-/// buffer, a lifted tensor constant nor a get_attr node" (including for null), std::bad_alloc, and
-/// what T's move assignment throws. Strong guarantee (given a T whose move assignment has it).
-/// O(input specs). Mirrors `set_param_tensor` in ExecuTorch's backends/transforms/utils.py.
+/// node's target is written in `state_dict` when present there, else in `constants` when it
+/// holds a tensor there. For a placeholder an existing entry keeps its position and a missing
+/// one is appended; a get_attr node must name an existing tensor entry. The node's metadata is
+/// not changed (as upstream, which keeps the fake tensor). Throws:
+/// - runtime_error "unsupported param type, placeholder. Node 'x' is not a parameter, a buffer, a
+///   lifted tensor constant nor a get_attr node" (ExecuTorch's type and message, then the node;
+///   `call_function.` for a compute node); value_error "Node '<null>' is not ..." for null;
+/// - value_error "Node 'true_graph_0' (get_attr 'true_graph_0') names no tensor of the program:
+///   'true_graph_0' is in neither state_dict nor constants, so it names a submodule (such as the
+///   branch of a cond), which cannot be replaced by a tensor" when the get_attr's target is a key
+///   of neither dictionary. In an exported program every parameter, buffer and constant is a
+///   placeholder, so a get_attr node names a nested graph (cond branches, map bodies,
+///   invoke_subgraph), which epgraph keeps with the node and not in either dictionary. ExecuTorch
+///   refuses too (setattr of a tensor on a child module: "TypeError: cannot assign
+///   'torch.FloatTensor' as child module 'true_graph_0' (torch.nn.Module or None expected)");
+///   before this check epgraph added an unused `constants` entry;
+/// - value_error "Node 'n' (get_attr 'obj') names a custom object in constants, not a tensor" when
+///   the get_attr's constants entry is a custom object (replacing it by a tensor would break the
+///   calls on it; ExecuTorch replaces it);
+/// - std::bad_alloc, and what T's move assignment throws.
+/// Strong guarantee (given a T whose move assignment has it): every check runs before anything
+/// changes. O(input specs + length of the key). Mirrors `set_param_tensor` in ExecuTorch's
+/// backends/transforms/utils.py.
 template <class T>
 void set_param_tensor(ExportedProgram<T>& ep, const Node* node, T data) {
   const auto where = detail::param_location(ep, node);
-  if (!where) {
-    throw value_error("Node '" + std::string(node ? node->name() : "<null>") +
-                      "' is not a parameter, a buffer, a lifted tensor constant nor a get_attr "
-                      "node");
+  if (node == nullptr) {
+    throw value_error(
+        "Node '<null>' is not a parameter, a buffer, a lifted tensor constant nor a get_attr node");
+  }
+  if (!where) {  // ExecuTorch's type and message, then which node
+    throw runtime_error("unsupported param type, " + std::string(op_name(node->op())) +
+                        ". Node '" + std::string(node->name()) +
+                        "' is not a parameter, a buffer, a lifted tensor constant nor a get_attr "
+                        "node");
+  }
+  if (node->op() == OpCode::get_attr && !where->first) {
+    const std::string who = "Node '" + std::string(node->name()) + "' (get_attr '" +
+                            std::string(node->target()) + "') ";
+    const auto* entry = ep.constants().find(where->second);
+    if (entry == nullptr) {
+      throw value_error(who + "names no tensor of the program: '" + where->second +
+                        "' is in neither state_dict nor constants, so it names a submodule (such "
+                        "as the branch of a cond), which cannot be replaced by a tensor");
+    }
+    if (std::holds_alternative<ScriptObject>(*entry)) {
+      throw value_error(who + "names a custom object in constants, not a tensor");
+    }
   }
   if (where->first) {
     ep.state_dict().insert_or_assign(where->second, std::move(data));

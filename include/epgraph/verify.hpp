@@ -3,12 +3,15 @@
 #pragma once
 
 /// Checks that an exported program is consistent: `validate_graph_signature` (the quick check
-/// ExecuTorch's graph-edit helpers run, first mismatch only) and `verify` (torch.export's
-/// verifier rules plus Graph::lint, every violation at once).
+/// ExecuTorch's graph-edit helpers run, first mismatch only), `verify` (torch.export's
+/// verifier rules plus Graph::lint, every violation at once; at VerifyLevel::canonical_order also
+/// torch's canonical input order, which PyTorch's NativeRT requires) and
+/// `input_order_departures` (that order on its own, for warnings).
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -152,6 +155,25 @@ void validate_graph_signature(const ExportedProgram<T>& ep) {
   validate_graph_signature(ep.graph(), ep.graph_signature());
 }
 
+/// How strict verify() is. Each level checks everything the one before it checks.
+enum class VerifyLevel {
+  /// What torch.export's own verifier rejects (`_verify_exported_program_signature` in
+  /// torch/_export/verifier.py, torch 2.13), plus Graph::lint and the checks VerifyOptions turns
+  /// on. torch's verifier never looks at the order of the input specs: it pairs the i-th
+  /// placeholder with the i-th spec and checks each spec's kind, argument and target, so a
+  /// program torch.export itself wrote with `strict=True` (a lifted CONSTANT_TENSOR before a
+  /// BUFFER) passes. Departures from the canonical input order are not errors at this level;
+  /// input_order_departures lists them.
+  torch,
+  /// torch, and also torch's canonical input order TOKEN < PARAMETER < persistent BUFFER <
+  /// non-persistent BUFFER < CONSTANT_TENSOR < CUSTOM_OBJ < USER_INPUT (see
+  /// input_order_departures). PyTorch's C++ runtime NativeRT refuses to load a program whose
+  /// non-user inputs depart from it (`checkInputOrders` in torch/nativert/graph/GraphSignature.cpp,
+  /// called by the GraphSignature constructor), and ExecuTorch's create_constant_placeholder
+  /// refuses to put a constant after a user input.
+  canonical_order,
+};
+
 /// What verify() checks.
 struct VerifyOptions {
   /// When true (the default), every PARAMETER / BUFFER / CONSTANT_TENSOR / CUSTOM_OBJ target must
@@ -163,6 +185,9 @@ struct VerifyOptions {
   /// knows must bind to it (normalized_arguments). Operators without a schema are not an error:
   /// operators_without_schema lists them.
   bool check_schemas = true;
+  /// VerifyLevel::torch (the default): only what torch's verifier rejects is an error.
+  /// VerifyLevel::canonical_order: departures from the canonical input order are errors too.
+  VerifyLevel level = VerifyLevel::torch;
 };
 
 namespace detail {
@@ -304,26 +329,6 @@ inline void check_outputs_match(const Graph& graph, const ExportGraphSignature& 
   }
 }
 
-inline void check_input_order(const ExportGraphSignature& sig, std::vector<std::string>& out) {
-  const InputSpec* highest = nullptr;
-  for (const InputSpec& s : sig.input_specs) {
-    if (highest != nullptr && input_rank(s) < input_rank(*highest)) {
-      if (input_rank(s) == 2 && input_rank(*highest) == 3) {
-        out.push_back("Persistent buffers must come before non-persistent buffers: '" +
-                      spec_arg_repr(s.arg()) + "' comes after '" + spec_arg_repr(highest->arg()) +
-                      "'");
-      } else {
-        out.push_back("Input '" + spec_arg_repr(s.arg()) + "' (" + input_kind_text(s) +
-                      ") comes after input '" + spec_arg_repr(highest->arg()) + "' (" +
-                      input_kind_text(*highest) +
-                      "): inputs must be ordered TOKEN < PARAMETER < persistent BUFFER < "
-                      "non-persistent BUFFER < CONSTANT_TENSOR < CUSTOM_OBJ < USER_INPUT");
-      }
-    }
-    if (highest == nullptr || input_rank(s) > input_rank(*highest)) highest = &s;
-  }
-}
-
 inline void check_output_order(const ExportGraphSignature& sig, std::vector<std::string>& out) {
   const OutputSpec* highest = nullptr;
   for (const OutputSpec& s : sig.output_specs) {
@@ -397,46 +402,49 @@ inline void check_output_targets(const ExportGraphSignature& sig, std::vector<st
 
 }  // namespace detail
 
-/// Checks everything torch.export's verifier checks that applies to epgraph's model, plus
-/// Graph::lint, and throws verification_error whose violations() lists every problem found, in
-/// this order:
-/// 1. Graph::lint's violations, verbatim (broken links, use before definition, placeholders not
-///    a prefix, missing or misplaced output node, ...);
-/// 2. placeholders against input specs: "Graph has N placeholder nodes but signature has M input
-///    specs" followed by "Placeholder x has no input spec" / "Input spec y names no placeholder",
-///    or, when the counts agree, "Input node A does not match input spec B" for each position;
-/// 3. results of the output node against output specs: "Output node 'output' does not return a
-///    list of results", or "Graph has N output nodes but signature has M output specs", or
-///    "Output node A does not match output spec B" for each position (constants and None match
-///    a ConstantArgument of equal value, see validate_graph_signature);
-/// 4. when `options.check_state`: each target is where its kind puts it, with torch's messages
-///    "Parameter t is not in the state dict.", "Buffer t is not in the state dict." (persistent),
-///    "Non-persistent buffer t is in the state dict, it should not be.", "Non-persistent buffer
-///    t is not in the constants dictionary.", "Constant tensor t is not in the constants
-///    dictionary.", "Custom object t is not in the constants dictionary.", and "... is a custom
-///    object in the constants dictionary, not a tensor." / "Custom object t is a tensor in the
-///    constants dictionary, not a custom object." for the wrong kind of entry. Unlike torch, a
-///    persistent buffer found only in `constants` is reported;
-/// 5. torch's canonical input order TOKEN < PARAMETER < persistent BUFFER < non-persistent BUFFER
-///    < CONSTANT_TENSOR < CUSTOM_OBJ < USER_INPUT (PyTorch's C++ runtime rejects programs that
-///    break it): "Persistent buffers must come before non-persistent buffers: 'b_a' comes after
-///    'b_b'", or "Input 'p' (PARAMETER) comes after input 'x' (USER_INPUT): inputs must be
-///    ordered TOKEN < ... < USER_INPUT" — each spec is compared with the highest-ranked spec
-///    before it;
-/// 6. output layout: "Output token 't' (TOKEN) comes after output 'y' (USER_OUTPUT): output
-///    tokens must come first"; "Mutation output 'm' (BUFFER_MUTATION) comes after output 'y'
-///    (USER_OUTPUT): mutation outputs must come right after the output tokens";
-/// 7. output targets: "Output 'm' (BUFFER_MUTATION) targets 't', which is not a buffer of the
-///    signature" (likewise "a parameter" for PARAMETER_MUTATION / GRADIENT_TO_PARAMETER and "a
-///    user input" for USER_INPUT_MUTATION / GRADIENT_TO_USER_INPUT, whose targets are user input
-///    names), and "Output 'm2' (BUFFER_MUTATION) mutates 't', which output 'm' already mutates";
-/// 8. when `options.check_schemas`: each call_function node whose schema global_registry() knows
-///    binds to it: "Node 'index_copy' (torch.ops.aten.index_copy.default) does not match its
-///    schema: argument 'dim' expects int, got node 'pos' (a tensor); schema: aten::index_copy(...)
-///    -> Tensor" (see normalized_arguments; operators_without_schema lists the others).
-/// Read-only. O(nodes + edges + specs). Mirrors `_verify_exported_program_signature`
-/// (torch/_export/verifier.py) and the input-order check of
-/// torch/nativert/graph/GraphSignature.cpp.
+/// The departures of `signature`'s input specs from torch's canonical order TOKEN < PARAMETER <
+/// persistent BUFFER < non-persistent BUFFER < CONSTANT_TENSOR < CUSTOM_OBJ < USER_INPUT, one
+/// message per departing spec, in spec order; empty when the order is canonical. Each spec is
+/// compared with the highest-ranked spec before it (the first of that rank):
+/// - "Persistent buffers must come before non-persistent buffers: 'b_a' comes after 'b_b'";
+/// - "Input 'b_offset' (persistent BUFFER) comes after input 'c_gain' (CONSTANT_TENSOR): inputs
+///   must be ordered TOKEN < PARAMETER < persistent BUFFER < non-persistent BUFFER <
+///   CONSTANT_TENSOR < CUSTOM_OBJ < USER_INPUT" for every other pair.
+/// torch.export produces this order for non-strict exports, but a `strict=True` export can put a
+/// lifted constant before a buffer, and torch.export.load and torch's own verifier accept any
+/// order (see VerifyLevel::torch). PyTorch's C++ runtime NativeRT refuses a program whose TOKEN,
+/// PARAMETER, BUFFER, CONSTANT_TENSOR and CUSTOM_OBJ inputs are out of this order or whose
+/// persistent buffer follows a non-persistent one ("Input arg ... is out of order!",
+/// "Persistent buffers must come before non-persistent buffers."; `checkInputOrders` in
+/// torch/nativert/graph/GraphSignature.cpp); it skips user inputs, whose place last is where
+/// torch.export puts them and what ExecuTorch's create_constant_placeholder requires. epgraph's
+/// edits never add a departure (they may keep ones the program had). verify reports these as
+/// errors at VerifyLevel::canonical_order; `pt2_edit validate` prints them as warnings unless
+/// given `--strict`. Read-only. O(input specs).
+[[nodiscard]] inline std::vector<std::string> input_order_departures(
+    const ExportGraphSignature& signature) {
+  std::vector<std::string> out;
+  const InputSpec* highest = nullptr;
+  for (const InputSpec& s : signature.input_specs) {
+    if (highest != nullptr && detail::input_rank(s) < detail::input_rank(*highest)) {
+      if (detail::input_rank(s) == 2 && detail::input_rank(*highest) == 3) {
+        out.push_back("Persistent buffers must come before non-persistent buffers: '" +
+                      detail::spec_arg_repr(s.arg()) + "' comes after '" +
+                      detail::spec_arg_repr(highest->arg()) + "'");
+      } else {
+        out.push_back("Input '" + detail::spec_arg_repr(s.arg()) + "' (" +
+                      detail::input_kind_text(s) + ") comes after input '" +
+                      detail::spec_arg_repr(highest->arg()) + "' (" +
+                      detail::input_kind_text(*highest) +
+                      "): inputs must be ordered TOKEN < PARAMETER < persistent BUFFER < "
+                      "non-persistent BUFFER < CONSTANT_TENSOR < CUSTOM_OBJ < USER_INPUT");
+      }
+    }
+    if (highest == nullptr || detail::input_rank(s) > detail::input_rank(*highest)) highest = &s;
+  }
+  return out;
+}
+
 namespace detail {
 // Rule 8 of verify: call_function nodes whose arguments do not bind to their schema.
 inline void check_schemas(const Graph& graph, std::vector<std::string>& out) {
@@ -467,6 +475,49 @@ inline void check_schemas(const Graph& graph, std::vector<std::string>& out) {
   return out;
 }
 
+/// Checks everything torch.export's verifier checks that applies to epgraph's model, plus
+/// Graph::lint, and throws verification_error whose violations() lists every problem found, in
+/// this order:
+/// 1. Graph::lint's violations, verbatim (broken links, use before definition, placeholders not
+///    a prefix, missing or misplaced output node, ...);
+/// 2. placeholders against input specs: "Graph has N placeholder nodes but signature has M input
+///    specs" followed by "Placeholder x has no input spec" / "Input spec y names no placeholder",
+///    or, when the counts agree, "Input node A does not match input spec B" for each position;
+/// 3. results of the output node against output specs: "Output node 'output' does not return a
+///    list of results", or "Graph has N output nodes but signature has M output specs", or
+///    "Output node A does not match output spec B" for each position (constants and None match
+///    a ConstantArgument of equal value, see validate_graph_signature);
+/// 4. when `options.check_state`: each target is where its kind puts it, with torch's messages
+///    "Parameter t is not in the state dict.", "Buffer t is not in the state dict." (persistent),
+///    "Non-persistent buffer t is in the state dict, it should not be.", "Non-persistent buffer
+///    t is not in the constants dictionary.", "Constant tensor t is not in the constants
+///    dictionary.", "Custom object t is not in the constants dictionary.", and "... is a custom
+///    object in the constants dictionary, not a tensor." / "Custom object t is a tensor in the
+///    constants dictionary, not a custom object." for the wrong kind of entry. Unlike torch, a
+///    persistent buffer found only in `constants` is reported;
+/// 5. only at `options.level == VerifyLevel::canonical_order`: the departures from torch's
+///    canonical input order that input_order_departures lists ("Input 'b_offset' (persistent
+///    BUFFER) comes after input 'c_gain' (CONSTANT_TENSOR): inputs must be ordered TOKEN < ... <
+///    USER_INPUT", "Persistent buffers must come before non-persistent buffers: 'b_a' comes
+///    after 'b_b'"). torch's verifier does not check input order, so at the default
+///    VerifyLevel::torch they are not errors (call input_order_departures for them);
+/// 6. output layout: "Output token 't' (TOKEN) comes after output 'y' (USER_OUTPUT): output
+///    tokens must come first"; "Mutation output 'm' (BUFFER_MUTATION) comes after output 'y'
+///    (USER_OUTPUT): mutation outputs must come right after the output tokens";
+/// 7. output targets: "Output 'm' (BUFFER_MUTATION) targets 't', which is not a buffer of the
+///    signature" (likewise "a parameter" for PARAMETER_MUTATION / GRADIENT_TO_PARAMETER and "a
+///    user input" for USER_INPUT_MUTATION / GRADIENT_TO_USER_INPUT, whose targets are user input
+///    names), and "Output 'm2' (BUFFER_MUTATION) mutates 't', which output 'm' already mutates";
+/// 8. when `options.check_schemas`: each call_function node whose schema global_registry() knows
+///    binds to it: "Node 'index_copy' (torch.ops.aten.index_copy.default) does not match its
+///    schema: argument 'dim' expects int, got node 'pos' (a tensor); schema: aten::index_copy(...)
+///    -> Tensor" (see normalized_arguments; operators_without_schema lists the others).
+/// Rules 2-4 and 6-7 are what `_verify_exported_program_signature` (torch/_export/verifier.py)
+/// checks, reported all at once rather than first only, with two additions torch lacks: the
+/// output targets of rule 7 must be unique, and (rule 4) a persistent buffer found only in
+/// `constants` is reported. Read-only. O(nodes + edges + specs). Mirrors torch.export's
+/// verifier (`Verifier.check`, torch/_export/verifier.py) and, at VerifyLevel::canonical_order,
+/// `checkInputOrders` of torch/nativert/graph/GraphSignature.cpp.
 template <class T>
 void verify(const ExportedProgram<T>& ep, const VerifyOptions& options = {}) {
   std::vector<std::string> problems;
@@ -479,7 +530,11 @@ void verify(const ExportedProgram<T>& ep, const VerifyOptions& options = {}) {
   detail::check_inputs_match(ep.graph(), sig, problems);
   detail::check_outputs_match(ep.graph(), sig, problems);
   if (options.check_state) detail::check_state(ep, problems);
-  detail::check_input_order(sig, problems);
+  if (options.level == VerifyLevel::canonical_order) {
+    std::vector<std::string> departures = input_order_departures(sig);
+    problems.insert(problems.end(), std::make_move_iterator(departures.begin()),
+                    std::make_move_iterator(departures.end()));
+  }
   detail::check_output_order(sig, problems);
   detail::check_output_targets(sig, problems);
   if (options.check_schemas) detail::check_schemas(ep.graph(), problems);

@@ -8,7 +8,12 @@
 - `add-buffer --name self` / `None` is refused (torch would write a program whose ep.module()
   raises SyntaxError);
 - an empty `.pt2` is a broken archive; tensor metadata torch refuses is refused with torch's
-  message.
+  message;
+- a strict-mode export (a lifted constant before a buffer) validates with a warning, and
+  `add-buffer` adds no second departure, placing the buffer where ExecuTorch 1.5.1's
+  create_mutable_buffer does; asking for the same buffer twice fails with ExecuTorch's message,
+  and a requested target that is taken while the assigned one is free is accepted as ExecuTorch
+  accepts it (ExecuTorch is skipped when it cannot be imported).
 """
 
 from __future__ import annotations
@@ -220,3 +225,147 @@ def test_broken_archives_and_tensor_metadata(pt2_edit, folder):
     assert proc.returncode == 2
     assert proc.stderr.endswith(
         f"models/model.json: graph_module.graph.tensor_values.linear: {message}\n")
+
+
+# --- strict-mode input order (issue 13 items 4 and 12), ExecuTorch as a second oracle ----------
+
+def _executorch_utils():
+    """ExecuTorch 1.5.1's backends/transforms/utils.py, or a skip when it cannot be imported."""
+    pytest.importorskip("executorch", exc_type=ImportError)
+    try:
+        from executorch.backends.transforms import utils
+    except Exception as e:  # noqa: BLE001 - any import problem means: no oracle here
+        pytest.skip(f"executorch cannot be used ({type(e).__name__}: {e})")
+    return utils
+
+
+def _inputs(ep):
+    return [(s.kind.name, s.arg.name, s.target, s.persistent)
+            for s in ep.graph_signature.input_specs]
+
+
+def _outputs(ep):
+    return [(s.kind.name, s.arg.name, s.target) for s in ep.graph_signature.output_specs]
+
+
+def _placeholders(ep):
+    return [n.name for n in ep.graph.nodes if n.op == "placeholder"]
+
+
+class _Order(nn.Module):
+    """The module of ../shared/cases/fidelity/strict_order.pt2 (make_cases.py there)."""
+
+    def __init__(self):
+        super().__init__()
+        self.gain = torch.tensor([1.5, 0.5, 2.0])
+        self.register_buffer("offset", torch.tensor([0.25, -1.0, 3.0]))
+        self.w = nn.Parameter(torch.tensor([1.0, 2.0, -0.5]))
+
+    def forward(self, x):
+        return x * self.gain + self.offset + self.w
+
+
+ORDER_DEPARTURE = ("Input 'b_offset' (persistent BUFFER) comes after input 'c_gain' "
+                   "(CONSTANT_TENSOR): inputs must be ordered TOKEN < PARAMETER < persistent "
+                   "BUFFER < non-persistent BUFFER < CONSTANT_TENSOR < CUSTOM_OBJ < USER_INPUT")
+
+
+def test_strict_order_add_buffer_adds_no_departure(pt2_edit, folder):
+    path = folder / "strict_order.pt2"
+    _save(torch.export.export(_Order(), (torch.randn(3),), strict=True), path)
+    reference = torch.export.load(str(path))
+    # What torch 2.13 writes for strict=True: the lifted constant before the buffer.
+    assert _inputs(reference) == [("PARAMETER", "p_w", "w", None),
+                                  ("CONSTANT_TENSOR", "c_gain", "gain", None),
+                                  ("BUFFER", "b_offset", "offset", True),
+                                  ("USER_INPUT", "x", None, None)]
+    reference.validate()  # torch's own verifier accepts the order
+
+    # validate: no error (torch accepts it), the departure as a warning; --strict fails on it.
+    proc = pt2_edit.run("validate", path)
+    assert proc.stdout == (
+        f"warning: {path} departs from torch's canonical input order (torch loads and verifies "
+        "it; PyTorch's NativeRT runtime refuses it; --strict makes this an error):\n"
+        f"  - {ORDER_DEPARTURE}\n"
+        f"OK: {path} passes every check of verify\n")
+    strict = pt2_edit.run("validate", path, "--strict", check=False)
+    assert strict.returncode == 1
+    assert strict.stdout == f"Exported program verification failed:\n  - {ORDER_DEPARTURE}\n"
+
+    # add-buffer: torch loads, verifies and runs the result with the right numbers.
+    out = folder / "strict_order_buffer.pt2"
+    pt2_edit.run("add-buffer", path, "--name", "b_cache", "--shape", "3", "--fill", "0.5",
+                 "-o", out)
+    edited = torch.export.load(str(out))
+    edited.validate()
+    from torch._export.verifier import _verify_exported_program_signature
+    _verify_exported_program_signature(edited)
+    x = torch.tensor([1.0, -2.0, 4.0])
+    torch.testing.assert_close(edited.module()(x), x * _Order().gain + _Order().offset + _Order().w)
+    torch.testing.assert_close(edited.module()(x), reference.module()(x))
+    torch.testing.assert_close(edited.state_dict["cache"], torch.full((3,), 0.5))
+    assert _placeholders(edited) == ["p_w", "b_cache", "c_gain", "b_offset", "x"]
+    assert _outputs(edited) == [("BUFFER_MUTATION", "b_cache", "cache"),
+                                ("USER_OUTPUT", "add_1", None)]
+    # The departure the program had, and no second one.
+    assert pt2_edit.run("validate", out).stdout.count("  - ") == 1
+    assert f"  - {ORDER_DEPARTURE}\n" in pt2_edit.run("validate", out).stdout
+
+    # ExecuTorch's create_mutable_buffer on the same program puts the buffer at the same place.
+    utils = _executorch_utils()
+    et = torch.export.load(str(path))
+    node = utils.create_mutable_buffer(et, "b_cache", torch.full((3,), 0.5))
+    assert node.name == "b_cache"
+    assert _inputs(et) == _inputs(edited)
+    assert _outputs(et) == _outputs(edited)
+    assert _placeholders(et) == _placeholders(edited)
+    assert list(et.state_dict) == list(edited.state_dict)
+
+    # Twice the same name: ExecuTorch's own message, from both.
+    again = pt2_edit.run("add-buffer", out, "--name", "b_cache", "--shape", "3",
+                         "-o", folder / "strict_order_twice.pt2", check=False)
+    assert again.returncode == 2
+    with pytest.raises(RuntimeError) as et_error:
+        utils.create_mutable_buffer(et, "b_cache", torch.zeros(3))
+    assert str(et_error.value) == "Buffer target 'cache' already exists in state_dict"
+    assert again.stderr == f"error: {et_error.value}\n"
+    assert not (folder / "strict_order_twice.pt2").exists()
+
+
+def test_requested_target_taken_but_assigned_target_free(pt2_edit, folder):
+    """`b_npb` next to a non-persistent buffer `npb` (placeholder b_npb): FX names the request
+    b_npb_1, target npb_1; ExecuTorch accepts it, torch verifies and runs its result, so epgraph
+    accepts it too (it places the buffer before the non-persistent one, where ExecuTorch puts it
+    after, an order NativeRT refuses)."""
+    class NonPersistent(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("npb", torch.tensor([1.0, 2.0, 3.0]), persistent=False)
+
+        def forward(self, x):
+            return x + self.npb
+
+    path = folder / "non_persistent_npb.pt2"
+    _save(torch.export.export(NonPersistent(), (torch.randn(3),)), path)
+    out = folder / "non_persistent_npb_buffer.pt2"
+    assert "'b_npb_1'" in pt2_edit.run("add-buffer", path, "--name", "b_npb", "--shape", "3",
+                                       "-o", out).stdout
+    edited = torch.export.load(str(out))
+    edited.validate()
+    x = torch.randn(3)
+    torch.testing.assert_close(edited.module()(x), x + torch.tensor([1.0, 2.0, 3.0]))
+    assert _inputs(edited) == [("BUFFER", "b_npb_1", "npb_1", True),
+                               ("BUFFER", "b_npb", "npb", False),
+                               ("USER_INPUT", "x", None, None)]
+    assert "warning" not in pt2_edit.run("validate", out).stdout
+
+    utils = _executorch_utils()
+    et = torch.export.load(str(path))
+    node = utils.create_mutable_buffer(et, "b_npb", torch.zeros(3))
+    assert (node.name, node.target) == ("b_npb_1", "b_npb_1")
+    et.validate()
+    torch.testing.assert_close(et.module()(x), edited.module()(x))
+    assert sorted(_inputs(et)) == sorted(_inputs(edited))
+    assert _outputs(et) == _outputs(edited)
+    # ExecuTorch's order: the persistent buffer after the non-persistent one.
+    assert _placeholders(et) == ["b_npb", "b_npb_1", "x"]
