@@ -79,6 +79,12 @@ NOT_SUPPORTED = {
     "effect_tokens": (
         "lower", "'WithEffects' object has no attribute '_schema'",
         "effect tokens: the with_effects wrapper of aten._print is not supported"),
+    "effect_only": (
+        "lower", "'WithEffects' object has no attribute '_schema'",
+        "effect tokens (as effect_tokens)"),
+    "custom_obj_first": (
+        "lower", "unhashable type: 'CustomObjArgument'",
+        "TorchBind objects (as torchbind)"),
     "custom_ops": (
         "lower", "'NoneType' object has no attribute 'kind'",
         "ToOutVarPass finds no out variant for the mutating custom op epgraph_zoo::accumulate_"),

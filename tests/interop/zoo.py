@@ -376,6 +376,51 @@ class ListArguments(nn.Module):
         return y, z, w
 
 
+class StrictOrder(nn.Module):
+    """Exported with strict=True, torch 2.13 orders the lifted constant before the buffer:
+    inputs PARAMETER, CONSTANT_TENSOR, BUFFER, USER_INPUT (torch's verifier accepts it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gain = torch.tensor([1.5, 0.5, 2.0])
+        self.register_buffer("offset", torch.tensor([0.25, -1.0, 3.0]))
+        self.w = nn.Parameter(torch.tensor([1.0, 2.0, -0.5]))
+
+    def forward(self, x):
+        return x * self.gain + self.offset + self.w
+
+
+class EffectOnly(nn.Module):
+    """Only a side effect: outputs are the effect token and None; the input is unused."""
+
+    def forward(self, x):
+        torch.ops.aten._print("epgraph interop zoo: effect only")
+        return None
+
+
+class NoUserInputs(nn.Module):
+    """forward(self) without arguments: the inputs are a parameter and a buffer only."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = nn.Parameter(torch.tensor([1.0, 2.0, -3.0]))
+        self.register_buffer("scale", torch.tensor([0.5, 4.0, 2.0]))
+
+    def forward(self):
+        return self.w * self.scale
+
+
+class CustomObjFirst(nn.Module):
+    """A TorchBind object and no parameter or buffer: the first input is the CUSTOM_OBJ."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.attr = torch.classes._TorchScriptTesting._Foo(10, 20)
+
+    def forward(self, x):
+        return torch.ops._TorchScriptTesting.takes_foo(self.attr, x) + 1
+
+
 _TORCHBIND = {"loaded": None}
 
 
@@ -418,6 +463,7 @@ class ZooEntry:
     # "export" (torch.export.export) or "joint" (then _export_forward_backward).
     kind: str = "export"
     requires: Optional[Callable[[], Optional[str]]] = None  # returns why it cannot be made
+    strict: bool = False  # torch.export.export(..., strict=True) (TorchDynamo tracing)
 
 
 def _randn(g, *shape):
@@ -521,9 +567,30 @@ ZOO = [
              dynamic_shapes=lambda: {"x": {0: torch.export.Dim("n", min=2, max=8)}, "b": None}),
     ZooEntry("joint_forward_backward", Loss, lambda g: ((_randn(g, 2, 3),), {}),
              ("loss_output", "gradient_to_parameter"), kind="joint", run="graph"),
+    # Added for the ExecuTorch oracle grid (test_oracle_grid.py, issue 13).
+    ZooEntry("sequential", lambda: nn.Sequential(nn.Linear(3, 2), nn.ReLU()),
+             lambda g: ((_randn(g, 1, 3),), {}), ("parameter",)),
+    ZooEntry("non_persistent_buffer_strict", NonPersistentBuffer,
+             lambda g: ((_randn(g, 2, 4),), {}), ("buffer", "non_persistent_buffer"),
+             strict=True),
+    ZooEntry("effect_only", EffectOnly, lambda g: ((_randn(g, 3),), {}),
+             ("token", "constant_output_none"), decompose=True),
+    ZooEntry("no_user_inputs", NoUserInputs, lambda g: ((), {}), ("parameter", "buffer")),
+    ZooEntry("custom_obj_first", CustomObjFirst, lambda g: ((_randn(g, 3, 3),), {}),
+             ("custom_obj",), requires=load_torchbind),
 ]
 
 BY_NAME = {e.name: e for e in ZOO}
+
+# Programs only the ExecuTorch oracle grid (test_oracle_grid.py) runs, because test_zoo.py cannot
+# take them as they are: strict_order departs from torch's canonical input order (`pt2_edit
+# validate` warns, test_fidelity.py checks that), and the signature torch.export returns in memory
+# marks its lifted constant persistent=True, which torch's own serializer does not keep.
+ORACLE_ONLY = [
+    ZooEntry("strict_order", StrictOrder, lambda g: ((_randn(g, 3),), {}),
+             ("parameter", "buffer", "constant_tensor"), strict=True),
+]
+BY_NAME.update({e.name: e for e in ORACLE_ONLY})
 
 
 def export_entry(entry: ZooEntry) -> torch.export.ExportedProgram:
@@ -533,7 +600,7 @@ def export_entry(entry: ZooEntry) -> torch.export.ExportedProgram:
     module.train(entry.train)
     args, kwargs = entry.inputs(torch.Generator().manual_seed(1))
     dynamic = entry.dynamic_shapes() if entry.dynamic_shapes else None
-    ep = torch.export.export(module, args, kwargs, dynamic_shapes=dynamic)
+    ep = torch.export.export(module, args, kwargs, dynamic_shapes=dynamic, strict=entry.strict)
     if entry.decompose:
         ep = ep.run_decompositions()
     if entry.kind == "joint":
