@@ -4,7 +4,7 @@
 # None of these targets is installed or exported, and epgraph::* never links them, so a
 # consumer of epgraph never inherits our warning or sanitizer flags.
 #
-#   epgraph_warnings  -Wall -Wextra -Wpedantic (+ -Werror if EPGRAPH_WERROR)
+#   epgraph_warnings  -Wall -Wextra -Wpedantic -Wshadow -Wconversion (+ -Werror if EPGRAPH_WERROR)
 #   epgraph_sanitize  ASan+UBSan compile and link flags if EPGRAPH_SANITIZE, else empty
 #   epgraph_dev       both of the above: link this from every test/example/bench target
 
@@ -12,7 +12,7 @@ include_guard(GLOBAL)
 
 add_library(epgraph_warnings INTERFACE)
 target_compile_options(epgraph_warnings INTERFACE
-  "$<$<CXX_COMPILER_ID:GNU,Clang,AppleClang>:-Wall;-Wextra;-Wpedantic>"
+  "$<$<CXX_COMPILER_ID:GNU,Clang,AppleClang>:-Wall;-Wextra;-Wpedantic;-Wshadow;-Wconversion>"
   "$<$<CXX_COMPILER_ID:MSVC>:/W4;/permissive->")
 if(EPGRAPH_WERROR)
   target_compile_options(epgraph_warnings INTERFACE

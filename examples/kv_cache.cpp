@@ -75,7 +75,7 @@ Program build_attention() {
 
   const Argument heads_shape{kBatch, kSeq, kHeads, kHeadDim};
   std::vector<Node*> qkv;
-  for (int i = 0; i < 3; ++i) {
+  for (std::size_t i = 0; i < 3; ++i) {
     Node* linear = g->call_function("torch.ops.aten.linear.default", {x, w[i]});
     Node* view = g->call_function("torch.ops.aten.view.default", {linear, heads_shape});
     Node* t = g->call_function("torch.ops.aten.transpose.int", {view, 1, 2});

@@ -21,6 +21,12 @@ struct SchemaType {
   /// What the type is. `Scalar` is the schema's `Scalar` (Python `number`); `Other` is any named
   /// type epgraph does not interpret (`t`, `Any`, `Storage`, `Stream`, `QScheme`, a TorchBind
   /// class `__torch__.torch.classes...`), spelled in `name`.
+  // GCC 12's -Wshadow takes the enumerators SymInt/SymFloat/SymBool for shadows of the types
+  // epgraph::SymInt, ... although a scoped enumerator is only ever named as Kind::SymInt.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wshadow"
+#endif
   enum class Kind : std::uint8_t {
     Tensor,
     Int,
@@ -47,6 +53,9 @@ struct SchemaType {
     Await,     // Await(elements[0])
     Other,
   };
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
   Kind kind = Kind::Other;
   /// The spelling of a named type (`Tensor`, `SymInt`, `t`, ...); empty for composite kinds.
