@@ -215,8 +215,8 @@ void set_param_tensor(ExportedProgram<T>& ep, const Node* node, T data) {
         "Node '<null>' is not a parameter, a buffer, a lifted tensor constant nor a get_attr node");
   }
   if (!where) {  // ExecuTorch's type and message, then which node
-    throw runtime_error("unsupported param type, " + std::string(op_name(node->op())) +
-                        ". Node '" + std::string(node->name()) +
+    throw runtime_error("unsupported param type, " + std::string(op_name(node->op())) + ". Node '" +
+                        std::string(node->name()) +
                         "' is not a parameter, a buffer, a lifted tensor constant nor a get_attr "
                         "node");
   }

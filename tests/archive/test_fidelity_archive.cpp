@@ -20,6 +20,8 @@
 #include <utility>
 #include <vector>
 
+#include "../support/archive_files.hpp"
+
 #ifndef EPGRAPH_SOURCE_DIR
 #define EPGRAPH_SOURCE_DIR "."
 #endif
@@ -30,49 +32,14 @@ using namespace epgraph;           // NOLINT: test file
 using namespace epgraph::archive;  // NOLINT: test file
 namespace fs = std::filesystem;
 using Program = ExportedProgram<HostTensor>;
-using Bytes = std::vector<std::byte>;
+using epgraph_test::Bytes;
+using epgraph_test::bytes_of;
+using epgraph_test::read_zip;
+using epgraph_test::shared_case;
+using epgraph_test::TempDir;
+using epgraph_test::text_of;
+using epgraph_test::write_zip;
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path = fs::temp_directory_path() / ("epgraph_fidelity_archive_" + std::to_string(::getpid()) +
-                                        "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] std::string operator/(const std::string& name) const {
-    return (path / name).string();
-  }
-};
-
-Bytes bytes_of(const std::string& s) {
-  Bytes b(s.size());
-  std::memcpy(b.data(), s.data(), s.size());
-  return b;
-}
-std::string text_of(const Bytes& b) {
-  return std::string(reinterpret_cast<const char*>(b.data()), b.size());
-}
-
-std::vector<std::pair<std::string, Bytes>> read_zip(const std::string& file) {
-  zip_reader r(file);
-  std::vector<std::pair<std::string, Bytes>> out;
-  for (std::size_t i = 0; i < r.entries().size(); ++i)
-    out.emplace_back(r.entries()[i].name, r.read(i));
-  return out;
-}
-void write_zip(const std::string& file, const std::vector<std::pair<std::string, Bytes>>& entries) {
-  zip_writer w(file);
-  for (const auto& [name, data] : entries) w.add(name, std::make_shared<const Bytes>(data));
-  w.commit();
-}
 std::string model_json(const std::string& file) {
   for (const auto& [name, data] : read_zip(file)) {
     const std::string suffix = "models/model.json";
@@ -109,15 +76,6 @@ Program clamp_program() {
   md.opset_version = {{"aten", 10}};
   md.verifiers = {"ATEN"};
   return Program(std::move(g), std::move(sig), {}, {}, std::move(md));
-}
-
-std::string shared_case(const char* name) {
-#ifdef EPGRAPH_SHARED_DIR
-  const fs::path p = fs::path(EPGRAPH_SHARED_DIR) / "cases" / "fidelity" / name;
-#else
-  const fs::path p = fs::path(EPGRAPH_SOURCE_DIR) / ".." / "shared" / "cases" / "fidelity" / name;
-#endif
-  return fs::exists(p) ? p.string() : std::string();
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "../support/archive_files.hpp"
 #include "../support/program_builders.hpp"
 
 #ifndef EPGRAPH_SOURCE_DIR
@@ -31,49 +32,15 @@ using namespace epgraph;           // NOLINT: test file
 using namespace epgraph::archive;  // NOLINT: test file
 namespace fs = std::filesystem;
 using Program = ExportedProgram<HostTensor>;
-using Bytes = std::vector<std::byte>;
-using Entries = std::vector<std::pair<std::string, Bytes>>;
+using epgraph_test::Bytes;
+using epgraph_test::bytes_of;
+using epgraph_test::read_zip;
+using epgraph_test::shared_case;
+using epgraph_test::TempDir;
+using epgraph_test::text_of;
+using epgraph_test::write_zip;
+using Entries = epgraph_test::ZipEntries;
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path = fs::temp_directory_path() / ("epgraph_fidelity_programs_" + std::to_string(::getpid()) +
-                                        "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] std::string operator/(const std::string& name) const {
-    return (path / name).string();
-  }
-};
-
-Bytes bytes_of(const std::string& s) {
-  Bytes b(s.size());
-  std::memcpy(b.data(), s.data(), s.size());
-  return b;
-}
-std::string text_of(const Bytes& b) {
-  return std::string(reinterpret_cast<const char*>(b.data()), b.size());
-}
-Entries read_zip(const std::string& file) {
-  zip_reader r(file);
-  Entries out;
-  for (std::size_t i = 0; i < r.entries().size(); ++i)
-    out.emplace_back(r.entries()[i].name, r.read(i));
-  return out;
-}
-void write_zip(const std::string& file, const Entries& entries) {
-  zip_writer w(file);
-  for (const auto& [name, data] : entries) w.add(name, std::make_shared<const Bytes>(data));
-  w.commit();
-}
 const Bytes* find_entry(const Entries& entries, const std::string& name) {
   for (const auto& [n, data] : entries) {
     if (n == name) return &data;
@@ -130,11 +97,6 @@ float float_at(const HostTensor& t, std::size_t i) {
   float v = 0;
   std::memcpy(&v, t.bytes().data() + i * sizeof(float), sizeof(float));
   return v;
-}
-
-std::string shared_case(const char* name) {
-  const fs::path p = fs::path(EPGRAPH_SOURCE_DIR) / ".." / "shared" / "cases" / "fidelity" / name;
-  return fs::exists(p) ? p.string() : std::string();
 }
 
 const char* const kHelperGraph =

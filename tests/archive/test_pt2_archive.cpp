@@ -21,42 +21,19 @@
 #include <utility>
 #include <vector>
 
+#include "../support/archive_files.hpp"
+
 namespace {
 using namespace epgraph;           // NOLINT: test file
 using namespace epgraph::archive;  // NOLINT: test file
 namespace fs = std::filesystem;
 using Program = ExportedProgram<HostTensor>;
-using Bytes = std::vector<std::byte>;
+using epgraph_test::Bytes;
+using epgraph_test::bytes_of;
+using epgraph_test::TempDir;
+using epgraph_test::text_of;
+using epgraph_test::write_zip;
 
-// A fresh directory, removed with its contents at the end of the test.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path = fs::temp_directory_path() /
-           ("epgraph_archive_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] std::string operator/(const std::string& name) const {
-    return (path / name).string();
-  }
-};
-
-Bytes bytes_of(const std::string& s) {
-  Bytes b(s.size());
-  std::memcpy(b.data(), s.data(), s.size());
-  return b;
-}
-std::string text_of(const Bytes& b) {
-  return std::string(reinterpret_cast<const char*>(b.data()), b.size());
-}
 Bytes floats(std::vector<float> v) {
   Bytes b(v.size() * sizeof(float));
   std::memcpy(b.data(), v.data(), b.size());
@@ -68,15 +45,8 @@ std::vector<float> floats_of(const HostTensor& t) {
   return v;
 }
 
-// Writes a zip file of stored entries, in order.
-void write_zip(const std::string& file, const std::vector<std::pair<std::string, Bytes>>& entries) {
-  zip_writer w(file);
-  for (const auto& [name, data] : entries) w.add(name, std::make_shared<const Bytes>(data));
-  w.commit();
-}
-
 // Every entry of a zip file: name and bytes, in order.
-std::vector<std::pair<std::string, std::string>> read_zip(const std::string& file) {
+std::vector<std::pair<std::string, std::string>> read_zip_text(const std::string& file) {
   zip_reader r(file);
   std::vector<std::pair<std::string, std::string>> out;
   for (std::size_t i = 0; i < r.entries().size(); ++i) {
@@ -90,7 +60,7 @@ std::vector<std::string> names_of(const std::vector<std::pair<std::string, std::
   return out;
 }
 std::string entry_text(const std::string& file, const std::string& name) {
-  for (const auto& [n, t] : read_zip(file)) {
+  for (const auto& [n, t] : read_zip_text(file)) {
     if (n == name) return t;
   }
   FAIL("no entry " << name);
@@ -199,7 +169,7 @@ TEST_CASE("save_archive without archive metadata writes torch's current layout",
   TempDir dir;
   const std::string file = dir / "prog.pt2";
   save_archive(small_program(), file);
-  const auto entries = read_zip(file);
+  const auto entries = read_zip_text(file);
   CHECK(names_of(entries) == std::vector<std::string>{
                                  "prog/data/weights/weight_0",
                                  "prog/data/weights/weight_1",
@@ -270,7 +240,7 @@ TEST_CASE("saving a loaded archive unchanged rewrites every entry byte for byte"
   write_zip(dir / "in.pt2", pt2_entries(kWeights, kConstants));
   const Program ep = load_archive(dir / "in.pt2");
   save_archive(ep, dir / "out.pt2");
-  CHECK(read_zip(dir / "out.pt2") == read_zip(dir / "in.pt2"));
+  CHECK(read_zip_text(dir / "out.pt2") == read_zip_text(dir / "in.pt2"));
   // A clone keeps the archive metadata (records are shared, not copied).
   const Program copy = ep.clone();
   REQUIRE(copy.metadata().archive);
@@ -278,7 +248,7 @@ TEST_CASE("saving a loaded archive unchanged rewrites every entry byte for byte"
         ep.metadata().archive->records.front().data);
   CHECK(copy.metadata() == ep.metadata());
   save_archive(copy, dir / "copy.pt2");
-  CHECK(read_zip(dir / "copy.pt2") == read_zip(dir / "in.pt2"));
+  CHECK(read_zip_text(dir / "copy.pt2") == read_zip_text(dir / "in.pt2"));
 }
 
 TEST_CASE("create_mutable_buffer then save adds a weight record and its config entry",
@@ -288,8 +258,8 @@ TEST_CASE("create_mutable_buffer then save adds a weight record and its config e
   Program ep = load_archive(dir / "in.pt2");
   create_mutable_buffer(ep, "b_cache", HostTensor::full(dtype::float32, {2, 2}, 0.5));
   save_archive(ep, dir / "out.pt2");
-  const auto in = read_zip(dir / "in.pt2");
-  const auto out = read_zip(dir / "out.pt2");
+  const auto in = read_zip_text(dir / "in.pt2");
+  const auto out = read_zip_text(dir / "out.pt2");
   CHECK(names_of(out) == std::vector<std::string>{
                              "m/data/weights/weight_0",
                              "m/data/weights/weight_1",
@@ -335,7 +305,7 @@ TEST_CASE("a removed weight drops its file; a replaced one keeps its file name",
   REQUIRE(ep.state_dict().erase("w"));
   ep.state_dict().insert_or_assign("buf", HostTensor::full(dtype::float32, {3}, 2.0));
   save_archive(ep, dir / "out.pt2");
-  const std::vector<std::string> names = names_of(read_zip(dir / "out.pt2"));
+  const std::vector<std::string> names = names_of(read_zip_text(dir / "out.pt2"));
   CHECK(std::count(names.begin(), names.end(), "m/data/weights/weight_0") == 0);
   CHECK(entry_text(dir / "out.pt2", "m/data/weights/weight_1") ==
         text_of(floats({2.0f, 2.0f, 2.0f})));
@@ -368,7 +338,7 @@ TEST_CASE("raw payloads are read like torch's as_strided over the file's storage
   // PyTorch interop tests: a contiguous copy untied tied weights and changed a transposed
   // buffer's strides, and with them torch's matmul results).
   save_archive(ep, dir / "out.pt2");
-  CHECK(read_zip(dir / "out.pt2") == read_zip(dir / "in.pt2"));
+  CHECK(read_zip_text(dir / "out.pt2") == read_zip_text(dir / "in.pt2"));
 
   // When the tensors no longer agree about the shared elements, both are saved contiguous: the
   // first keeps the file name, the second gets a new one.
@@ -413,14 +383,14 @@ TEST_CASE("tied and strided payloads keep torch's storage layout when saved", "[
 
   // Unchanged: every entry byte for byte (one shared file, the transposed layout).
   save_archive(ep, dir / "same.pt2");
-  CHECK(read_zip(dir / "same.pt2") == read_zip(dir / "in.pt2"));
+  CHECK(read_zip_text(dir / "same.pt2") == read_zip_text(dir / "in.pt2"));
 
   // New values that keep dtype and sizes keep the layout too.
   ep.state_dict().insert_or_assign(
       "proj_t", HostTensor::from_bytes(dtype::float32, {3, 2}, floats({10, 13, 11, 14, 12, 15})));
   create_mutable_buffer(ep, "b_cache", HostTensor::full(dtype::float32, {2}, 0.5));
   save_archive(ep, dir / "out.pt2");
-  CHECK(names_of(read_zip(dir / "out.pt2")) ==
+  CHECK(names_of(read_zip_text(dir / "out.pt2")) ==
         std::vector<std::string>{
             "m/data/weights/weight_0", "m/data/weights/weight_1", "m/data/weights/weight_2",
             "m/data/weights/model_weights_config.json", "m/data/constants/tensor_0",
@@ -474,26 +444,27 @@ TEST_CASE("records epgraph does not interpret pass through unchanged", "[archive
   CHECK(keys(ep.state_dict()) == std::vector<std::string>{"w"});
   CHECK(keys(ep.constants()) == std::vector<std::string>{"k"});
   save_archive(ep, dir / "same.pt2");
-  CHECK(read_zip(dir / "same.pt2") == read_zip(dir / "in.pt2"));
+  CHECK(read_zip_text(dir / "same.pt2") == read_zip_text(dir / "in.pt2"));
   // After an edit the pickled entries and files are still there, byte for byte.
   create_mutable_buffer(ep, "b_cache", HostTensor::zeros(dtype::float32, {2}));
   save_archive(ep, dir / "out.pt2");
-  CHECK(names_of(read_zip(dir / "out.pt2")) == std::vector<std::string>{
-                                                   "m/data/weights/weight_0",
-                                                   "m/data/weights/weight_1",
-                                                   "m/data/weights/weight_2",
-                                                   "m/data/weights/model_weights_config.json",
-                                                   "m/data/constants/tensor_0",
-                                                   "m/data/constants/model_constants_config.json",
-                                                   "m/models/model.json",
-                                                   "m/data/sample_inputs/model.pt",
-                                                   "m/archive_format",
-                                                   "m/archive_version",
-                                                   "m/.data/version",
-                                                   "m/byteorder",
-                                                   "m/data/constants/opaque_obj_0",
-                                                   "m/extra/notes.txt",
-                                               });
+  CHECK(names_of(read_zip_text(dir / "out.pt2")) ==
+        std::vector<std::string>{
+            "m/data/weights/weight_0",
+            "m/data/weights/weight_1",
+            "m/data/weights/weight_2",
+            "m/data/weights/model_weights_config.json",
+            "m/data/constants/tensor_0",
+            "m/data/constants/model_constants_config.json",
+            "m/models/model.json",
+            "m/data/sample_inputs/model.pt",
+            "m/archive_format",
+            "m/archive_version",
+            "m/.data/version",
+            "m/byteorder",
+            "m/data/constants/opaque_obj_0",
+            "m/extra/notes.txt",
+        });
   CHECK(entry_text(dir / "out.pt2", "m/data/weights/weight_1") == "PICKLED-SUBCLASS");
   CHECK(entry_text(dir / "out.pt2", "m/data/constants/opaque_obj_0") == "PICKLED-OBJECT");
   CHECK(entry_text(dir / "out.pt2", "m/extra/notes.txt") == "hello");
@@ -555,19 +526,19 @@ TEST_CASE("legacy archives keep their pickles; epgraph's tensors go next to them
   CHECK(ep.metadata().archive->model_name.empty());
   CHECK(ep.metadata().archive->records.size() == 4);
   save_archive(ep, dir / "same.ep");
-  CHECK(read_zip(dir / "same.ep") == read_zip(dir / "in.ep"));
+  CHECK(read_zip_text(dir / "same.ep") == read_zip_text(dir / "in.ep"));
 
   create_mutable_buffer(ep, "b_cache", HostTensor::full(dtype::float32, {2}, 7.0));
   save_archive(ep, dir / "out.ep");
-  CHECK(names_of(read_zip(dir / "out.ep")) == std::vector<std::string>{
-                                                  "serialized_exported_program.json",
-                                                  "serialized_state_dict.pt",
-                                                  "serialized_constants.pt",
-                                                  "serialized_example_inputs.pt",
-                                                  "version",
-                                                  "data/weights/weight_0",
-                                                  "data/weights/model_weights_config.json",
-                                              });
+  CHECK(names_of(read_zip_text(dir / "out.ep")) == std::vector<std::string>{
+                                                       "serialized_exported_program.json",
+                                                       "serialized_state_dict.pt",
+                                                       "serialized_constants.pt",
+                                                       "serialized_example_inputs.pt",
+                                                       "version",
+                                                       "data/weights/weight_0",
+                                                       "data/weights/model_weights_config.json",
+                                                   });
   CHECK(entry_text(dir / "out.ep", "serialized_state_dict.pt") == "STATE-PICKLE");
   const Program back = load_archive(dir / "out.ep");
   CHECK(keys(back.state_dict()) == std::vector<std::string>{"cache"});
