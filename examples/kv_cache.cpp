@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// kv_cache: the library walk-through that adds a KV cache to an attention block.
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // kv_cache: add a KV cache to a decoder attention block, entirely in C++.

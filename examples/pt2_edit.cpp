@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// pt2_edit: the command-line tool to show, validate and edit .pt2 / JSON programs.
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // pt2_edit: show, validate and edit torch.export programs from the command line.

@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// pt2_passes: example graph passes in C++ whose results torch loads and runs.
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // pt2_passes: graph passes written in C++ on programs torch.export produced, one subcommand per

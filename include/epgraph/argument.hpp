@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// Argument: a node argument value (None, scalars, strings, nodes, dtypes, ..., lists).
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 

@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// Program edits after ExecuTorch's helpers: mutable buffers, constant placeholders, mutations.
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 

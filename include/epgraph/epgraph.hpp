@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// Umbrella header of the dependency-free core.
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 

@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// epgraph's exception types: value_error, runtime_error and the violation lists.
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 

@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// ExportedProgram<Tensor>: graph, signature, state_dict, constants and metadata together.
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 

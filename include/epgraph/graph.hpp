@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// Graph: owns the nodes of one torch.fx-style graph and every edit of their order and edges.
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 

@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// ExportGraphSignature: InputKind/OutputKind, InputSpec/OutputSpec and their derived views.
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 

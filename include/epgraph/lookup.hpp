@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// What the signature says about a node: is_parameter/is_buffer/..., get/set_param_tensor.
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 

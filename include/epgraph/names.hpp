@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// Node names as torch.fx gives them: Namespace, reserved names, sanitizing.
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 

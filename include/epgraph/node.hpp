@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// Node: one operation of a Graph, with torch.fx's op, target, args, kwargs, users and meta.
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 

@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// ordered_dict: an insertion-ordered string-keyed dictionary (state_dict, constants).
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 

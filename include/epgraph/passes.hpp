@@ -1,4 +1,3 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
 // Whole-graph passes of torch.fx: dead-code elimination that respects a program's signature,
 // and stable topological sorting.
 // SPDX-License-Identifier: BSD-3-Clause

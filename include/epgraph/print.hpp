@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// Printing graphs and nodes exactly as torch.fx prints them (print(ep.graph)).
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 

@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// dtype, TensorMeta, the tensor_traits customization point and HostTensor.
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 

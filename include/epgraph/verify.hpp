@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// Checking a program: validate_graph_signature, verify (every violation), input order.
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 

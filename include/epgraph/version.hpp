@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// epgraph's version (the one place it is defined; CMake reads it).
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
@@ -9,8 +9,10 @@
 
 namespace epgraph {
 
-/// The serialization schema version of torch.export that this release writes
-/// (torch/_export/serde/schema.yaml, SCHEMA_VERSION).
+/// The serialization schema version of torch.export that this release reads and writes
+/// (torch/_export/serde/schema.yaml, SCHEMA_VERSION; torch 2.13 writes 8.20). The one definition:
+/// epgraph::json::schema_major / schema_minor are these.
 inline constexpr int schema_version_major = 8;
+inline constexpr int schema_version_minor = 20;
 
 }  // namespace epgraph

@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// edit_grid: the test tool the ExecuTorch oracle grid drives (tests/interop).
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // edit_grid: applies epgraph's ExecuTorch-style edits (edit.hpp, lookup.hpp) to a .pt2 file, one

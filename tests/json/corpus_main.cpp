@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// Corpus check of real serialized programs (ctest label corpus).
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // Corpus check (ctest label `corpus`): for every ../shared/corpus/real/*.json, load, verify

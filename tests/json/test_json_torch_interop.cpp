@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// Regression tests for mismatches the PyTorch interop tests found in the JSON layer.
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // Regression tests for mismatches found by the PyTorch interop tests (tests/interop): programs

@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// archive_error: an archive cannot be read or written, naming the file and entry.
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 

@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// Loading and saving .pt2 / .ep archives (torch.export.load / torch.export.save).
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 

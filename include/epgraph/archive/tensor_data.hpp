@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// tensor_data_traits: how archive weight bytes become a user tensor type and back.
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 

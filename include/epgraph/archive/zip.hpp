@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// zip_reader and zip_writer: thin RAII wrappers over libzip.
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 

@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// CompactString: the small-footprint string a Node keeps its name in.
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 

@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// NameIndex: the graph's name -> node id hash index (find_node in O(1)).
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 

@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// Build switches and helpers that catch a Node* used after Graph::erase_node.
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // Build switches for catching a `Node*` used after Graph::erase_node (torch.fx marks such nodes

@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// StringSet: a compact open-addressing set of strings (the namespace's given-up names).
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 

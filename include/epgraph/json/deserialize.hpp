@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// Reading torch.export's serialized JSON (schema 8.x, 7.x, 2.x) into an ExportedProgram.
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
@@ -22,6 +22,7 @@
 #include "../graph_signature.hpp"
 #include "../names.hpp"
 #include "../tensor.hpp"
+#include "../version.hpp"
 #include "detail.hpp"
 #include "dispose.hpp"
 #include "dom.hpp"
@@ -32,9 +33,9 @@
 namespace epgraph::json {
 
 /// Newest schema major version this reader and writer implement (torch 2.13 writes 8.20).
-inline constexpr std::int64_t schema_major = 8;
+inline constexpr std::int64_t schema_major = schema_version_major;
 /// Schema minor version written by save.
-inline constexpr std::int64_t schema_minor = 20;
+inline constexpr std::int64_t schema_minor = schema_version_minor;
 
 /// Deepest nesting of JSON arrays and objects the loader accepts. Real exported programs nest
 /// about 10 levels (each nested control-flow graph adds about 7); the limit keeps the recursive

@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// Shared pieces of the JSON reader and writer: enum names, field names, value kinds.
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 

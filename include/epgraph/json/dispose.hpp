@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// Tearing down deep nlohmann::json trees without deep recursion or allocation.
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 

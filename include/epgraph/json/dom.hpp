@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// Typed access to a parsed nlohmann::json document that names the JSON path in its errors.
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 

@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// serialization_error: bad serialized input, with the JSON path of the offending value.
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 

@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// Umbrella header of the optional JSON target epgraph::json (nlohmann_json).
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 

@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// Writing an ExportedProgram as torch.export's serialized JSON (schema 8.20, torch 2.13).
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 

@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// Reading and writing TensorMeta and SymInt/SymFloat/SymBool records of the schema.
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 

@@ -1,4 +1,4 @@
-// epgraph: read, edit, validate and write torch.export exported programs from C++.
+// JSON text helpers of the serializer: escaping strings and writing numbers as Python does.
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
