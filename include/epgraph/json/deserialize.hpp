@@ -1323,10 +1323,12 @@ template <class Tensor = HostTensor>
       detail::expect_array(field(sig, "graph_module.signature", "output_specs"), osp);
 
   auto graph = std::make_unique<Graph>();
-  detail::GraphReader reader(*graph, legacy);
-  reader.read(field(gm, "graph_module", "graph"), "graph_module.graph",
-              detail::constant_input_names(in_specs, isp),
-              tensor_values ? &*tensor_values : nullptr);
+  // Ended (schema checks back on) before the program takes the graph: a reader outliving the
+  // program it filled would touch a freed graph when the last check below throws.
+  std::optional<detail::GraphReader> reader(std::in_place, *graph, legacy);
+  reader->read(field(gm, "graph_module", "graph"), "graph_module.graph",
+               detail::constant_input_names(in_specs, isp),
+               tensor_values ? &*tensor_values : nullptr);
   const auto& jg = field(gm, "graph_module", "graph");
   for (const char* key : {"custom_obj_values", "sym_float_values"}) {
     if (!jg.contains(key) && !legacy) absent.push_back(std::string("graph_module.graph.") + key);
@@ -1335,11 +1337,11 @@ template <class Tensor = HostTensor>
   ExportGraphSignature signature;
   for (std::size_t i = 0; i < in_specs.size(); ++i) {
     signature.input_specs.push_back(
-        detail::input_spec(in_specs[i], at_index(isp, i), reader.values(), legacy));
+        detail::input_spec(in_specs[i], at_index(isp, i), reader->values(), legacy));
   }
   for (std::size_t i = 0; i < out_specs.size(); ++i) {
     signature.output_specs.push_back(
-        detail::output_spec(out_specs[i], at_index(osp, i), reader.values()));
+        detail::output_spec(out_specs[i], at_index(osp, i), reader->values()));
   }
 
   for (auto it = gm.begin(); it != gm.end(); ++it) {
@@ -1416,6 +1418,7 @@ template <class Tensor = HostTensor>
     detail::JsonDisposer a_guard(a);
     md.opaque.emplace_back("json.absent", a.dump());
   }
+  reader.reset();
   ExportedProgram<Tensor> ep(std::move(graph), std::move(signature), {}, {}, std::move(md));
   if (version.newer_minor()) detail::check_newer_minor_kept(ep, text, version.text());
   return ep;
