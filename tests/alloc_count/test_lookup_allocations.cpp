@@ -31,28 +31,8 @@ long allocations_of(F&& f) {
 }
 }  // namespace
 
-void* operator new(std::size_t size) { return counted_malloc(size); }
-void* operator new[](std::size_t size) { return counted_malloc(size); }
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  try {
-    return counted_malloc(size);
-  } catch (...) {
-    return nullptr;
-  }
-}
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
-  try {
-    return counted_malloc(size);
-  } catch (...) {
-    return nullptr;
-  }
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+#include "../support/replace_operator_new.hpp"
+void* epgraph_test::replaced_operator_new(std::size_t size) { return counted_malloc(size); }
 
 TEST_CASE("the counting operator new sees allocations", "[alloc]") {
   CHECK(allocations_of([] { std::string s(100, 'x'); }) == 1);

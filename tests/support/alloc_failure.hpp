@@ -65,25 +65,7 @@ long for_each_allocation_failure(Body body, AfterFailure after_failure, long lim
 }  // namespace epgraph_test
 
 // The replacements (this header is included by one translation unit of the executable).
-void* operator new(std::size_t size) { return epgraph_test::alloc_detail::checked_malloc(size); }
-void* operator new[](std::size_t size) { return epgraph_test::alloc_detail::checked_malloc(size); }
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  try {
-    return epgraph_test::alloc_detail::checked_malloc(size);
-  } catch (...) {
-    return nullptr;
-  }
+#include "replace_operator_new.hpp"
+void* epgraph_test::replaced_operator_new(std::size_t size) {
+  return epgraph_test::alloc_detail::checked_malloc(size);
 }
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
-  try {
-    return epgraph_test::alloc_detail::checked_malloc(size);
-  } catch (...) {
-    return nullptr;
-  }
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
