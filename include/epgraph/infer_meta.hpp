@@ -197,6 +197,12 @@ class Context {
   [[noreturn]] void fail(const std::string& why) const { throw value_error(where() + ": " + why); }
   [[nodiscard]] const Node& node() const noexcept { return node_; }
   [[nodiscard]] const FunctionSchema& schema() const { return args_->schema(); }
+  // The argument `name` when the call has it and it is not None, else nullptr.
+  [[nodiscard]] const Argument* given_arg(std::string_view name) const {
+    if (!has(name)) return nullptr;
+    const Argument& a = arg(name);
+    return a.is_none() ? nullptr : &a;
+  }
   [[nodiscard]] bool has(std::string_view name) const {
     return args_ != nullptr && args_->schema().argument_index(name) >= 0;
   }
@@ -264,19 +270,26 @@ class Context {
     }
     return integer_of(a, what);
   }
-  // An `int[]` argument (a single int counts as a one-element list).
-  [[nodiscard]] Ints int_list(std::string_view name) const {
+  // A list argument read element by element with `element(arg, what)` (a single value counts as a
+  // one-element list); `what` names the element in errors.
+  template <class Out, class Element>
+  [[nodiscard]] Out list_of(std::string_view name, Element element) const {
     const Argument& a = arg(name);
     const std::string what = "argument '" + std::string(name) + "'";
-    Ints out;
+    Out out;
     if (const ArgumentList* l = a.list()) {
       for (std::size_t i = 0; i < l->size(); ++i) {
-        out.push_back(integer_of((*l)[i], "element " + std::to_string(i) + " of " + what));
+        out.push_back(element((*l)[i], "element " + std::to_string(i) + " of " + what));
       }
     } else {
-      out.push_back(integer_of(a, what));
+      out.push_back(element(a, what));
     }
     return out;
+  }
+  // An `int[]` argument (a single int counts as a one-element list).
+  [[nodiscard]] Ints int_list(std::string_view name) const {
+    return list_of<Ints>(
+        name, [this](const Argument& a, const std::string& what) { return integer_of(a, what); });
   }
   [[nodiscard]] std::optional<Ints> opt_int_list(std::string_view name) const {
     if (arg(name).is_none()) return std::nullopt;
@@ -284,17 +297,8 @@ class Context {
   }
   // A `SymInt[]` argument whose elements may be symbolic.
   [[nodiscard]] Sizes sym_list(std::string_view name) const {
-    const Argument& a = arg(name);
-    const std::string what = "argument '" + std::string(name) + "'";
-    Sizes out;
-    if (const ArgumentList* l = a.list()) {
-      for (std::size_t i = 0; i < l->size(); ++i) {
-        out.push_back(sym_of((*l)[i], "element " + std::to_string(i) + " of " + what));
-      }
-    } else {
-      out.push_back(sym_of(a, what));
-    }
-    return out;
+    return list_of<Sizes>(
+        name, [this](const Argument& a, const std::string& what) { return sym_of(a, what); });
   }
   [[nodiscard]] bool boolean(std::string_view name) const {
     const Argument& a = arg(name);
@@ -303,9 +307,9 @@ class Context {
     fail("argument '" + std::string(name) + "' is not a bool");
   }
   [[nodiscard]] std::optional<dtype> opt_dtype(std::string_view name) const {
-    if (!has(name)) return std::nullopt;
-    const Argument& a = arg(name);
-    if (a.is_none()) return std::nullopt;
+    const Argument* given = given_arg(name);
+    if (!given) return std::nullopt;
+    const Argument& a = *given;
     if (a.is<dtype>()) return a.as<dtype>();
     if (a.is<std::int64_t>()) {
       // a schema default such as `ScalarType? dtype=4` counts in c10's ScalarType numbering
@@ -320,9 +324,9 @@ class Context {
     fail("argument '" + std::string(name) + "' is not a dtype");
   }
   [[nodiscard]] std::optional<Device> opt_device(std::string_view name) const {
-    if (!has(name)) return std::nullopt;
-    const Argument& a = arg(name);
-    if (a.is_none()) return std::nullopt;
+    const Argument* given = given_arg(name);
+    if (!given) return std::nullopt;
+    const Argument& a = *given;
     if (a.is<Device>()) return a.as<Device>();
     if (a.is<std::string>()) {
       const std::string& s = a.as<std::string>();
@@ -335,9 +339,9 @@ class Context {
     fail("argument '" + std::string(name) + "' is not a device");
   }
   [[nodiscard]] std::optional<MemoryFormat> opt_memory_format(std::string_view name) const {
-    if (!has(name)) return std::nullopt;
-    const Argument& a = arg(name);
-    if (a.is_none()) return std::nullopt;
+    const Argument* given = given_arg(name);
+    if (!given) return std::nullopt;
+    const Argument& a = *given;
     if (a.is<MemoryFormat>()) return a.as<MemoryFormat>();
     if (a.is<std::int64_t>()) {
       // a schema default such as `MemoryFormat memory_format=0` counts in c10's numbering
