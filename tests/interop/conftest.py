@@ -24,28 +24,35 @@ import zoo  # noqa: E402
 
 
 class Tool:
-    """Runs pt2_edit and returns its CompletedProcess (text mode)."""
+    """Runs one of epgraph's command-line programs and returns its CompletedProcess (text mode)."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, name: str = "pt2_edit") -> None:
         self.path = path
+        self.name = name
 
     def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
         proc = subprocess.run([self.path, *map(str, args)], capture_output=True, text=True)
         if check and proc.returncode != 0:
             raise AssertionError(
-                f"pt2_edit {' '.join(map(str, args))} exited with {proc.returncode}\n"
+                f"{self.name} {' '.join(map(str, args))} exited with {proc.returncode}\n"
                 f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
         return proc
 
 
+def tool_path(variable: str) -> str:
+    """The executable named by environment variable `variable` (set by ctest); skips the test when
+    it is not set, fails when it is not an executable file."""
+    path = os.environ.get(variable)
+    if not path:
+        pytest.skip(f"{variable} is not set (run through ctest, label 'interop')")
+    if not os.access(path, os.X_OK):
+        raise AssertionError(f"{variable}={path} is not an executable file")
+    return path
+
+
 @pytest.fixture(scope="session")
 def pt2_edit() -> Tool:
-    path = os.environ.get("EPGRAPH_PT2_EDIT")
-    if not path:
-        pytest.skip("EPGRAPH_PT2_EDIT is not set (run through ctest, label 'interop')")
-    if not os.access(path, os.X_OK):
-        raise AssertionError(f"EPGRAPH_PT2_EDIT={path} is not an executable file")
-    return Tool(path)
+    return Tool(tool_path("EPGRAPH_PT2_EDIT"))
 
 
 @pytest.fixture(scope="session")

@@ -25,6 +25,7 @@ import pytest
 import torch
 from torch import nn
 
+import zoo
 from test_zoo import expected_show
 
 
@@ -252,19 +253,6 @@ def _placeholders(ep):
     return [n.name for n in ep.graph.nodes if n.op == "placeholder"]
 
 
-class _Order(nn.Module):
-    """The module of ../shared/cases/fidelity/strict_order.pt2 (make_cases.py there)."""
-
-    def __init__(self):
-        super().__init__()
-        self.gain = torch.tensor([1.5, 0.5, 2.0])
-        self.register_buffer("offset", torch.tensor([0.25, -1.0, 3.0]))
-        self.w = nn.Parameter(torch.tensor([1.0, 2.0, -0.5]))
-
-    def forward(self, x):
-        return x * self.gain + self.offset + self.w
-
-
 ORDER_DEPARTURE = ("Input 'b_offset' (persistent BUFFER) comes after input 'c_gain' "
                    "(CONSTANT_TENSOR): inputs must be ordered TOKEN < PARAMETER < persistent "
                    "BUFFER < non-persistent BUFFER < CONSTANT_TENSOR < CUSTOM_OBJ < USER_INPUT")
@@ -272,7 +260,7 @@ ORDER_DEPARTURE = ("Input 'b_offset' (persistent BUFFER) comes after input 'c_ga
 
 def test_strict_order_add_buffer_adds_no_departure(pt2_edit, folder):
     path = folder / "strict_order.pt2"
-    _save(torch.export.export(_Order(), (torch.randn(3),), strict=True), path)
+    _save(torch.export.export(zoo.StrictOrder(), (torch.randn(3),), strict=True), path)
     reference = torch.export.load(str(path))
     # What torch 2.13 writes for strict=True: the lifted constant before the buffer.
     assert _inputs(reference) == [("PARAMETER", "p_w", "w", None),
@@ -301,7 +289,8 @@ def test_strict_order_add_buffer_adds_no_departure(pt2_edit, folder):
     from torch._export.verifier import _verify_exported_program_signature
     _verify_exported_program_signature(edited)
     x = torch.tensor([1.0, -2.0, 4.0])
-    torch.testing.assert_close(edited.module()(x), x * _Order().gain + _Order().offset + _Order().w)
+    m = zoo.StrictOrder()
+    torch.testing.assert_close(edited.module()(x), x * m.gain + m.offset + m.w)
     torch.testing.assert_close(edited.module()(x), reference.module()(x))
     torch.testing.assert_close(edited.state_dict["cache"], torch.full((3,), 0.5))
     assert _placeholders(edited) == ["p_w", "b_cache", "c_gain", "b_offset", "x"]

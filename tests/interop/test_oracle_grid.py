@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import os
 import subprocess
 from typing import Optional
 
@@ -30,6 +29,7 @@ import torch
 from torch.export.graph_signature import InputKind
 
 import zoo
+from conftest import tool_path
 
 pytest.importorskip("executorch", exc_type=ImportError)
 try:
@@ -44,12 +44,7 @@ NAMES = [e.name for e in zoo.ZOO + zoo.ORACLE_ONLY]
 
 @pytest.fixture(scope="session")
 def edit_grid() -> str:
-    path = os.environ.get("EPGRAPH_EDIT_GRID")
-    if not path:
-        pytest.skip("EPGRAPH_EDIT_GRID is not set (run through ctest, label 'interop')")
-    if not os.access(path, os.X_OK):
-        raise AssertionError(f"EPGRAPH_EDIT_GRID={path} is not an executable file")
-    return path
+    return tool_path("EPGRAPH_EDIT_GRID")
 
 
 # --- the grid -------------------------------------------------------------------------------------

@@ -31,15 +31,15 @@ and conftest.py's EPGRAPH_PT2_EDIT and EPGRAPH_INTEROP_WORKDIR.
 from __future__ import annotations
 
 import json
-import os
 import pathlib
-import subprocess
 import zipfile
 
 import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from conftest import Tool, tool_path
 
 # Defines torch.ops.quantized_decomposed.*: torch.export.load of the quantize-linear result needs
 # it, exactly as for a program quantized by PT2E in Python.
@@ -60,31 +60,18 @@ def _scale_add_fake(x: torch.Tensor, y: torch.Tensor, *, alpha: float = 1.0) -> 
 
 # --- fixtures and helpers -------------------------------------------------------------------------
 
-class Passes:
+class Passes(Tool):
     """Runs pt2_passes and returns its CompletedProcess (text mode); `edit` is conftest's pt2_edit
     runner."""
 
     def __init__(self, path: str, edit) -> None:
-        self.path = path
+        super().__init__(path, "pt2_passes")
         self.edit = edit
-
-    def run(self, *args, check: bool = True) -> subprocess.CompletedProcess:
-        proc = subprocess.run([self.path, *map(str, args)], capture_output=True, text=True)
-        if check and proc.returncode != 0:
-            raise AssertionError(
-                f"pt2_passes {' '.join(map(str, args))} exited with {proc.returncode}\n"
-                f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
-        return proc
 
 
 @pytest.fixture(scope="session")
 def pt2_passes(pt2_edit) -> Passes:
-    path = os.environ.get("EPGRAPH_PT2_PASSES")
-    if not path:
-        pytest.skip("EPGRAPH_PT2_PASSES is not set (run through ctest, label 'interop')")
-    if not os.access(path, os.X_OK):
-        raise AssertionError(f"EPGRAPH_PT2_PASSES={path} is not an executable file")
-    return Passes(path, pt2_edit)
+    return Passes(tool_path("EPGRAPH_PT2_PASSES"), pt2_edit)
 
 
 @pytest.fixture(scope="session")
