@@ -642,31 +642,45 @@ Program kv_transformer(std::size_t layers) {
   return Program(std::move(g), std::move(sig), std::move(sd));
 }
 
-// create_mutable_buffer on kv_transformer programs of about 1k / 10k / 100k nodes: ns per call
-// (the issue's "edits that cost the same on real LLM programs"; not met: see bench/README.md).
-void bench_kv_edit(int reps) {
-  const std::vector<std::size_t> layers = {72, 715, 7143};
-  const std::size_t calls = 20;
+// Issue 14 item 2: `calls` successive create_mutable_buffer calls on one kv_transformer program
+// of about 1k / 10k / 100k / 1M nodes (two BUFFER_MUTATION outputs per layer, so specs and
+// outputs grow with the program). The first call after the program is built pays one
+// validation and builds the edit lookups (O(placeholders + specs)); it is timed on its own line.
+// The ns per call of the calls after it must not grow with the program: 1M/1k ratio <= 1.5. Sizes
+// are measured in turns (see bench_build); each keeps its minimum.
+void bench_cmb_transformer(int reps) {
+  const std::vector<std::size_t> layers = {71, 714, 7143, 71428};
+  const std::size_t calls = 1000;
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i <= calls; ++i) names.push_back("b_new_cache_" + std::to_string(i));
   std::vector<double> best(layers.size(), 1e300);
+  std::vector<double> first(layers.size(), 1e300);
   for (int r = 0; r < reps; ++r) {
     for (std::size_t k = 0; k < layers.size(); ++k) {
       Program ep = kv_transformer(layers[k]);
-      std::vector<Tensor> data(calls, Tensor::zeros(epgraph::dtype::float32, {1}));
+      std::vector<Tensor> data(calls + 1, Tensor::zeros(epgraph::dtype::float32, {1}));
+      const double f = min_seconds(
+          1, {}, [&] { (void)epgraph::create_mutable_buffer(ep, names[0], std::move(data[0])); });
       const double s = min_seconds(1, {}, [&] {
-        for (std::size_t i = 0; i < calls; ++i) {
-          (void)epgraph::create_mutable_buffer(ep, "b_new_cache_" + std::to_string(i),
-                                               std::move(data[i]));
+        for (std::size_t i = 1; i <= calls; ++i) {
+          (void)epgraph::create_mutable_buffer(ep, names[i], std::move(data[i]));
         }
       });
       best[k] = std::min(best[k], s * 1e9 / static_cast<double>(calls));
+      if (r == 0) epgraph::verify(ep);
+      first[k] = std::min(first[k], f * 1e9);
     }
   }
   for (std::size_t k = 0; k < layers.size(); ++k) {
-    print_line("bench=kv_create_mutable_buffer layers=" + std::to_string(layers[k]) +
-               " nodes=" + std::to_string(layers[k] * 14 + 3) + " ns_per_call=" + fmt(best[k]));
+    const std::string shape = " nodes=" + std::to_string(layers[k] * 14 + 3) +
+                              " layers=" + std::to_string(layers[k]) +
+                              " outputs=" + std::to_string(layers[k] * 2 + 1);
+    print_line("bench=cmb_transformer_first_call" + shape + " ns=" + fmt(first[k]));
+    print_line("bench=cmb_transformer" + shape + " calls=" + std::to_string(calls) +
+               " ns_per_call=" + fmt(best[k]));
   }
-  print_line("bench=kv_create_mutable_buffer_ratio nodes=100000/1000 ratio=" +
-             fmt(best[2] / best[0], 1) + " target<=1.5");
+  print_line("bench=cmb_transformer_ratio nodes=1000000/1000 ratio=" + fmt(best[3] / best[0], 2) +
+             " target<=1.5");
 }
 
 // replace_pattern of a 3-node pattern (relu(add(x, linear(a, w))) -> clamp_min(...)) matching
@@ -740,7 +754,7 @@ int main(int argc, char** argv) {
     print_line("bench=stable_topological_sort_ratio nodes=1000000/100000 ratio=" +
                fmt(s[1] / s[0], 2) + " target<=12");
   }
-  if (want("kv_edit")) bench_kv_edit(2);
+  if (want("cmb_transformer")) bench_cmb_transformer(5);
   if (want("replace_pattern")) bench_replace_pattern(2);
 #ifdef EPGRAPH_BENCH_JSON
   if (want("json")) {

@@ -18,6 +18,12 @@ if(EPGRAPH_WERROR)
   target_compile_options(epgraph_warnings INTERFACE
     "$<$<CXX_COMPILER_ID:GNU,Clang,AppleClang>:-Werror>"
     "$<$<CXX_COMPILER_ID:MSVC>:/WX>")
+  # g++ 12 at -O2/-O3 reports a std::string inside std::variant<std::int64_t, SymExpr> (a SymInt)
+  # as "may be used uninitialized" after the variant is moved (a false positive of its
+  # -Wmaybe-uninitialized, first seen in the Release benchmark build of infer_meta.hpp); it
+  # stays a warning there so that optimized -Werror builds do not stop on it.
+  target_compile_options(epgraph_warnings INTERFACE
+    "$<$<CXX_COMPILER_ID:GNU>:-Wno-error=maybe-uninitialized>")
 endif()
 
 add_library(epgraph_sanitize INTERFACE)

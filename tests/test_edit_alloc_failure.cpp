@@ -123,7 +123,45 @@ TEST_CASE("allocation failure: set_buffer_mutation", "[edit][strong]") {
   };
   CHECK(check_strong_under_allocation_failure(make_new, [](Program& ep) {
           epgraph::set_buffer_mutation(ep, "scale", ep.graph().find_node("clone"));
-        }) > 5);
+        }) > 3);  // 4: the results list grows in place (Graph::insert_result), no copy
+}
+
+// The same edits on a program an earlier edit validated and indexed: they skip the validation,
+// insert into the output node's results in place (Graph::insert_result) and keep the lookups in
+// step; a failure must still change nothing, and the run after it must give what an
+// undisturbed run gives.
+TEST_CASE("allocation failure: edits on a program validated by an earlier edit",
+          "[edit][strong][index]") {
+  const epgraph::HostTensor data = tensor({4});
+  auto make = [&] {
+    Program ep = epgraph_test::linear_batchnorm_program();
+    epgraph::create_mutable_buffer(ep, "b_first", data);
+    epgraph::create_constant_placeholder(ep, "p_spare", InputKind::PARAMETER, data);
+    ep.graph().call_function("torch.ops.aten.clone.default",
+                             {ep.graph().find_node("b_bn_running_var")});
+    return ep;
+  };
+  CHECK(check_strong_under_allocation_failure(
+            make, [&](Program& ep) { epgraph::create_mutable_buffer(ep, "b_second", data); }) > 5);
+  for (InputKind kind : {InputKind::PARAMETER, InputKind::BUFFER, InputKind::CONSTANT_TENSOR}) {
+    CHECK(check_strong_under_allocation_failure(make, [&](Program& ep) {
+            epgraph::create_constant_placeholder(ep, "c_second", kind, data, false);
+          }) > 5);
+  }
+  CHECK(check_strong_under_allocation_failure(make, [](Program& ep) {
+          epgraph::delete_constant_placeholder(ep, ep.graph().find_node("p_spare"));
+        }) > 0);
+  CHECK(check_strong_under_allocation_failure(make, [](Program& ep) {
+          epgraph::set_buffer_mutation(ep, "bn.running_var", ep.graph().find_node("clone"));
+        }) > 3);
+  CHECK(check_strong_under_allocation_failure(make, [](Program& ep) {
+          epgraph::set_buffer_mutation(ep, "first", ep.graph().find_node("clone"));
+        }) > 3);
+  // Graph::insert_result on its own, where the results list and the users must grow.
+  CHECK(check_strong_under_allocation_failure(
+            epgraph_test::params_and_buffers_program, [](Program& ep) {
+              ep.graph().insert_result(0, ep.graph().find_node("p_weight"));
+            }) > 1);
 }
 
 TEST_CASE("allocation failure: the signature follows replacements and renames",

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "argument.hpp"
+#include "detail/edit_index.hpp"
 #include "error.hpp"
 #include "exported_program.hpp"
 #include "graph.hpp"
@@ -85,29 +87,6 @@ inline std::string buffer_target_of(std::string_view name) {
   return std::string(name);
 }
 
-// Throws runtime_error "<what> target 't' already exists <where>" when `target` is a key of
-// state_dict or constants or the target of an input spec.
-template <class T>
-void check_target_free(const ExportedProgram<T>& ep, const std::string& target, const char* what) {
-  const std::string head = std::string(what) + " target '" + target + "' already exists ";
-  if (ep.state_dict().contains(target)) throw runtime_error(head + "in state_dict");
-  if (ep.constants().contains(target)) throw runtime_error(head + "in constants");
-  for (const InputSpec& s : ep.graph_signature().input_specs) {
-    if (s.target() && *s.target() == target) {
-      throw runtime_error(head + "as the target of input spec '" + s.name() + "'");
-    }
-  }
-}
-
-template <class T>
-void check_buffer_target(const ExportedProgram<T>& ep, const std::string& target,
-                         std::string_view from_name) {
-  if (target.empty()) {
-    throw value_error("Buffer target cannot be empty (from name '" + std::string(from_name) + "')");
-  }
-  check_target_free(ep, target, "Buffer");
-}
-
 // Where a new input spec of canonical rank `rank` (see input_rank: 1 PARAMETER, 2 persistent
 // BUFFER, 3 non-persistent BUFFER, 4 CONSTANT_TENSOR) goes so that it adds no departure from
 // torch's canonical input order (input_order_departures): before the first spec that ranks after
@@ -120,13 +99,6 @@ inline std::size_t canonical_input_index(const ExportGraphSignature& sig, int ra
   std::size_t i = 0;
   while (i < sig.input_specs.size() && input_rank(sig.input_specs[i]) <= rank) ++i;
   return i;
-}
-
-// The node at position `index` of the node list, or nullptr past the end. O(index).
-inline Node* nth_node(const Graph& graph, std::size_t index) noexcept {
-  Node* n = graph.first_node();
-  for (std::size_t i = 0; i < index && n != nullptr; ++i) n = n->next();
-  return n;
 }
 
 inline bool is_mutation_output(OutputKind k) noexcept {
@@ -191,6 +163,143 @@ static_assert(std::is_nothrow_move_constructible_v<InputSpec> &&
                   std::is_nothrow_move_assignable_v<OutputSpec>,
               "signature specs must move without throwing");
 
+// The edits' access to a program's EditIndex and to its signature without counting the access
+// as an outside change (ExportedProgram::graph_signature() bumps the signature epoch).
+struct edit_access {
+  template <class T>
+  static EditIndex& index(ExportedProgram<T>& ep) noexcept {
+    return ep.edit_index_;
+  }
+  template <class T>
+  static ExportGraphSignature& signature(ExportedProgram<T>& ep) noexcept {
+    return ep.signature_;
+  }
+  template <class T>
+  static std::uint64_t signature_epoch(const ExportedProgram<T>& ep) noexcept {
+    return ep.signature_epoch_;
+  }
+};
+
+// True when the program is unchanged since its index was stamped (see EditIndex). O(1).
+template <class T>
+bool stamp_is_current(const ExportedProgram<T>& ep, const EditIndex& ix) noexcept {
+  const ExportGraphSignature& sig = ep.graph_signature();
+  return ix.stamped && ix.graph_version == ep.graph().version() &&
+         ix.signature_epoch == edit_access::signature_epoch(ep) &&
+         ix.inputs == sig.input_specs.size() && ix.outputs == sig.output_specs.size() &&
+         ix.input_data == static_cast<const void*>(sig.input_specs.data()) &&
+         ix.output_data == static_cast<const void*>(sig.output_specs.data());
+}
+
+// Records the program's current state as validated. Call only on a valid program. O(1).
+template <class T>
+void stamp(ExportedProgram<T>& ep, EditIndex& ix) noexcept {
+  const ExportGraphSignature& sig = std::as_const(ep).graph_signature();
+  ix.stamped = true;
+  ix.graph_version = ep.graph().version();
+  ix.signature_epoch = edit_access::signature_epoch(ep);
+  ix.inputs = sig.input_specs.size();
+  ix.outputs = sig.output_specs.size();
+  ix.input_data = sig.input_specs.data();
+  ix.output_data = sig.output_specs.data();
+}
+
+inline std::size_t target_hash(std::string_view target) noexcept {
+  return std::hash<std::string_view>()(target);
+}
+
+// Builds the lookups of `ix` from scratch. On an exception (std::bad_alloc) `ix` stays unbuilt.
+// O(placeholders + input specs).
+template <class T>
+void build_index(const ExportedProgram<T>& ep, EditIndex& ix) {
+  ix.built = false;
+  ix.mutation_pos = EditIndex::unknown;
+  ix.requested.clear();
+  ix.target_hashes.clear();
+  ix.requested_duplicates = false;
+  for (Node* n = ep.graph().first_node(); n != nullptr && n->op() == OpCode::placeholder;
+       n = n->next()) {
+    const std::string& r = n->read_meta().requested_name;
+    if (r.empty()) continue;
+    if (!ix.requested.try_emplace(r, n).second) ix.requested_duplicates = true;
+  }
+  const auto& inputs = ep.graph_signature().input_specs;
+  ix.first_after.fill(inputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].target()) ++ix.target_hashes[target_hash(*inputs[i].target())];
+    const int rank = input_rank(inputs[i]);
+    for (int r = 0; r < rank; ++r) {
+      std::size_t& f = ix.first_after[static_cast<std::size_t>(r)];
+      if (f == inputs.size()) f = i;
+    }
+  }
+  ix.built = true;
+}
+
+// What every edit does first: validate_graph_signature, unless the program is unchanged since
+// the last validation (then O(1)), and the lookups built. Throws what validate_graph_signature
+// throws, and std::bad_alloc; the program never changes.
+template <class T>
+EditIndex& validated_index(ExportedProgram<T>& ep) {
+  EditIndex& ix = edit_access::index(ep);
+  if (!stamp_is_current(ep, ix)) {
+    ix.drop();
+    validate_graph_signature(ep);
+    stamp(ep, ix);
+  }
+  if (!ix.built) build_index(ep, ix);
+  return ix;
+}
+
+// find_requested_placeholder through the index. O(length of name).
+inline Node* indexed_requested_placeholder(const EditIndex& ix, std::string_view name) {
+  const auto it = ix.requested.find(std::string(name));
+  return it == ix.requested.end() ? nullptr : it->second;
+}
+
+// Throws runtime_error "<what> target 't' already exists in state_dict" / "... in constants" /
+// "... as the target of input spec '<spec>'" when `target` is taken, looking input targets up in
+// the index. O(length of
+// target), plus O(input specs) only when the target's hash is taken.
+template <class T>
+void check_target_free_indexed(const ExportedProgram<T>& ep, const EditIndex& ix,
+                               const std::string& target, const char* what) {
+  const std::string head = std::string(what) + " target '" + target + "' already exists ";
+  if (ep.state_dict().contains(target)) throw runtime_error(head + "in state_dict");
+  if (ep.constants().contains(target)) throw runtime_error(head + "in constants");
+  if (ix.target_hashes.count(target_hash(target)) == 0) return;
+  for (const InputSpec& s : ep.graph_signature().input_specs) {
+    if (s.target() && *s.target() == target) {
+      throw runtime_error(head + "as the target of input spec '" + s.name() + "'");
+    }
+  }
+}
+
+// The node a placeholder for input index `index` goes before: the placeholder of the spec now
+// at `index`, or the node after the last placeholder. Needs a validated program (the i-th
+// placeholder is named by the i-th input spec). Never null there (the output node follows the
+// placeholders). O(length of the names).
+template <class T>
+Node* placeholder_anchor(const ExportedProgram<T>& ep, std::size_t index) {
+  const auto& inputs = ep.graph_signature().input_specs;
+  const Graph& graph = ep.graph();
+  if (index < inputs.size()) return graph.find_node(inputs[index].name());
+  if (inputs.empty()) return graph.first_node();
+  return graph.find_node(inputs.back().name())->next();
+}
+
+// Records a new target and requested name in the index after a committed edit; on failure the
+// index is marked unbuilt (rebuilt by the next edit). No-throw.
+inline void note_new_placeholder(EditIndex& ix, const std::string& target, std::string_view name,
+                                 Node* node) noexcept {
+  try {
+    ++ix.target_hashes[target_hash(target)];
+    ix.requested.try_emplace(std::string(name), node);
+  } catch (...) {
+    ix.built = false;
+  }
+}
+
 }  // namespace detail
 
 /// Adds a persistent buffer that the program reads and writes back, such as a KV cache: a
@@ -244,26 +353,29 @@ static_assert(std::is_nothrow_move_constructible_v<InputSpec> &&
 ///   refused (ExecuTorch would key a second input by it);
 /// - std::bad_alloc, and what tensor_traits<T> throws.
 /// Strong guarantee: on any exception the program is exactly as before (namespace included).
-/// O(placeholders + input specs + output specs + length of name); independent of the number of
-/// compute nodes. Mirrors `create_mutable_buffer` in ExecuTorch's backends/transforms/utils.py,
-/// minus its known bugs: every check runs before anything changes (upstream can leave a node or
-/// an entry behind), the signature and state_dict use the name FX actually assigned, the
-/// placeholder never lands after the output node or among compute nodes, the buffer goes before
-/// non-persistent buffers (upstream puts it after them, an order PyTorch's C++ runtime rejects),
-/// and output tokens stay first.
+/// Cost: O(length of name), amortized, when the program is unchanged since the previous edit of
+/// this header (independent of the number of nodes and specs: the program keeps the result of
+/// its last validation and the lookups the edit needs, see detail/edit_index.hpp); the first
+/// edit after a load or after a change made otherwise (graph operations, graph_signature())
+/// validates again and rebuilds them, O(placeholders + input specs + output specs). Mirrors
+/// `create_mutable_buffer` in ExecuTorch's backends/transforms/utils.py, minus its known bugs:
+/// every check runs before anything changes (upstream can leave a node or an entry behind), the
+/// signature and state_dict use the name FX actually assigned, the placeholder never lands after
+/// the output node or among compute nodes, the buffer goes before non-persistent buffers (upstream
+/// puts it after them, an order PyTorch's C++ runtime rejects), and output tokens stay first.
 template <class T>
 Node* create_mutable_buffer(ExportedProgram<T>& ep, std::string_view name, T data) {
   if (detail::is_blank(name)) throw value_error("Buffer name cannot be empty");
   Graph& graph = ep.graph();
-  const ExportGraphSignature& sig = ep.graph_signature();
+  const ExportGraphSignature& sig = std::as_const(ep).graph_signature();
   // ExecuTorch's first check, with its message: the target the caller asked for is a key of
   // state_dict (e.g. the same name requested twice). Its test suite pins this message.
   const std::string requested_target = detail::buffer_target_of(name);
   if (ep.state_dict().contains(requested_target)) {
     throw runtime_error("Buffer target '" + requested_target + "' already exists in state_dict");
   }
-  validate_graph_signature(ep);
-  if (find_requested_placeholder(graph, name) != nullptr) {
+  detail::EditIndex& ix = detail::validated_index(ep);
+  if (detail::indexed_requested_placeholder(ix, name) != nullptr) {
     throw runtime_error("Placeholder for '" + std::string(name) + "' already exists in the graph");
   }
   const std::string node_name = graph.propose_name(name);
@@ -272,31 +384,35 @@ Node* create_mutable_buffer(ExportedProgram<T>& ep, std::string_view name, T dat
   // non-persistent buffer's key in constants, say) is no obstacle when FX renames the node and
   // so the target (`b_npb` -> `b_npb_1`, target `npb_1`), as in ExecuTorch.
   std::string target = detail::buffer_target_of(node_name);
-  detail::check_buffer_target(ep, target, node_name);
+  if (target.empty()) {
+    throw value_error("Buffer target cannot be empty (from name '" + node_name + "')");
+  }
+  detail::check_target_free_indexed(ep, ix, target, "Buffer");
 
   // Input position: before the first spec that ranks after a persistent buffer.
-  const std::size_t in_pos = detail::canonical_input_index(sig, 2);
-  const std::size_t out_pos = detail::mutation_output_index(sig, in_pos);
+  const std::size_t in_pos = ix.first_after[2];
+  if (ix.mutation_pos == detail::EditIndex::unknown) {
+    ix.mutation_pos = detail::mutation_output_index(sig, in_pos);
+  }
+  const std::size_t out_pos = ix.mutation_pos;
 
   // Everything that can fail is prepared here; the commit below cannot throw.
   TensorMeta meta = tensor_meta_of(data);
   InputSpec new_input(InputKind::BUFFER, TensorArgument{node_name}, target, true);
   OutputSpec new_output(OutputKind::BUFFER_MUTATION, TensorArgument{node_name}, target);
+  auto& in_specs = detail::edit_access::signature(ep).input_specs;
+  auto& out_specs = detail::edit_access::signature(ep).output_specs;
   // Room for the new specs (moving the existing ones changes nothing observable).
-  detail::reserve_more(ep.graph_signature().input_specs, 1);
-  detail::reserve_more(ep.graph_signature().output_specs, 1);
-  Node* output = graph.output_node();
-  ArgumentList results = detail::output_results(graph);
-  results.insert(results.begin() + static_cast<std::ptrdiff_t>(out_pos), Argument());
-  Node* anchor = detail::nth_node(graph, in_pos);  // never null: the output node comes after
+  detail::reserve_more(in_specs, 1);
+  detail::reserve_more(out_specs, 1);
+  Node* anchor = detail::placeholder_anchor(ep, in_pos);
 
   const std::function<void(Node&)> finish = [&](Node& node) {
-    node.meta().val = std::move(meta);
-    node.meta().requested_name = std::string(name);
+    node.mutable_meta().val = std::move(meta);
+    node.mutable_meta().requested_name = std::string(name);
     ep.state_dict().insert(target, std::move(data));
     try {
-      results[out_pos] = Argument(&node);
-      output->set_args({Argument(std::move(results))});
+      graph.insert_result(out_pos, &node);  // strong
     } catch (...) {
       ep.state_dict().erase(target);
       throw;
@@ -308,10 +424,16 @@ Node* create_mutable_buffer(ExportedProgram<T>& ep, std::string_view name, T dat
     node = graph.create_node(OpCode::placeholder, node_name, {}, {}, name, finish);
   }
   // No-throw: capacity is reserved and specs move without throwing.
-  auto& in_specs = ep.graph_signature().input_specs;
-  auto& out_specs = ep.graph_signature().output_specs;
   in_specs.insert(in_specs.begin() + static_cast<std::ptrdiff_t>(in_pos), std::move(new_input));
   out_specs.insert(out_specs.begin() + static_cast<std::ptrdiff_t>(out_pos), std::move(new_output));
+  // The program is valid again (the placeholder and its spec went to the same index, the result
+  // and its spec too): keep the stamp and the lookups in step. The new input ranks 2 and goes
+  // before every late input (see mutation_output_index), so the next buffer's output goes right
+  // after this one.
+  detail::stamp(ep, ix);
+  ix.note_input_inserted(in_pos, 2);
+  ix.mutation_pos = out_pos + 1;
+  detail::note_new_placeholder(ix, target, name, node);
   return node;
 }
 
@@ -361,7 +483,8 @@ Node* create_mutable_buffer(ExportedProgram<T>& ep, std::string_view name, T dat
 ///   input nodes in the graph." when the caller's insertion point (inside the placeholder
 ///   prefix) comes after a user input;
 /// - std::bad_alloc, and what tensor_traits<T> throws.
-/// Strong guarantee. O(placeholders + input specs + output specs + length of name). Mirrors
+/// Strong guarantee. Cost as for create_mutable_buffer (O(length of name) amortized between
+/// edits), plus O(index) when the caller's insertion point places the node. Mirrors
 /// `create_constant_placeholder` in ExecuTorch's backends/transforms/utils.py, placing what the
 /// caller does not place as described above.
 template <class T>
@@ -369,10 +492,9 @@ Node* create_constant_placeholder(ExportedProgram<T>& ep, std::string_view name,
                                   T data, std::optional<bool> persistent_buffer = {}) {
   if (detail::is_blank(name)) throw value_error("Placeholder name cannot be empty");
   Graph& graph = ep.graph();
-  const ExportGraphSignature& sig = ep.graph_signature();
-  validate_graph_signature(ep);
-  if (Node* existing = find_requested_placeholder(graph, name)) {
-    if (is_mutable_buffer(ep, existing)) {
+  detail::EditIndex& ix = detail::validated_index(ep);
+  if (Node* existing = detail::indexed_requested_placeholder(ix, name)) {
+    if (is_mutable_buffer(std::as_const(ep), existing)) {
       throw runtime_error("Placeholder '" + std::string(name) +
                           "' already exists as a mutable buffer");
     }
@@ -394,9 +516,10 @@ Node* create_constant_placeholder(ExportedProgram<T>& ep, std::string_view name,
   const std::string node_name = graph.propose_name(name);
   detail::check_bindable(name, node_name, "Placeholder");
   std::string target = node_name;
-  detail::check_target_free(ep, target, "Constant");
+  detail::check_target_free_indexed(ep, ix, target, "Constant");
 
   InputSpec new_input(kind, TensorArgument{node_name}, target, persistent_buffer);
+  const int rank = detail::input_rank(new_input);
 
   // Where the node goes: its index among placeholders, and whether the insertion point is usable
   // as is (inside the placeholder prefix) or the node goes to its kind's canonical place.
@@ -414,31 +537,24 @@ Node* create_constant_placeholder(ExportedProgram<T>& ep, std::string_view name,
       }
     }
   }
-  if (!use_caller_point) {
-    index = detail::canonical_input_index(sig, detail::input_rank(new_input));
-  }
-  for (std::size_t i = 0; i < index; ++i) {
-    if (sig.input_specs[i].kind() == InputKind::USER_INPUT) {
-      throw runtime_error("Failed to insert " + std::string(name) +
-                          "; Const placeholder nodes must be inserted before user input nodes "
-                          "in the graph.");
-    }
+  if (!use_caller_point) index = ix.first_after[static_cast<std::size_t>(rank)];
+  // first_after[5] is the first USER_INPUT (the only rank above 5).
+  if (ix.first_after[5] < index) {
+    throw runtime_error("Failed to insert " + std::string(name) +
+                        "; Const placeholder nodes must be inserted before user input nodes "
+                        "in the graph.");
   }
 
   TensorMeta meta = tensor_meta_of(data);
-  std::vector<InputSpec> new_inputs;
-  new_inputs.reserve(sig.input_specs.size() + 1);
-  const auto in_at = sig.input_specs.begin() + static_cast<std::ptrdiff_t>(index);
-  new_inputs.insert(new_inputs.end(), sig.input_specs.begin(), in_at);
-  new_inputs.push_back(std::move(new_input));
-  new_inputs.insert(new_inputs.end(), in_at, sig.input_specs.end());
+  auto& in_specs = detail::edit_access::signature(ep).input_specs;
+  detail::reserve_more(in_specs, 1);  // moving the specs changes nothing observable
   using constant_type = typename ExportedProgram<T>::constant_type;
   std::optional<constant_type> as_constant;
   if (!in_state_dict) as_constant.emplace(std::move(data));
 
   const std::function<void(Node&)> finish = [&](Node& node) {
-    node.meta().val = std::move(meta);
-    node.meta().requested_name = std::string(name);
+    node.mutable_meta().val = std::move(meta);
+    node.mutable_meta().requested_name = std::string(name);
     if (in_state_dict) {
       ep.state_dict().insert(target, std::move(data));
     } else {
@@ -449,10 +565,20 @@ Node* create_constant_placeholder(ExportedProgram<T>& ep, std::string_view name,
   if (use_caller_point) {
     node = graph.create_node(OpCode::placeholder, node_name, {}, {}, name, finish);
   } else {
-    auto at = graph.inserting_before(detail::nth_node(graph, index));
+    auto at = graph.inserting_before(detail::placeholder_anchor(ep, index));
     node = graph.create_node(OpCode::placeholder, node_name, {}, {}, name, finish);
   }
-  ep.graph_signature().input_specs.swap(new_inputs);
+  // No-throw: capacity is reserved and specs move without throwing.
+  in_specs.insert(in_specs.begin() + static_cast<std::ptrdiff_t>(index), std::move(new_input));
+  // Valid again (placeholder and spec at the same index). The position of the next mutable
+  // buffer's output stays right when the new input comes before every late input and ranks with
+  // them (its target is new, so no mutation output changes the input it mutates); else it is
+  // recomputed by the next create_mutable_buffer.
+  const bool keeps_mutation_pos = rank <= 2 && index <= ix.first_after[2];
+  detail::stamp(ep, ix);
+  ix.note_input_inserted(index, rank);
+  if (!keeps_mutation_pos) ix.mutation_pos = detail::EditIndex::unknown;
+  detail::note_new_placeholder(ix, target, name, node);
   return node;
 }
 
@@ -468,7 +594,8 @@ Node* create_constant_placeholder(ExportedProgram<T>& ep, std::string_view name,
 /// - runtime_error "Cannot delete input node <n> since output '<o>' mutates it." when a mutation
 ///   output targets its buffer or parameter (delete or retarget that output first);
 /// - what Graph::erase_node throws (e.g. the node anchors an insertion point); std::bad_alloc.
-/// Strong guarantee. O(input specs + output specs). Mirrors `delete_constant_placeholder` in
+/// Strong guarantee. O(input specs + output specs) (no validation; a program validated by the
+/// previous edit stays so, and its lookups follow). Mirrors `delete_constant_placeholder` in
 /// ExecuTorch's backends/transforms/utils.py.
 template <class T>
 void delete_constant_placeholder(ExportedProgram<T>& ep, Node* node) {
@@ -480,7 +607,8 @@ void delete_constant_placeholder(ExportedProgram<T>& ep, Node* node) {
   }
   const std::string who = "Cannot delete input node " + std::string(node->name()) + " since ";
   if (!node->users().empty()) throw runtime_error(who + "it has users in the graph.");
-  const InputSpec* spec = input_spec_for(ep, node);
+  const ExportGraphSignature& sig = std::as_const(ep).graph_signature();
+  const InputSpec* spec = input_spec_for(std::as_const(ep), node);
   if (spec == nullptr ||
       (spec->kind() != InputKind::PARAMETER && spec->kind() != InputKind::BUFFER &&
        spec->kind() != InputKind::CONSTANT_TENSOR)) {
@@ -493,23 +621,55 @@ void delete_constant_placeholder(ExportedProgram<T>& ep, Node* node) {
     const OutputKind mutation = spec->kind() == InputKind::PARAMETER
                                     ? OutputKind::PARAMETER_MUTATION
                                     : OutputKind::BUFFER_MUTATION;
-    for (const OutputSpec& o : ep.graph_signature().output_specs) {
+    for (const OutputSpec& o : sig.output_specs) {
       if (o.kind() == mutation && o.target() == spec->target()) {
         throw runtime_error(who + "output '" + o.name() + "' mutates it.");
       }
     }
   }
-  std::vector<InputSpec> new_inputs;
-  new_inputs.reserve(ep.graph_signature().input_specs.size());
-  for (const InputSpec& s : ep.graph_signature().input_specs) {
-    if (&s != spec) new_inputs.push_back(s);
-  }
+  // A program validated before stays valid (placeholder and spec leave the same index) and
+  // keeps its stamp; the lookups follow.
+  detail::EditIndex& ix = detail::edit_access::index(ep);
+  const bool was_current = detail::stamp_is_current(ep, ix);
+  const std::size_t pos = static_cast<std::size_t>(spec - sig.input_specs.data());
+  const int rank = detail::input_rank(*spec);
+  const std::string& requested = node->read_meta().requested_name;
+  const auto requested_at = was_current && ix.built && !requested.empty()
+                                ? ix.requested.find(requested)
+                                : ix.requested.end();
+  const bool indexed_here = requested_at != ix.requested.end() && requested_at->second == node;
   graph.erase_node(node);  // strong; the last step that can throw
-  ep.graph_signature().input_specs.swap(new_inputs);
+  auto& in_specs = detail::edit_access::signature(ep).input_specs;
+  in_specs.erase(in_specs.begin() + static_cast<std::ptrdiff_t>(pos));  // no-throw moves
   if (in_state_dict) {
     ep.state_dict().erase(target);
   } else {
     ep.constants().erase(target);
+  }
+  if (!was_current) return;
+  detail::stamp(ep, ix);
+  if (!ix.built) return;
+  const std::size_t h = detail::target_hash(target);
+  const auto count = ix.target_hashes.find(h);
+  const bool unique_target = count != ix.target_hashes.end() && count->second == 1;
+  if (!(rank <= 2 && pos < ix.first_after[2] && unique_target)) {
+    ix.mutation_pos = detail::EditIndex::unknown;
+  }
+  if (count != ix.target_hashes.end() && --count->second == 0) ix.target_hashes.erase(count);
+  for (int r = 0; r < detail::EditIndex::ranks; ++r) {
+    std::size_t& f = ix.first_after[static_cast<std::size_t>(r)];
+    if (f > pos) {
+      --f;
+    } else if (f == pos) {  // the erased spec was the first to rank above r: find the next
+      while (f < in_specs.size() && detail::input_rank(in_specs[f]) <= r) ++f;
+    }
+  }
+  if (indexed_here) {
+    if (ix.requested_duplicates) {
+      ix.built = false;  // another placeholder may carry the name: rebuild
+    } else {
+      ix.requested.erase(requested_at);
+    }
   }
 }
 
@@ -529,7 +689,9 @@ void delete_constant_placeholder(ExportedProgram<T>& ep, Node* node) {
 /// - value_error "No BUFFER input has target '<t>'";
 /// - runtime_error "Buffer '<t>' has more than one BUFFER_MUTATION output";
 /// - std::bad_alloc.
-/// Strong guarantee. O(input specs + output specs).
+/// Strong guarantee. O(input specs + output specs) when the program is unchanged since the
+/// previous edit (no validation; replacing an existing mutation output also copies the results
+/// list); plus the validation when it changed. epgraph addition (no upstream function).
 template <class T>
 void set_buffer_mutation(ExportedProgram<T>& ep, std::string_view buffer_target, Node* new_value) {
   const std::string t(buffer_target);
@@ -544,12 +706,12 @@ void set_buffer_mutation(ExportedProgram<T>& ep, std::string_view buffer_target,
   if (new_value->op() == OpCode::output) {
     throw value_error("The output node cannot be the new value of buffer '" + t + "'");
   }
-  validate_graph_signature(ep);
-  const ExportGraphSignature& sig = ep.graph_signature();
+  detail::EditIndex& ix = detail::validated_index(ep);
+  const ExportGraphSignature& sig = std::as_const(ep).graph_signature();
   std::size_t buffer_index = sig.input_specs.size();
   for (std::size_t i = 0; i < sig.input_specs.size(); ++i) {
     const InputSpec& s = sig.input_specs[i];
-    if (s.kind() == InputKind::BUFFER && s.target() == std::optional<std::string>(t)) {
+    if (s.kind() == InputKind::BUFFER && s.target() && *s.target() == t) {
       buffer_index = i;
       break;
     }
@@ -560,7 +722,7 @@ void set_buffer_mutation(ExportedProgram<T>& ep, std::string_view buffer_target,
   std::size_t found = sig.output_specs.size();
   for (std::size_t k = 0; k < sig.output_specs.size(); ++k) {
     const OutputSpec& o = sig.output_specs[k];
-    if (o.kind() == OutputKind::BUFFER_MUTATION && o.target() == std::optional<std::string>(t)) {
+    if (o.kind() == OutputKind::BUFFER_MUTATION && o.target() && *o.target() == t) {
       if (found != sig.output_specs.size()) {
         throw runtime_error("Buffer '" + t + "' has more than one BUFFER_MUTATION output");
       }
@@ -568,27 +730,25 @@ void set_buffer_mutation(ExportedProgram<T>& ep, std::string_view buffer_target,
     }
   }
   Node* output = graph.output_node();
-  ArgumentList results = detail::output_results(graph);
-  std::vector<OutputSpec> new_outputs;
-  new_outputs.reserve(sig.output_specs.size() + 1);
   OutputSpec spec(OutputKind::BUFFER_MUTATION, TensorArgument{std::string(new_value->name())}, t);
+  auto& out_specs = detail::edit_access::signature(ep).output_specs;
   if (found != sig.output_specs.size()) {
-    if (results[found].node() == new_value && sig.output_specs[found] == spec) return;
-    new_outputs = sig.output_specs;
-    new_outputs[found] = std::move(spec);
+    const ArgumentList& current = detail::output_results(graph);
+    if (current[found].node() == new_value && sig.output_specs[found] == spec) return;
+    ArgumentList results = current;
     results[found] = Argument(new_value);
+    output->set_args({Argument(std::move(results))});  // strong; the last step that can throw
+    out_specs[found] = std::move(spec);                // no-throw move
+    // Same kind and target at the same index: where the next mutable buffer's output goes is
+    // unchanged.
   } else {
     const std::size_t pos = detail::mutation_output_index(sig, buffer_index + 1);
-    new_outputs.insert(new_outputs.end(), sig.output_specs.begin(),
-                       sig.output_specs.begin() + static_cast<std::ptrdiff_t>(pos));
-    new_outputs.push_back(std::move(spec));
-    new_outputs.insert(new_outputs.end(),
-                       sig.output_specs.begin() + static_cast<std::ptrdiff_t>(pos),
-                       sig.output_specs.end());
-    results.insert(results.begin() + static_cast<std::ptrdiff_t>(pos), Argument(new_value));
+    detail::reserve_more(out_specs, 1);
+    graph.insert_result(pos, new_value);  // strong; the last step that can throw
+    out_specs.insert(out_specs.begin() + static_cast<std::ptrdiff_t>(pos), std::move(spec));
+    ix.mutation_pos = detail::EditIndex::unknown;
   }
-  output->set_args({Argument(std::move(results))});  // strong; the last step that can throw
-  ep.graph_signature().output_specs.swap(new_outputs);
+  detail::stamp(ep, ix);  // valid again: result and spec changed at the same index
 }
 
 }  // namespace epgraph

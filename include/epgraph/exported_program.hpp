@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "detail/edit_index.hpp"
 #include "error.hpp"
 #include "graph.hpp"
 #include "graph_signature.hpp"
@@ -19,6 +20,10 @@
 #include "tensor.hpp"
 
 namespace epgraph {
+
+namespace detail {
+struct edit_access;  // edit.hpp: the edits' access to the program's EditIndex
+}  // namespace detail
 
 /// A custom (TorchBind) object held in `constants`: its class and its serialized bytes, kept
 /// verbatim (epgraph does not interpret them).
@@ -171,6 +176,8 @@ class ExportedProgram : private GraphObserver {
     state_dict_.swap(other.state_dict_);
     constants_.swap(other.constants_);
     std::swap(metadata_, other.metadata_);
+    std::swap(signature_epoch_, other.signature_epoch_);
+    edit_index_.swap(other.edit_index_);
     if (graph_) graph_->set_observer(this);
     if (other.graph_) other.graph_->set_observer(&other);
   }
@@ -180,8 +187,16 @@ class ExportedProgram : private GraphObserver {
   /// The graph (torch `ep.graph`).
   [[nodiscard]] const Graph& graph() const noexcept { return *graph_; }
   /// The signature (torch `ep.graph_signature`). Edits through this reference are not checked;
-  /// prefer the functions of edit.hpp, and run verify() after direct changes.
-  [[nodiscard]] ExportGraphSignature& graph_signature() noexcept { return signature_; }
+  /// prefer the functions of edit.hpp, and run verify() after direct changes. Each call counts
+  /// as a possible change: the next edit of edit.hpp validates the program again
+  /// (validate_graph_signature, O(placeholders + specs)) instead of trusting its last check.
+  /// Changes that add or remove specs through a reference kept from an earlier call are noticed
+  /// too; replacing a spec in place through such a kept reference after an edit is not, so call
+  /// graph_signature() again for each change. O(1).
+  [[nodiscard]] ExportGraphSignature& graph_signature() noexcept {
+    ++signature_epoch_;
+    return signature_;
+  }
   /// The signature (torch `ep.graph_signature`).
   [[nodiscard]] const ExportGraphSignature& graph_signature() const noexcept { return signature_; }
   /// Parameters and persistent buffers by fully qualified name (torch `ep.state_dict`).
@@ -242,8 +257,12 @@ class ExportedProgram : private GraphObserver {
     signature_.output_specs.swap(outputs);
   }
 
+  friend struct detail::edit_access;
+
   std::unique_ptr<Graph> graph_;
   ExportGraphSignature signature_;
+  std::uint64_t signature_epoch_ = 0;  // see graph_signature()
+  detail::EditIndex edit_index_;       // see detail/edit_index.hpp
   ordered_dict<Tensor> state_dict_;
   ordered_dict<constant_type> constants_;
   ProgramMetadata metadata_;

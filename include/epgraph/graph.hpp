@@ -424,6 +424,7 @@ class Graph {
     }
     // No-throw from here on: the index has room, the new name is built.
     index_.erase(id_of(node), node->name(), name_of());
+    ++version_;
     node->name_.swap(new_name);
     node->target_ = new_target;
     index_.insert(id_of(node), node->name());
@@ -845,6 +846,59 @@ class Graph {
   /// Whether call_function nodes are checked against their schemas. O(1).
   [[nodiscard]] bool schema_checks() const noexcept { return schema_checks_; }
 
+  /// A counter that changes whenever the graph may have changed in a way that
+  /// validate_graph_signature can see: a node created, erased, moved or renamed, the arguments of
+  /// a node replaced, the nodes reordered, or a placeholder's metadata handed out for writing
+  /// (Node::mutable_meta, whose `requested_name` the edits of edit.hpp look up). Equal versions
+  /// mean none of these happened in between (it may also change when nothing visible did).
+  /// Programs use it to skip re-validating an unchanged graph before an edit. O(1).
+  [[nodiscard]] std::uint64_t version() const noexcept { return version_; }
+
+  /// Inserts `value` into the output node's results (its `args()[0]` list) at `position`, as FX's
+  /// `output.args = (results[:position] + [value] + results[position:],)` would, without
+  /// rebuilding the list: the results from `position` on shift by one and `value` gains the output
+  /// node as a user when it was not one yet. The owning program is not told (its output specs
+  /// are the caller's business: see create_mutable_buffer). Throws, changing nothing:
+  /// - value_error "Cannot return a null node" / "Node 'x' does not belong to this graph (cannot
+  ///   return it)" (and, with EPGRAPH_STALE_NODE_CHECKS, "Cannot return an erased node ...");
+  /// - runtime_error "Graph has no output node" / "Output node 'output' does not return a list of
+  ///   results";
+  /// - value_error "The output node cannot be its own result";
+  /// - value_error "Result position 5 out of range for output node 'output' with 3 results";
+  /// - std::bad_alloc.
+  /// Strong guarantee. O(results after `position` + users of `value`), amortized: no copy of the
+  /// other results. epgraph addition (FX only assigns whole argument tuples).
+  void insert_result(std::size_t position, Node* value) {
+    check_member(value, "return");
+    Node* out = output_;
+    if (out == nullptr) throw runtime_error("Graph has no output node");
+    const ArgumentList* list = out->args_size_ == 0 ? nullptr : out->args()[0].list();
+    if (list == nullptr) {
+      throw runtime_error("Output node '" + out->name_.str() +
+                          "' does not return a list of results");
+    }
+    if (value == out) throw value_error("The output node cannot be its own result");
+    if (position > list->size()) {
+      throw value_error("Result position " + std::to_string(position) +
+                        " out of range for output node '" + out->name_.str() + "' with " +
+                        std::to_string(list->size()) + " results");
+    }
+    // The list is boxed by the output node's own argument and was created non-const (Boxed
+    // makes it with make_unique<ArgumentList>), so changing it in place is well defined; the
+    // node owns the only copy.
+    auto& results = const_cast<ArgumentList&>(*list);
+    const NodeSpan users = value->users();
+    const bool new_input = std::find(users.begin(), users.end(), out) == users.end();
+    detail::reserve_more(results, 1);        // may throw; changes nothing observable
+    if (new_input) value->reserve_users(1);  // likewise
+    // No-throw from here on: the room is reserved and Arguments move without throwing.
+    static_assert(std::is_nothrow_move_constructible_v<Argument> &&
+                  std::is_nothrow_move_assignable_v<Argument>);
+    results.insert(results.begin() + static_cast<std::ptrdiff_t>(position), Argument(value));
+    if (new_input) value->push_user(out);
+    ++version_;
+  }
+
   /// Checks that `args`/`kwargs` bind to the schema of call_function `target` as torch binds a
   /// call of an OpOverload: at most as many positional arguments as the schema has non-keyword-
   /// only ones (unless it has `...`), every keyword names a schema argument and is not also given
@@ -1105,6 +1159,7 @@ class Graph {
     }
     // No-throw from here on.
     if (sorted) return;
+    ++version_;
     Node* prev = nullptr;
     Node* last = nullptr;
     for (Node* m : order) {
@@ -1374,6 +1429,7 @@ class Graph {
 
   // Links `node` before `next` (at the end when next is null). No-throw.
   void link_before(Node* node, Node* next) noexcept {
+    ++version_;
     Node* prev = next ? next->prev_ : tail_;
     node->prev_ = prev;
     node->next_ = next;
@@ -1382,6 +1438,7 @@ class Graph {
     ++size_;
   }
   void unlink(Node* node) noexcept {
+    ++version_;
     (node->prev_ ? node->prev_->next_ : head_) = node->next_;
     (node->next_ ? node->next_->prev_ : tail_) = node->prev_;
     node->prev_ = node->next_ = nullptr;
@@ -1519,6 +1576,7 @@ class Graph {
   GraphObserver* observer_ = nullptr;
   bool schema_checks_ = true;
   std::uint32_t mark_epoch_ = 0;  // see next_mark_epoch
+  std::uint64_t version_ = 0;     // see version()
   // Used only with EPGRAPH_STALE_NODE_CHECKS (present always, so the layout does not depend on
   // it): erased slots kept out of reuse (a ring of ids), which slots hold live nodes (by id), and
   // the chunks by address (to find a pointer's slot without reading it).
@@ -1531,6 +1589,8 @@ class Graph {
 inline InsertingGuard::~InsertingGuard() { graph_->pop_insert_point(); }
 
 inline std::uint32_t Node::next_mark_epoch() noexcept { return graph().next_mark_epoch(); }
+
+inline void Node::touch_graph() noexcept { ++graph().version_; }
 
 inline std::string_view Node::target() const noexcept { return *graph().target_table_[target_]; }
 

@@ -232,8 +232,14 @@ class Node {
   /// Same as the const meta(), under a name that never picks the writable overload. O(1).
   [[nodiscard]] const NodeMeta& read_meta() const noexcept { return meta(); }
   /// Metadata, writable (FX `node.meta[...] = ...`). Creates the node's out-of-line storage on
-  /// first use: may throw std::bad_alloc (nothing changes then). O(1).
-  [[nodiscard]] NodeMeta& mutable_meta() { return ensure_extra().meta; }
+  /// first use: may throw std::bad_alloc (nothing changes then). On a placeholder it also
+  /// changes Graph::version() (the edits of edit.hpp index placeholders by
+  /// `meta().requested_name`). O(1).
+  [[nodiscard]] NodeMeta& mutable_meta() {
+    NodeMeta& m = ensure_extra().meta;
+    if (op_ == OpCode::placeholder) touch_graph();
+    return m;
+  }
   /// The same as mutable_meta() (kept for existing callers): on a non-const node it is chosen
   /// even for reads and allocates; prefer mutable_meta() to write and read_meta() to read.
   [[nodiscard]] NodeMeta& meta() { return mutable_meta(); }
@@ -398,6 +404,7 @@ class Node {
   }
   // Phase 2: stores `args` (a box from prepare_args for the same count). No-throw.
   void commit_args(ArgumentList&& args, ArgumentBox box) noexcept {
+    touch_graph();
     const std::size_t count = args.size();
     if (count <= inline_args) {
       destroy_args();
@@ -522,6 +529,9 @@ class Node {
 
   // A fresh mark epoch of the graph (a multiple of 16, never 0). Defined in graph.hpp.
   std::uint32_t next_mark_epoch() noexcept;
+
+  // Changes the owning graph's version() (see Graph::version). Defined in graph.hpp.
+  void touch_graph() noexcept;
 
   // Phase 1 of an edge change from the current arguments to `args`/`kwargs` (nodes already
   // checked to be of this graph): which nodes become inputs (in first-occurrence order) and which
