@@ -136,7 +136,7 @@ TEST_CASE("allocation failure: load_exported_program_from_string", "[alloc-load]
 //  2. basic_json::operator[](key) and push_back on a null value set the type to object/array
 //     BEFORE allocating the container; when that allocation fails the value is left as an object
 //     or array with a null pointer, and its destructor dereferences it: the SIGSEGV seen in
-//     GraphWriter::write (the first `jg["inputs"]` on `ojson jg;`), the same in
+//     the tree writer the library had then (the first `jg["inputs"]` on `ojson jg;`), the same in
 //     tensor_meta_to_json (`nlohmann::ordered_json j;` then j["dtype"]). The fix is to create
 //     every JSON value that is indexed or appended to as ojson::object() / ojson::array().
 // Run it explicitly with "[alloc-save]" once the writer is fixed.

@@ -27,6 +27,7 @@
 #include "dispose.hpp"
 #include "dom.hpp"
 #include "error.hpp"
+#include "node_record.hpp"
 #include "tensor_meta.hpp"
 #include "text.hpp"
 
@@ -49,21 +50,11 @@ namespace detail {
 // is left to the parser. O(size of the text), no allocation.
 inline void check_nesting(std::string_view text) {
   std::size_t depth = 0;
-  bool in_string = false;
-  bool escaped = false;
+  StringScanner strings;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char ch = text[i];
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (ch == '\\') {
-        escaped = true;
-      } else if (ch == '"') {
-        in_string = false;
-      }
-    } else if (ch == '"') {
-      in_string = true;
-    } else if (ch == '[' || ch == '{') {
+    if (strings.inside(ch)) continue;
+    if (ch == '[' || ch == '{') {
       if (++depth > max_json_depth) {
         throw serialization_error("", "JSON nesting deeper than " + std::to_string(max_json_depth) +
                                           " levels (at byte " + std::to_string(i) + ")");
@@ -309,11 +300,11 @@ class GraphReader {
       // nlohmann's destructor would allocate for (dispose.hpp).
       ojson sym = object_with_room(2);
       JsonDisposer sym_guard(sym);
-      sym["table"] = e.sym->table;
-      sym["value"] = e.sym->raw;
-      info["sym"] = std::move(sym);
+      sym[record_key::table] = e.sym->table;
+      sym[record_key::value] = e.sym->raw;
+      info[record_key::sym] = std::move(sym);
     } else if (e.custom_obj != nullptr) {
-      info["custom_obj"] = *e.custom_obj;
+      info[record_key::custom_obj] = *e.custom_obj;
     }
   }
 
@@ -346,13 +337,18 @@ class GraphReader {
   // `,"custom_obj":"..."` (the bytes ordered_json::dump() gives for them).
   static void append_extra(const ValueExtra& e, JsonText& out) {
     if (e.sym != nullptr) {
-      out.raw(std::string_view(",\"sym\":{\"table\":"));
+      out.raw(',');
+      out.key(record_key::sym);
+      out.raw('{');
+      out.key(record_key::table);
       out.string(e.sym->table);
-      out.raw(std::string_view(",\"value\":"));
+      out.raw(',');
+      out.key(record_key::value);
       out.value(e.sym->raw);
       out.raw('}');
     } else if (e.custom_obj != nullptr) {
-      out.raw(std::string_view(",\"custom_obj\":"));
+      out.raw(',');
+      out.key(record_key::custom_obj);
       out.string(*e.custom_obj);
     }
   }
@@ -377,7 +373,7 @@ class GraphReader {
     const Path p = at_key(path, m);
     ojson info = object_with_room(kInfoMembers);
     JsonDisposer info_guard(info);
-    info["as"] = m;
+    info[record_key::as] = m;
     std::string name;
     if (m == "as_tensor" || m == "as_custom_obj") {
       name = get_string(field(*v, p, "name"), at_key(p, "name"));
@@ -390,7 +386,7 @@ class GraphReader {
                                     "class_fqn '" + fqn + "' disagrees with custom_obj_values['" +
                                         name + "'].class_fqn '" + o->second + "'");
         }
-        info["class_fqn"] = std::move(fqn);
+        info[record_key::class_fqn] = std::move(fqn);
       }
     } else if (m == "as_sym_int" || m == "as_sym_float" || m == "as_sym_bool") {
       const auto sm_sv = union_member(*v, p);
@@ -403,8 +399,8 @@ class GraphReader {
     } else if (m == "as_int" || m == "as_float" || m == "as_bool" || m == "as_none" ||
                m == "as_string") {
       name = spec_name.empty() ? "arg" + std::to_string(index) : spec_name;
-      info["value"] = *v;
-      info["constant_input_name"] = name;
+      info[record_key::value] = *v;
+      info[record_key::constant_input_name] = name;
     } else {
       unknown_member(path, m);
     }
@@ -416,7 +412,7 @@ class GraphReader {
       // A value's name is the file's (torch's sync_fx_node overwrites the name FX gives, e.g.
       // `input` -> `input_1`); a constant input's is FX's (torch does not overwrite it).
       std::optional<VerbatimNames> keep;
-      if (info.count("value") == 0) keep.emplace(g_.names());
+      if (info.count(record_key::value) == 0) keep.emplace(g_.names());
       if (last_input_ != nullptr) {
         // After the previous input: O(1), where the default position (after the last
         // placeholder) is found by walking the placeholders.
@@ -427,7 +423,7 @@ class GraphReader {
       }
     }
     last_input_ = node;
-    if (m.rfind("as_", 0) == 0 && info.count("value") == 0) {
+    if (m.rfind("as_", 0) == 0 && info.count(record_key::value) == 0) {
       if (m == "as_tensor" && !tensors_.contains(name)) {
         throw serialization_error(path, "graph input '" + name + "' has no entry in tensor_values");
       }
@@ -438,77 +434,89 @@ class GraphReader {
     store(node, info);
   }
 
-  // Argument union -> epgraph Argument. `graph_arg` nodes (as_graph) are created on the way.
+  // Argument union -> epgraph Argument (torch's deserialize_input). `member_out`, when given,
+  // receives the union tag. `graph_arg` nodes (as_graph) are created on the way.
   Argument read_arg(const ojson& j, const Path& path, std::string* member_out) {
     const auto m_vp = union_member(j, path);
-    const auto& m = m_vp.first;
-    const auto& vp = m_vp.second;
-    const ojson& v = *vp;
+    const std::string& m = m_vp.first;
+    const ojson& v = *m_vp.second;
     const Path p = at_key(path, m);
     if (member_out) *member_out = m;
-    auto tensor_ref = [&](const ojson& t, const Path& tp) {
-      return Argument(lookup(get_string(field(t, tp, "name"), at_key(tp, "name")), tp));
-    };
-    auto sym_ref = [&](const ojson& s, const Path& sp, const char* value_key) -> Argument {
-      if (s.is_null()) throw serialization_error(sp, "expected a symbolic value, got null");
-      const auto sm_sv = union_member(s, sp);
-      const auto& sm = sm_sv.first;
-      const auto& sv = sm_sv.second;
-      const Path svp = at_key(sp, sm);
-      if (sm == "as_name") return Argument(lookup(get_string(*sv, svp), svp));
-      if (sm != value_key) unknown_member(sp, sm);
-      if (sm == std::string("as_int")) return Argument(get_int(*sv, svp));
-      if (sm == std::string("as_float")) return Argument(get_float(*sv, svp));
-      return Argument(get_bool(*sv, svp));
-    };
-    auto list = [&](auto&& item) {
-      expect_array(v, p);
-      ArgumentList out;
-      for (std::size_t i = 0; i < v.size(); ++i) out.push_back(item(v[i], at_index(p, i)));
-      return Argument(std::move(out));
-    };
-    if (m == "as_none") return Argument(none);
-    if (m == "as_tensor") return tensor_ref(v, p);
-    if (m == "as_tensors") return list(tensor_ref);
-    if (m == "as_int") return Argument(get_int(v, p));
-    if (m == "as_ints")
-      return list([](const ojson& x, const Path& xp) { return Argument(get_int(x, xp)); });
-    if (m == "as_float") return Argument(get_float(v, p));
-    if (m == "as_floats")
-      return list([](const ojson& x, const Path& xp) { return Argument(get_float(x, xp)); });
-    if (m == "as_string" || m == "as_operator") return Argument(get_string(v, p));
-    if (m == "as_strings")
-      return list([](const ojson& x, const Path& xp) { return Argument(get_string(x, xp)); });
-    if (m == "as_bool") return Argument(get_bool(v, p));
-    if (m == "as_bools")
-      return list([](const ojson& x, const Path& xp) { return Argument(get_bool(x, xp)); });
-    if (m == "as_sym_int") return sym_ref(v, p, "as_int");
-    if (m == "as_sym_ints")
-      return list([&](const ojson& x, const Path& xp) { return sym_ref(x, xp, "as_int"); });
-    if (m == "as_sym_float") return sym_ref(v, p, "as_float");
-    if (m == "as_sym_floats")
-      return list([&](const ojson& x, const Path& xp) { return sym_ref(x, xp, "as_float"); });
-    if (m == "as_sym_bool") return sym_ref(v, p, "as_bool");
-    if (m == "as_sym_bools")
-      return list([&](const ojson& x, const Path& xp) { return sym_ref(x, xp, "as_bool"); });
-    if (m == "as_scalar_type") {
-      const std::int64_t d = get_int(v, p);
-      if (d < 0 || d > 64 || dtype_name(static_cast<dtype>(d)).empty()) {
-        throw serialization_error(p, "unknown ScalarType " + std::to_string(d));
-      }
-      return Argument(static_cast<dtype>(d));
+    switch (const ArgTag tag = arg_tag(m)) {
+      case ArgTag::as_none: return Argument(none);
+      case ArgTag::as_tensor: return tensor_ref(v, p);
+      case ArgTag::as_int: return Argument(get_int(v, p));
+      case ArgTag::as_float: return Argument(get_float(v, p));
+      case ArgTag::as_string:
+      case ArgTag::as_operator: return Argument(get_string(v, p));
+      case ArgTag::as_bool: return Argument(get_bool(v, p));
+      case ArgTag::as_sym_int:
+      case ArgTag::as_sym_float:
+      case ArgTag::as_sym_bool: return sym_ref(v, p, tag);
+      case ArgTag::as_scalar_type:
+      case ArgTag::as_layout:
+      case ArgTag::as_memory_format:
+      case ArgTag::as_device: return read_enum_arg(tag, v, p);
+      case ArgTag::as_optional_tensor: return optional_tensor(v, p);
+      case ArgTag::as_custom_obj:
+        return Argument(lookup(get_string(field(v, p, "name"), at_key(p, "name")), p));
+      case ArgTag::as_complex:
+        return Argument{get_float(field(v, p, "real"), at_key(p, "real")),
+                        get_float(field(v, p, "imag"), at_key(p, "imag"))};
+      case ArgTag::as_string_to_argument: return read_string_to_argument(v, p);
+      case ArgTag::as_graph: return read_graph_arg(v, p);
+      case ArgTag::as_tensors:
+      case ArgTag::as_ints:
+      case ArgTag::as_floats:
+      case ArgTag::as_strings:
+      case ArgTag::as_bools:
+      case ArgTag::as_sym_ints:
+      case ArgTag::as_sym_floats:
+      case ArgTag::as_sym_bools:
+      case ArgTag::as_optional_tensors:
+      case ArgTag::as_int_lists:
+      case ArgTag::as_float_lists:
+      case ArgTag::as_nested_tensors: return read_list_arg(tag, v, p);
+      case ArgTag::unknown: break;
     }
-    if (m == "as_layout") {
-      const std::int64_t l = get_int(v, p);
-      if (l < 0 || l > 7) throw serialization_error(p, "unknown Layout " + std::to_string(l));
-      return Argument(static_cast<Layout>(l));
-    }
-    if (m == "as_memory_format") {
-      const std::int64_t f = get_int(v, p);
-      if (f < 0 || f > 4) throw serialization_error(p, "unknown MemoryFormat " + std::to_string(f));
-      return Argument(static_cast<MemoryFormat>(f));
-    }
-    if (m == "as_device") {
+    unknown_member(path, m);
+  }
+
+  // A tensor argument ({"name": ...}): the node producing it.
+  Argument tensor_ref(const ojson& t, const Path& tp) const {
+    return Argument(lookup(get_string(field(t, tp, "name"), at_key(tp, "name")), tp));
+  }
+
+  // A SymInt/SymFloat/SymBool argument (`tag` is its as_sym_* tag): the node of a named symbol,
+  // or the constant of the matching type.
+  Argument sym_ref(const ojson& s, const Path& sp, ArgTag tag) const {
+    if (s.is_null()) throw serialization_error(sp, "expected a symbolic value, got null");
+    const auto sm_sv = union_member(s, sp);
+    const std::string& sm = sm_sv.first;
+    const ojson& sv = *sm_sv.second;
+    const Path svp = at_key(sp, sm);
+    if (sm == "as_name") return Argument(lookup(get_string(sv, svp), svp));
+    const ArgTag constant = tag == ArgTag::as_sym_int     ? ArgTag::as_int
+                            : tag == ArgTag::as_sym_float ? ArgTag::as_float
+                                                          : ArgTag::as_bool;
+    if (arg_tag(sm) != constant) unknown_member(sp, sm);
+    if (constant == ArgTag::as_int) return Argument(get_int(sv, svp));
+    if (constant == ArgTag::as_float) return Argument(get_float(sv, svp));
+    return Argument(get_bool(sv, svp));
+  }
+
+  // An OptionalTensor union: None or a tensor.
+  Argument optional_tensor(const ojson& x, const Path& xp) const {
+    const auto om_ov = union_member(x, xp);
+    const ArgTag tag = arg_tag(om_ov.first);
+    if (tag == ArgTag::as_none) return Argument(none);
+    if (tag == ArgTag::as_tensor) return tensor_ref(*om_ov.second, at_key(xp, om_ov.first));
+    unknown_member(xp, om_ov.first);
+  }
+
+  // as_scalar_type / as_layout / as_memory_format (torch's enum values) and as_device.
+  static Argument read_enum_arg(ArgTag tag, const ojson& v, const Path& p) {
+    if (tag == ArgTag::as_device) {
       Device d;
       d.type = get_string(field(v, p, "type"), at_key(p, "type"));
       if (const ojson* idx = opt_field(v, p, "index"); idx && !idx->is_null()) {
@@ -516,59 +524,68 @@ class GraphReader {
       }
       return Argument(std::move(d));
     }
-    auto optional_tensor = [&](const ojson& x, const Path& xp) {
-      const auto om_ov = union_member(x, xp);
-      const auto& om = om_ov.first;
-      const auto& ov = om_ov.second;
-      if (om == "as_none") return Argument(none);
-      if (om == "as_tensor") return tensor_ref(*ov, at_key(xp, om));
-      unknown_member(xp, om);
-    };
-    if (m == "as_optional_tensor") return optional_tensor(v, p);
-    if (m == "as_optional_tensors") return list(optional_tensor);
-    if (m == "as_custom_obj") {
-      return Argument(lookup(get_string(field(v, p, "name"), at_key(p, "name")), p));
-    }
-    if (m == "as_complex") {
-      return Argument{get_float(field(v, p, "real"), at_key(p, "real")),
-                      get_float(field(v, p, "imag"), at_key(p, "imag"))};
-    }
-    if (m == "as_int_lists") {
-      return list([](const ojson& x, const Path& xp) {
-        expect_array(x, xp);
-        ArgumentList inner;
-        for (std::size_t i = 0; i < x.size(); ++i) inner.push_back(get_int(x[i], at_index(xp, i)));
-        return Argument(std::move(inner));
-      });
-    }
-    if (m == "as_float_lists") {
-      return list([](const ojson& x, const Path& xp) {
-        expect_array(x, xp);
-        ArgumentList inner;
-        for (std::size_t i = 0; i < x.size(); ++i)
-          inner.push_back(get_float(x[i], at_index(xp, i)));
-        return Argument(std::move(inner));
-      });
-    }
-    if (m == "as_nested_tensors") {
-      return list([&](const ojson& x, const Path& xp) {
-        expect_array(x, xp);
-        ArgumentList inner;
-        for (std::size_t i = 0; i < x.size(); ++i)
-          inner.push_back(tensor_ref(x[i], at_index(xp, i)));
-        return Argument(std::move(inner));
-      });
-    }
-    if (m == "as_string_to_argument") {
-      expect_object(v, p);
-      ArgumentList out;
-      for (auto it = v.begin(); it != v.end(); ++it) {
-        out.push_back(Argument{it.key(), read_arg(it.value(), at_key(p, it.key()), nullptr)});
+    const std::int64_t e = get_int(v, p);
+    if (tag == ArgTag::as_scalar_type) {
+      if (e < 0 || e > 64 || dtype_name(static_cast<dtype>(e)).empty()) {
+        throw serialization_error(p, "unknown ScalarType " + std::to_string(e));
       }
-      return Argument(std::move(out));
+      return Argument(static_cast<dtype>(e));
     }
-    if (m == "as_graph") return read_graph_arg(v, p);
-    unknown_member(path, m);
+    if (tag == ArgTag::as_layout) {
+      if (e < 0 || e > 7) throw serialization_error(p, "unknown Layout " + std::to_string(e));
+      return Argument(static_cast<Layout>(e));
+    }
+    if (e < 0 || e > 4) throw serialization_error(p, "unknown MemoryFormat " + std::to_string(e));
+    return Argument(static_cast<MemoryFormat>(e));
+  }
+
+  // A list argument (`tag` is one of the list tags): one Argument per element.
+  Argument read_list_arg(ArgTag tag, const ojson& v, const Path& p) {
+    expect_array(v, p);
+    ArgumentList out;
+    for (std::size_t i = 0; i < v.size(); ++i)
+      out.push_back(read_list_item(tag, v[i], at_index(p, i)));
+    return Argument(std::move(out));
+  }
+
+  // One element of a list argument of tag `tag`.
+  Argument read_list_item(ArgTag tag, const ojson& x, const Path& xp) {
+    switch (tag) {
+      case ArgTag::as_tensors: return tensor_ref(x, xp);
+      case ArgTag::as_ints: return Argument(get_int(x, xp));
+      case ArgTag::as_floats: return Argument(get_float(x, xp));
+      case ArgTag::as_strings: return Argument(get_string(x, xp));
+      case ArgTag::as_bools: return Argument(get_bool(x, xp));
+      case ArgTag::as_sym_ints: return sym_ref(x, xp, ArgTag::as_sym_int);
+      case ArgTag::as_sym_floats: return sym_ref(x, xp, ArgTag::as_sym_float);
+      case ArgTag::as_sym_bools: return sym_ref(x, xp, ArgTag::as_sym_bool);
+      case ArgTag::as_optional_tensors: return optional_tensor(x, xp);
+      default: break;
+    }
+    // as_int_lists / as_float_lists / as_nested_tensors: a list of lists.
+    expect_array(x, xp);
+    ArgumentList inner;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const Path ip = at_index(xp, i);
+      if (tag == ArgTag::as_int_lists) {
+        inner.push_back(get_int(x[i], ip));
+      } else if (tag == ArgTag::as_float_lists) {
+        inner.push_back(get_float(x[i], ip));
+      } else {
+        inner.push_back(tensor_ref(x[i], ip));
+      }
+    }
+    return Argument(std::move(inner));
+  }
+
+  // as_string_to_argument: a dict of str -> argument, kept as a list of [key, value] pairs.
+  Argument read_string_to_argument(const ojson& v, const Path& p) {
+    expect_object(v, p);
+    ArgumentList out;
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      out.push_back(Argument{it.key(), read_arg(it.value(), at_key(p, it.key()), nullptr)});
+    }
+    return Argument(std::move(out));
   }
 
   // A nested graph argument (`as_graph`: the branch of a cond, the body of a map, the subgraph of
@@ -599,130 +616,51 @@ class GraphReader {
     }
     ojson info = object_with_room(1);
     JsonDisposer info_guard(info);
-    info["graph"] = sub;
+    info[record_key::graph] = sub;
     store(n, info);
     (void)by_name_.add(std::string(n->name()), n);
     return Argument(n);
   }
 
+  // One serialized output of a node: its union tag and value.
+  using NodeOutput = std::pair<std::string, const ojson*>;
+
+  // What read_node takes from a serialized node besides its inputs.
+  struct NodeFields {
+    std::optional<bool> hop_single;  // is_hop_single_tensor_return, when given and not null
+    std::string given_name;          // `name`, when given and not null
+    std::vector<NodeOutput> outs;    // `outputs`
+    std::vector<std::pair<std::string, std::string>> meta;  // `metadata`
+  };
+
+  // A serialized node (torch's deserialize_node) -> a call_function node, plus one getitem node
+  // per output of a multi-output node. The node's record (NodeMeta::serialized) is written as
+  // text: the bytes dump() gives for {"args": [...], "kwargs": [...], "hop"?, "has_name"?,
+  // "extra"?, "out": [...], "sym"/"custom_obj"?} without building that tree (a tenth of a large
+  // file's load time).
   void read_node(const ojson& jn, const Path& path) {
     expect_object(jn, path);
-    const std::string target =
-        target_from_json(get_string(field(jn, path, "target"), at_key(path, "target")));
-    const Path ip = at_key(path, "inputs");
-    const auto& inputs = expect_array(field(jn, path, "inputs"), ip);
-    const Path op = at_key(path, "outputs");
-    const auto& outputs = expect_array(field(jn, path, "outputs"), op);
+    const std::string target = target_from_json(
+        get_string(field(jn, path, node_key::target), at_key(path, node_key::target)));
+    const Path ip = at_key(path, node_key::inputs);
+    const auto& inputs = expect_array(field(jn, path, node_key::inputs), ip);
+    const Path op = at_key(path, node_key::outputs);
+    const auto& outputs = expect_array(field(jn, path, node_key::outputs), op);
     const bool hop = is_hop_target(target);
-    // The node's record (NodeMeta::serialized), written as text: the bytes dump() gives for
-    // {"args": [...], "kwargs": [...], "hop"?, "has_name"?, "out": [...], "sym"/"custom_obj"?}
-    // without building that tree (a tenth of a large file's load time).
-    args_buf_.clear();
-    kwargs_buf_.clear();
     ArgumentList args;
     Kwargs kwargs;
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-      const Path p = at_index(ip, i);
-      const auto& in = expect_object(inputs[i], p);
-      const std::string name = get_string(field(in, p, "name"), at_key(p, "name"));
-      std::string member;
-      Argument a = read_arg(field(in, p, "arg"), at_key(p, "arg"), &member);
-      std::string operator_text;
-      if (member == "as_operator") {  // kept as torch.fx prints it; the file's text is recorded
-        std::string shown = operator_arg_from_json(a.as<std::string>());
-        if (shown != a.as<std::string>()) {
-          operator_text = a.as<std::string>();
-          a = Argument(std::move(shown));
-        }
-      }
-      std::optional<std::int64_t> kind;
-      const ojson* k = opt_field(in, p, "kind");
-      if (k != nullptr && !k->is_null()) kind = get_int(*k, at_key(p, "kind"));
-      const bool positional = kind ? *kind != 2 : (!hop || name.empty());
-      if (positional && !kwargs.empty()) {
-        throw serialization_error(p, "positional argument '" + name + "' after keyword arguments");
-      }
-      // {"name": ..., "as": ..., "operator"?: ..., "kind"?: ...}
-      JsonText& rec = positional ? args_text_ : kwargs_text_;
-      rec.raw(rec.buffer().empty() ? std::string_view("{\"name\":")
-                                   : std::string_view(",{\"name\":"));
-      rec.string(name);
-      rec.raw(std::string_view(",\"as\":"));
-      rec.string(member);
-      if (!operator_text.empty()) {
-        rec.raw(std::string_view(",\"operator\":"));
-        rec.string(operator_text);
-      }
-      if (k != nullptr) {
-        rec.raw(std::string_view(",\"kind\":"));
-        rec.value(*k);
-      }
-      rec.raw('}');
-      if (positional) {
-        args.push_back(std::move(a));
-      } else {
-        kwargs.emplace_back(name, std::move(a));
-      }
-    }
-    record_buf_.clear();
-    record_text_.raw(std::string_view("{\"args\":["));
-    record_text_.raw(args_buf_);
-    record_text_.raw(std::string_view("],\"kwargs\":["));
-    record_text_.raw(kwargs_buf_);
-    record_text_.raw(']');
-    std::optional<bool> hop_single;
-    if (const ojson* h = opt_field(jn, path, "is_hop_single_tensor_return")) {
-      record_text_.raw(std::string_view(",\"hop\":"));
-      record_text_.value(*h);
-      if (!h->is_null()) hop_single = get_bool(*h, at_key(path, "is_hop_single_tensor_return"));
-    }
-    std::string given_name;
-    if (const ojson* n = opt_field(jn, path, "name")) {
-      record_text_.raw(std::string_view(",\"has_name\":true"));
-      if (!n->is_null()) given_name = get_string(*n, at_key(path, "name"));
-    }
-    append_unknown_node_fields(jn, record_text_);
-    // Output layout, with legacy null members dropped: "out": [{member: value}, ...].
-    record_text_.raw(std::string_view(",\"out\":["));
-    std::vector<std::pair<std::string, const ojson*>> outs;
-    for (std::size_t i = 0; i < outputs.size(); ++i) {
-      auto mv = union_member(outputs[i], at_index(op, i));
-      if (i != 0) record_text_.raw(',');
-      record_text_.raw('{');
-      record_text_.key(mv.first);
-      record_text_.value(*mv.second);
-      record_text_.raw('}');
-      outs.push_back(std::move(mv));
-    }
-    record_text_.raw(']');
-    std::vector<std::pair<std::string, std::string>> meta;
-    if (const ojson* md = opt_field(jn, path, "metadata"); md && !md->is_null()) {
-      const Path mp = at_key(path, "metadata");
-      expect_object(*md, mp);
-      for (auto it = md->begin(); it != md->end(); ++it) {
-        meta.emplace_back(it.key(), get_string(it.value(), at_key(mp, it.key())));
-      }
-    } else if (md == nullptr) {
-      throw serialization_error(path, "missing required field 'metadata'");
-    }
-
-    auto value_name = [&](const std::pair<std::string, const ojson*>& o, const Path& p) {
-      if (o.first == "as_tensor") return get_string(field(*o.second, p, "name"), at_key(p, "name"));
-      const auto sm_sv = union_member(*o.second, p);
-      const auto& sm = sm_sv.first;
-      const auto& sv = sm_sv.second;
-      if (sm != "as_name") throw serialization_error(p, "a node output must be a named value");
-      return get_string(*sv, at_key(p, sm));
-    };
+    read_node_inputs(inputs, ip, hop, args, kwargs);
+    NodeFields f = read_node_fields(jn, path, outputs, op);
     const bool single_value =
-        outs.size() == 1 && (outs[0].first == "as_tensor" || outs[0].first == "as_sym_int" ||
-                             outs[0].first == "as_sym_float" || outs[0].first == "as_sym_bool");
+        f.outs.size() == 1 &&
+        (f.outs[0].first == "as_tensor" || f.outs[0].first == "as_sym_int" ||
+         f.outs[0].first == "as_sym_float" || f.outs[0].first == "as_sym_bool");
     const bool hop_tuple_of_one =
-        hop && outs.size() == 1 && hop_single == false && outs[0].first != "as_none";
-    std::string name = given_name;
+        hop && f.outs.size() == 1 && f.hop_single == false && f.outs[0].first != "as_none";
+    std::string name = f.given_name;
     std::string out_name;
     if (single_value) {
-      out_name = value_name(outs[0], at_key(at_index(op, 0), outs[0].first));
+      out_name = output_value_name(f.outs[0], at_key(at_index(op, 0), f.outs[0].first));
       if (!hop_tuple_of_one) name = out_name;
     }
     if (!name.empty() && by_name_.contains(name)) {
@@ -736,91 +674,216 @@ class GraphReader {
       if (single_value && !hop_tuple_of_one) keep.emplace(g_.names());
       node = g_.call_function(target, std::move(args), std::move(kwargs), name);
     }
-    node->meta().other = meta;
-    auto getitem = [&](Node* parent, std::int64_t idx, const std::string& gname, const Path& p,
-                       bool is_value) {
-      if (is_value && by_name_.contains(gname)) {
-        throw serialization_error(p, "duplicate value name '" + gname + "'");
-      }
-      Node* gi = nullptr;
-      {
-        // A named output keeps the file's name (torch's generate_getitem + sync_fx_node).
-        std::optional<VerbatimNames> keep;
-        if (is_value) keep.emplace(g_.names());
-        gi = g_.call_function("operator.getitem", {Argument(parent), Argument(idx)}, {}, gname);
-      }
-      gi->meta().other = meta;
-      if (is_value) {
-        const ValueExtra e = register_value(gname, gi, p);
-        if (e.sym != nullptr || e.custom_obj != nullptr) {
-          std::string text;
-          JsonText extra(text);
-          append_extra(e, extra);
-          text[0] = '{';  // the record is the extra member alone
-          text.push_back('}');
-          gi->meta().serialized = std::move(text);
-        }
-      }
-      return gi;
-    };
-    if (outs.empty()) {
+    node->meta().other = f.meta;
+    if (f.outs.empty()) {
       // no value
     } else if (hop_tuple_of_one) {
-      getitem(node, 0, out_name.empty() ? value_name(outs[0], at_index(op, 0)) : out_name,
-              at_index(op, 0), true);
+      make_getitem(node, 0,
+                   out_name.empty() ? output_value_name(f.outs[0], at_index(op, 0)) : out_name,
+                   at_index(op, 0), true);
       (void)by_name_.add(std::string(node->name()), node);
     } else if (single_value) {
       append_extra(register_value(out_name, node, at_index(op, 0)), record_text_);
-    } else if (outs.size() == 1 && outs[0].first == "as_none") {
+    } else if (f.outs.size() == 1 && f.outs[0].first == "as_none") {
       g_.rename_node(node, Graph::default_name(OpCode::call_function, target) + "_unused");
     } else {
-      auto items = [&](Node* parent, const ojson& arr, const Path& p) {
-        expect_array(arr, p);
-        for (std::size_t k = 0; k < arr.size(); ++k) {
-          const Path kp = at_index(p, k);
-          std::string gname;
-          if (arr[k].is_object() && arr[k].contains("name")) {
-            gname = get_string(arr[k]["name"], at_key(kp, "name"));
-          } else {
-            const auto sm_sv = union_member(arr[k], kp);
-            const auto& sm = sm_sv.first;
-            const auto& sv = sm_sv.second;
-            if (sm != "as_name")
-              throw serialization_error(kp, "a node output must be a named value");
-            gname = get_string(*sv, at_key(kp, sm));
-          }
-          getitem(parent, static_cast<std::int64_t>(k), gname, kp, true);
-        }
-      };
-      if (outs.size() == 1) {
-        if (outs[0].first != "as_tensors") {
-          throw serialization_error(at_index(op, 0),
-                                    "unsupported node output '" + outs[0].first + "'");
-        }
-        items(node, *outs[0].second, at_key(at_index(op, 0), "as_tensors"));
-      } else {
-        for (std::size_t i = 0; i < outs.size(); ++i) {
-          const Path p = at_index(op, i);
-          const auto& o = outs[i];
-          const auto idx = static_cast<std::int64_t>(i);
-          if (o.first == "as_tensor" || o.first == "as_sym_int" || o.first == "as_sym_float") {
-            const Path vp = at_key(p, o.first);
-            getitem(node, idx, value_name(o, vp), vp, true);
-          } else if (o.first == "as_none") {
-            getitem(node, idx, "as_none", p, false);
-          } else if (o.first == "as_tensors" || o.first == "as_sym_ints" ||
-                     o.first == "as_sym_floats" || o.first == "as_sym_bools") {
-            Node* lst = getitem(node, idx, "", p, false);
-            items(lst, *o.second, at_key(p, o.first));
-          } else {
-            throw serialization_error(p, "unsupported node output '" + o.first + "'");
-          }
-        }
-      }
+      read_multiple_outputs(node, f.outs, op);
       (void)by_name_.add(std::string(node->name()), node);
     }
     record_text_.raw('}');
     node->meta().serialized = record_buf_;
+  }
+
+  // Reads a node's `inputs` into `args` / `kwargs` (positional or keyword by their ArgumentKind,
+  // or, without one, keyword when a higher-order operator's input has a name) and writes their
+  // records to args_text_ / kwargs_text_.
+  void read_node_inputs(const ojson& inputs, const Path& ip, bool hop, ArgumentList& args,
+                        Kwargs& kwargs) {
+    args_buf_.clear();
+    kwargs_buf_.clear();
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      const Path p = at_index(ip, i);
+      const auto& in = expect_object(inputs[i], p);
+      const std::string name =
+          get_string(field(in, p, record_key::name), at_key(p, record_key::name));
+      std::string member;
+      Argument a = read_arg(field(in, p, "arg"), at_key(p, "arg"), &member);
+      std::string operator_text;
+      if (member == "as_operator") {  // kept as torch.fx prints it; the file's text is recorded
+        std::string shown = operator_arg_from_json(a.as<std::string>());
+        if (shown != a.as<std::string>()) {
+          operator_text = a.as<std::string>();
+          a = Argument(std::move(shown));
+        }
+      }
+      std::optional<std::int64_t> kind;
+      const ojson* k = opt_field(in, p, record_key::kind);
+      if (k != nullptr && !k->is_null()) kind = get_int(*k, at_key(p, record_key::kind));
+      const bool positional = kind ? *kind != kKeyword : (!hop || name.empty());
+      if (positional && !kwargs.empty()) {
+        throw serialization_error(p, "positional argument '" + name + "' after keyword arguments");
+      }
+      append_input_record(positional ? args_text_ : kwargs_text_, name, member, operator_text, k);
+      if (positional) {
+        args.push_back(std::move(a));
+      } else {
+        kwargs.emplace_back(name, std::move(a));
+      }
+    }
+  }
+
+  // Reads a node's other fields and writes the record up to its output layout ("out", with
+  // legacy null members dropped); the value's members ("sym"/"custom_obj") and the closing brace
+  // come after.
+  NodeFields read_node_fields(const ojson& jn, const Path& path, const ojson& outputs,
+                              const Path& op) {
+    NodeFields f;
+    record_buf_.clear();
+    record_text_.raw('{');
+    record_text_.key(record_key::args);
+    record_text_.raw('[');
+    record_text_.raw(args_buf_);
+    record_text_.raw(std::string_view("],"));
+    record_text_.key(record_key::kwargs);
+    record_text_.raw('[');
+    record_text_.raw(kwargs_buf_);
+    record_text_.raw(']');
+    if (const ojson* h = opt_field(jn, path, node_key::is_hop_single_tensor_return)) {
+      record_text_.raw(',');
+      record_text_.key(record_key::hop);
+      record_text_.value(*h);
+      if (!h->is_null()) {
+        f.hop_single = get_bool(*h, at_key(path, node_key::is_hop_single_tensor_return));
+      }
+    }
+    if (const ojson* n = opt_field(jn, path, node_key::name)) {
+      record_text_.raw(',');
+      record_text_.key(record_key::has_name);
+      record_text_.boolean(true);
+      if (!n->is_null()) f.given_name = get_string(*n, at_key(path, node_key::name));
+    }
+    append_unknown_node_fields(jn, record_text_);
+    record_text_.raw(',');
+    record_text_.key(record_key::out);
+    record_text_.raw('[');
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      auto mv = union_member(outputs[i], at_index(op, i));
+      if (i != 0) record_text_.raw(',');
+      record_text_.raw('{');
+      record_text_.key(mv.first);
+      record_text_.value(*mv.second);
+      record_text_.raw('}');
+      f.outs.push_back(std::move(mv));
+    }
+    record_text_.raw(']');
+    f.meta = read_node_metadata(jn, path);
+    return f;
+  }
+
+  // A node's `metadata` (required, may be null): string -> string, in the file's order.
+  static std::vector<std::pair<std::string, std::string>> read_node_metadata(const ojson& jn,
+                                                                             const Path& path) {
+    std::vector<std::pair<std::string, std::string>> meta;
+    const ojson* md = opt_field(jn, path, node_key::metadata);
+    if (md == nullptr) throw serialization_error(path, "missing required field 'metadata'");
+    if (md->is_null()) return meta;
+    const Path mp = at_key(path, node_key::metadata);
+    expect_object(*md, mp);
+    for (auto it = md->begin(); it != md->end(); ++it) {
+      meta.emplace_back(it.key(), get_string(it.value(), at_key(mp, it.key())));
+    }
+    return meta;
+  }
+
+  // The name of a single-value output (as_tensor's `name`, a symbol's `as_name`).
+  static std::string output_value_name(const NodeOutput& o, const Path& p) {
+    if (o.first == "as_tensor") {
+      return get_string(field(*o.second, p, record_key::name), at_key(p, record_key::name));
+    }
+    return output_item_name(*o.second, p);
+  }
+
+  // The name of a symbolic output ({"as_name": ...}); anything else is refused.
+  static std::string output_item_name(const ojson& item, const Path& p) {
+    const auto sm_sv = union_member(item, p);
+    if (sm_sv.first != "as_name")
+      throw serialization_error(p, "a node output must be a named value");
+    return get_string(*sm_sv.second, at_key(p, sm_sv.first));
+  }
+
+  // The getitem node reading output `idx` of `parent`, named `gname` (the file's name when
+  // `is_value`: it then produces a graph value, registered with its metadata).
+  Node* make_getitem(Node* parent, std::int64_t idx, const std::string& gname, const Path& p,
+                     bool is_value) {
+    if (is_value && by_name_.contains(gname)) {
+      throw serialization_error(p, "duplicate value name '" + gname + "'");
+    }
+    Node* gi = nullptr;
+    {
+      // A named output keeps the file's name (torch's generate_getitem + sync_fx_node).
+      std::optional<VerbatimNames> keep;
+      if (is_value) keep.emplace(g_.names());
+      gi = g_.call_function("operator.getitem", {Argument(parent), Argument(idx)}, {}, gname);
+    }
+    gi->meta().other = parent->meta().other;
+    if (is_value) {
+      const ValueExtra e = register_value(gname, gi, p);
+      if (e.sym != nullptr || e.custom_obj != nullptr) {
+        std::string text;
+        JsonText extra(text);
+        append_extra(e, extra);
+        text[0] = '{';  // the record is the extra member alone
+        text.push_back('}');
+        gi->meta().serialized = std::move(text);
+      }
+    }
+    return gi;
+  }
+
+  // One getitem node of `parent` per element of the list output `arr`.
+  void read_output_items(Node* parent, const ojson& arr, const Path& p) {
+    expect_array(arr, p);
+    for (std::size_t k = 0; k < arr.size(); ++k) {
+      const Path kp = at_index(p, k);
+      std::string gname;
+      if (arr[k].is_object() && arr[k].contains(record_key::name)) {
+        gname = get_string(arr[k][record_key::name], at_key(kp, record_key::name));
+      } else {
+        gname = output_item_name(arr[k], kp);
+      }
+      (void)make_getitem(parent, static_cast<std::int64_t>(k), gname, kp, true);
+    }
+  }
+
+  // The outputs of a node with several values (or one list): getitem nodes, as torch's
+  // deserialize_multiple_outputs makes them.
+  void read_multiple_outputs(Node* node, const std::vector<NodeOutput>& outs, const Path& op) {
+    if (outs.size() == 1) {
+      if (outs[0].first != "as_tensors") {
+        throw serialization_error(at_index(op, 0),
+                                  "unsupported node output '" + outs[0].first + "'");
+      }
+      read_output_items(node, *outs[0].second, at_key(at_index(op, 0), "as_tensors"));
+      return;
+    }
+    for (std::size_t i = 0; i < outs.size(); ++i) {
+      const Path p = at_index(op, i);
+      const NodeOutput& o = outs[i];
+      const auto idx = static_cast<std::int64_t>(i);
+      const ArgTag tag = arg_tag(o.first);
+      if (tag == ArgTag::as_tensor || tag == ArgTag::as_sym_int || tag == ArgTag::as_sym_float) {
+        const Path vp = at_key(p, o.first);
+        (void)make_getitem(node, idx, output_value_name(o, vp), vp, true);
+      } else if (tag == ArgTag::as_none) {
+        (void)make_getitem(node, idx, "as_none", p, false);
+      } else if (tag == ArgTag::as_tensors || tag == ArgTag::as_sym_ints ||
+                 tag == ArgTag::as_sym_floats || tag == ArgTag::as_sym_bools) {
+        Node* lst = make_getitem(node, idx, "", p, false);
+        read_output_items(lst, *o.second, at_key(p, o.first));
+      } else {
+        throw serialization_error(p, "unsupported node output '" + o.first + "'");
+      }
+    }
   }
 
   // Fields of a serialized node that schema 8.20 does not define (a newer minor version's),
@@ -830,11 +893,16 @@ class GraphReader {
     bool any = false;
     for (auto it = jn.begin(); it != jn.end(); ++it) {
       const std::string& k = it.key();
-      if (k == "target" || k == "inputs" || k == "outputs" || k == "metadata" ||
-          k == "is_hop_single_tensor_return" || k == "name") {
+      if (k == node_key::target || k == node_key::inputs || k == node_key::outputs ||
+          k == node_key::metadata || k == node_key::is_hop_single_tensor_return ||
+          k == node_key::name) {
         continue;
       }
-      out.raw(std::string_view(any ? "," : ",\"extra\":{"));
+      out.raw(',');
+      if (!any) {
+        out.key(record_key::extra);
+        out.raw('{');
+      }
       any = true;
       out.key(k);
       out.value(it.value());
@@ -1134,7 +1202,7 @@ inline SchemaVersion read_schema_version(const ojson& doc, ProgramMetadata& md) 
 }
 
 template <class Tensor>
-std::string save_program(const ExportedProgram<Tensor>& ep, bool streaming);  // serialize.hpp
+std::string save_program(const ExportedProgram<Tensor>& ep);  // serialize.hpp
 
 // Throws serialization_error at the path of the first member of `in` that `out` lacks (`out` is
 // what save writes for the program loaded from `in`). Entries of `tensor_values` are data, and
@@ -1174,9 +1242,171 @@ void check_newer_minor_kept(const ExportedProgram<Tensor>& ep, std::string_view 
                             const std::string& version) {
   ojson in = parse_ordered(text);
   JsonDisposer in_guard(in);
-  ojson out = parse_ordered(save_program(ep, true));
+  ojson out = parse_ordered(save_program(ep));
   JsonDisposer out_guard(out);
   check_fields_kept(in, out, "", version);
+}
+
+}  // namespace detail
+
+namespace detail {
+
+// A parsed exported-program document and what was read on the way. Its tree is dismantled on
+// destruction: nlohmann's destructor allocates for a non-empty array or object, and an
+// allocation failure there would terminate (see dispose.hpp).
+struct ParsedDocument {
+  ParsedDocument() = default;
+  ParsedDocument(const ParsedDocument&) = delete;
+  ParsedDocument& operator=(const ParsedDocument&) = delete;
+  ~ParsedDocument() { dismantle(doc); }
+
+  ojson doc;
+  // graph_module.graph.tensor_values, read while parsing (see TensorValuesSink); empty when the
+  // tree holds them.
+  std::optional<TensorValuesSink> tensor_values;
+  // The text parsed: the caller's, or (second attempt) that text with the bare non-finite floats
+  // of torch <= 2.6 quoted as torch 2.13 writes them (quote_bare_nonfinite), held in `quoted`.
+  std::string_view text;
+  std::optional<std::string> quoted;
+};
+
+// Parses `json_text` into `out` (one pass, tensor_values streamed into out.tensor_values; a
+// second, plain parse when that pass cannot be trusted). Throws serialization_error "JSON
+// nesting deeper than 512 levels (at byte N)" and "malformed JSON: <nlohmann's message>".
+inline void parse_document(std::string_view json_text, ParsedDocument& out) {
+  out.text = json_text;
+  for (;;) {
+    out.tensor_values.emplace();
+    try {
+      OrderedDomBuilder builder;
+      builder.limit_depth(max_json_depth);
+      builder.watch({"graph_module", "graph", "tensor_values"}, &*out.tensor_values);
+      ojson::sax_parse(out.text.begin(), out.text.end(), &builder);
+      out.doc = builder.take();
+      if (!builder.watched_seen()) {
+        out.tensor_values.reset();  // nothing was taken from the tree
+      } else if (builder.watch_unreliable() || out.tensor_values->duplicates()) {
+        dismantle(out.doc);
+        out.doc = nullptr;
+        out.tensor_values.reset();
+        out.doc = parse_ordered(out.text);
+      }
+      return;
+    } catch (const nesting_too_deep&) {
+      check_nesting(out.text);  // throws, naming the byte
+      throw serialization_error(
+          "", "JSON nesting deeper than " + std::to_string(max_json_depth) + " levels");
+    } catch (const nlohmann::json::parse_error& e) {
+      if (!out.quoted && (out.quoted = quote_bare_nonfinite(json_text))) {
+        out.text = *out.quoted;
+        continue;
+      }
+      throw serialization_error("", std::string("malformed JSON: ") + e.what());
+    } catch (const nlohmann::json::exception& e) {
+      // out_of_range for a number too large for a double (fuzz_json).
+      throw serialization_error("", std::string("malformed JSON: ") + e.what());
+    }
+  }
+}
+
+// The signature's specs (`in_specs` / `out_specs` at their paths), their names resolved
+// against the graph's values.
+inline ExportGraphSignature read_signature(const ojson& in_specs, const Path& isp,
+                                           const ojson& out_specs, const Path& osp,
+                                           const ValueTable& values, bool legacy) {
+  ExportGraphSignature signature;
+  for (std::size_t i = 0; i < in_specs.size(); ++i) {
+    signature.input_specs.push_back(input_spec(in_specs[i], at_index(isp, i), values, legacy));
+  }
+  for (std::size_t i = 0; i < out_specs.size(); ++i) {
+    signature.output_specs.push_back(output_spec(out_specs[i], at_index(osp, i), values));
+  }
+  return signature;
+}
+
+// Keeps graph_module's fields other than graph and signature as opaque JSON text (a legacy
+// file's without their null members) and notes the optional ones the file omits in `absent`.
+inline void read_graph_module_rest(const ojson& gm, bool legacy, ProgramMetadata& md,
+                                   std::vector<std::string>& absent) {
+  for (auto it = gm.begin(); it != gm.end(); ++it) {
+    if (it.key() == "graph" || it.key() == "signature") continue;
+    if (legacy) {
+      ojson v = strip_null_members(it.value());
+      JsonDisposer v_guard(v);
+      md.opaque.emplace_back("graph_module." + it.key(), v.dump());
+    } else {
+      md.opaque.emplace_back("graph_module." + it.key(), it.value().dump());
+    }
+  }
+  for (const char* key : {"metadata", "treespec_namedtuple_fields"}) {
+    if (gm.contains(key)) continue;
+    if (legacy) {
+      md.opaque.emplace_back(std::string("graph_module.") + key, "{}");  // schema default
+    } else {
+      absent.push_back(std::string("graph_module.") + key);
+    }
+  }
+  if (!gm.contains("module_call_graph")) {
+    throw serialization_error("graph_module", "missing required field 'module_call_graph'");
+  }
+}
+
+// The document's opset_version and range_constraints.
+inline void read_opsets_and_ranges(const ojson& doc, ProgramMetadata& md) {
+  const ojson& ov = expect_object(field(doc, "", "opset_version"), "opset_version");
+  for (auto it = ov.begin(); it != ov.end(); ++it) {
+    md.opset_version.emplace_back(it.key(), get_int(it.value(), at_key("opset_version", it.key())));
+  }
+  const ojson& rc = expect_object(field(doc, "", "range_constraints"), "range_constraints");
+  for (auto it = rc.begin(); it != rc.end(); ++it) {
+    const std::string p = at_key("range_constraints", it.key());
+    RangeConstraint r;
+    r.symbol = it.key();
+    const ojson& lo = field(it.value(), p, "min_val");
+    const ojson& hi = field(it.value(), p, "max_val");
+    // torch <= 2.6 wrote an unbounded end as -Infinity / Infinity (a float; torch 2.13 reads it
+    // as -int_oo / int_oo and writes null).
+    auto unbounded = [](const ojson& v, const char* inf) { return v.is_string() && v == inf; };
+    if (!lo.is_null() && !unbounded(lo, "-Infinity")) r.min_val = get_int(lo, at_key(p, "min_val"));
+    if (!hi.is_null() && !unbounded(hi, "Infinity")) r.max_val = get_int(hi, at_key(p, "max_val"));
+    md.range_constraints.push_back(std::move(r));
+  }
+}
+
+// The document's verifiers, torch_version, guards_code and unknown top-level fields (kept as
+// opaque JSON text); the optional ones the file omits are noted in `absent`, which is then
+// stored as the opaque field `json.absent`.
+inline void read_document_rest(const ojson& doc, bool legacy, ProgramMetadata& md,
+                               std::vector<std::string>& absent) {
+  if (const ojson* v = opt_field(doc, "", "verifiers")) {
+    const auto& arr = expect_array(*v, "verifiers");
+    for (std::size_t i = 0; i < arr.size(); ++i) {
+      md.verifiers.push_back(get_string(arr[i], at_index("verifiers", i)));
+    }
+  } else if (!legacy) {
+    absent.emplace_back("verifiers");
+  }
+  if (const ojson* v = opt_field(doc, "", "torch_version")) {
+    md.torch_version = get_string(*v, "torch_version");
+  } else {
+    md.torch_version = "<=2.4";  // schema default
+    if (!legacy) absent.emplace_back("torch_version");
+  }
+  if (legacy && !doc.contains("guards_code")) md.opaque.emplace_back("guards_code", "[]");
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    const std::string& k = it.key();
+    if (k == "graph_module" || k == "opset_version" || k == "range_constraints" ||
+        k == "schema_version" || k == "verifiers" || k == "torch_version") {
+      continue;
+    }
+    md.opaque.emplace_back(k, it.value().dump());
+  }
+  if (!legacy && !doc.contains("guards_code")) absent.emplace_back("guards_code");
+  if (!absent.empty()) {
+    ojson a(absent);
+    JsonDisposer a_guard(a);
+    md.opaque.emplace_back("json.absent", a.dump());
+  }
 }
 
 }  // namespace detail
@@ -1258,54 +1488,11 @@ void check_newer_minor_kept(const ExportedProgram<Tensor>& ep, std::string_view 
 template <class Tensor = HostTensor>
 [[nodiscard]] ExportedProgram<Tensor> load_exported_program_from_string(
     std::string_view json_text) {
-  using detail::at_index;
-  using detail::at_key;
   using detail::field;
   using detail::ojson;
-  using detail::opt_field;
-  // Every JSON tree below is dismantled before it is destroyed: nlohmann's destructor allocates
-  // for a non-empty array or object, and an allocation failure there would terminate (see
-  // dispose.hpp).
-  ojson doc;
-  detail::JsonDisposer doc_guard(doc);
-  // graph_module.graph.tensor_values is read while parsing (see TensorValuesSink).
-  std::optional<detail::TensorValuesSink> tensor_values;
-  // The text parsed: json_text, or (second attempt) json_text with the bare non-finite floats
-  // of torch <= 2.6 quoted as torch 2.13 writes them (quote_bare_nonfinite).
-  std::string_view text = json_text;
-  std::optional<std::string> quoted;
-  for (;;) {
-    tensor_values.emplace();
-    try {
-      detail::OrderedDomBuilder builder;
-      builder.limit_depth(max_json_depth);
-      builder.watch({"graph_module", "graph", "tensor_values"}, &*tensor_values);
-      ojson::sax_parse(text.begin(), text.end(), &builder);
-      doc = builder.take();
-      if (!builder.watched_seen()) {
-        tensor_values.reset();  // nothing was taken from the tree
-      } else if (builder.watch_unreliable() || tensor_values->duplicates()) {
-        detail::dismantle(doc);
-        doc = nullptr;
-        tensor_values.reset();
-        doc = detail::parse_ordered(text);
-      }
-      break;
-    } catch (const detail::nesting_too_deep&) {
-      detail::check_nesting(text);  // throws, naming the byte
-      throw serialization_error(
-          "", "JSON nesting deeper than " + std::to_string(max_json_depth) + " levels");
-    } catch (const nlohmann::json::parse_error& e) {
-      if (!quoted && (quoted = detail::quote_bare_nonfinite(json_text))) {
-        text = *quoted;
-        continue;
-      }
-      throw serialization_error("", std::string("malformed JSON: ") + e.what());
-    } catch (const nlohmann::json::exception& e) {
-      // out_of_range for a number too large for a double (fuzz_json).
-      throw serialization_error("", std::string("malformed JSON: ") + e.what());
-    }
-  }
+  detail::ParsedDocument parsed;
+  detail::parse_document(json_text, parsed);
+  const ojson& doc = parsed.doc;
   detail::expect_object(doc, "");
   ProgramMetadata md;
   std::vector<std::string> absent;
@@ -1317,110 +1504,29 @@ template <class Tensor = HostTensor>
   const ojson& sig = field(gm, "graph_module", "signature");
   const std::string isp = "graph_module.signature.input_specs";
   const std::string osp = "graph_module.signature.output_specs";
-  const auto& in_specs =
+  const ojson& in_specs =
       detail::expect_array(field(sig, "graph_module.signature", "input_specs"), isp);
-  const auto& out_specs =
+  const ojson& out_specs =
       detail::expect_array(field(sig, "graph_module.signature", "output_specs"), osp);
 
   auto graph = std::make_unique<Graph>();
   // Ended (schema checks back on) before the program takes the graph: a reader outliving the
   // program it filled would touch a freed graph when the last check below throws.
   std::optional<detail::GraphReader> reader(std::in_place, *graph, legacy);
-  reader->read(field(gm, "graph_module", "graph"), "graph_module.graph",
-               detail::constant_input_names(in_specs, isp),
-               tensor_values ? &*tensor_values : nullptr);
-  const auto& jg = field(gm, "graph_module", "graph");
+  const ojson& jg = field(gm, "graph_module", "graph");
+  reader->read(jg, "graph_module.graph", detail::constant_input_names(in_specs, isp),
+               parsed.tensor_values ? &*parsed.tensor_values : nullptr);
   for (const char* key : {"custom_obj_values", "sym_float_values"}) {
     if (!jg.contains(key) && !legacy) absent.push_back(std::string("graph_module.graph.") + key);
   }
-
-  ExportGraphSignature signature;
-  for (std::size_t i = 0; i < in_specs.size(); ++i) {
-    signature.input_specs.push_back(
-        detail::input_spec(in_specs[i], at_index(isp, i), reader->values(), legacy));
-  }
-  for (std::size_t i = 0; i < out_specs.size(); ++i) {
-    signature.output_specs.push_back(
-        detail::output_spec(out_specs[i], at_index(osp, i), reader->values()));
-  }
-
-  for (auto it = gm.begin(); it != gm.end(); ++it) {
-    if (it.key() == "graph" || it.key() == "signature") continue;
-    if (legacy) {
-      ojson v = detail::strip_null_members(it.value());
-      detail::JsonDisposer v_guard(v);
-      md.opaque.emplace_back("graph_module." + it.key(), v.dump());
-    } else {
-      md.opaque.emplace_back("graph_module." + it.key(), it.value().dump());
-    }
-  }
-  for (const char* key : {"metadata", "treespec_namedtuple_fields"}) {
-    if (gm.contains(key)) continue;
-    if (legacy) {
-      md.opaque.emplace_back(std::string("graph_module.") + key, "{}");  // schema default
-    } else {
-      absent.push_back(std::string("graph_module.") + key);
-    }
-  }
-  if (!gm.contains("module_call_graph")) {
-    throw serialization_error("graph_module", "missing required field 'module_call_graph'");
-  }
-
-  const ojson& ov = detail::expect_object(field(doc, "", "opset_version"), "opset_version");
-  for (auto it = ov.begin(); it != ov.end(); ++it) {
-    md.opset_version.emplace_back(it.key(),
-                                  detail::get_int(it.value(), at_key("opset_version", it.key())));
-  }
-  const ojson& rc = detail::expect_object(field(doc, "", "range_constraints"), "range_constraints");
-  for (auto it = rc.begin(); it != rc.end(); ++it) {
-    const std::string p = at_key("range_constraints", it.key());
-    RangeConstraint r;
-    r.symbol = it.key();
-    const ojson& lo = field(it.value(), p, "min_val");
-    const ojson& hi = field(it.value(), p, "max_val");
-    // torch <= 2.6 wrote an unbounded end as -Infinity / Infinity (a float; torch 2.13 reads it
-    // as -int_oo / int_oo and writes null).
-    auto unbounded = [](const ojson& v, const char* inf) { return v.is_string() && v == inf; };
-    if (!lo.is_null() && !unbounded(lo, "-Infinity")) {
-      r.min_val = detail::get_int(lo, at_key(p, "min_val"));
-    }
-    if (!hi.is_null() && !unbounded(hi, "Infinity")) {
-      r.max_val = detail::get_int(hi, at_key(p, "max_val"));
-    }
-    md.range_constraints.push_back(std::move(r));
-  }
-  if (const ojson* v = opt_field(doc, "", "verifiers")) {
-    const auto& arr = detail::expect_array(*v, "verifiers");
-    for (std::size_t i = 0; i < arr.size(); ++i) {
-      md.verifiers.push_back(detail::get_string(arr[i], at_index("verifiers", i)));
-    }
-  } else if (!legacy) {
-    absent.emplace_back("verifiers");
-  }
-  if (const ojson* v = opt_field(doc, "", "torch_version")) {
-    md.torch_version = detail::get_string(*v, "torch_version");
-  } else {
-    md.torch_version = "<=2.4";  // schema default
-    if (!legacy) absent.emplace_back("torch_version");
-  }
-  if (legacy && !doc.contains("guards_code")) md.opaque.emplace_back("guards_code", "[]");
-  for (auto it = doc.begin(); it != doc.end(); ++it) {
-    const std::string& k = it.key();
-    if (k == "graph_module" || k == "opset_version" || k == "range_constraints" ||
-        k == "schema_version" || k == "verifiers" || k == "torch_version") {
-      continue;
-    }
-    md.opaque.emplace_back(k, it.value().dump());
-  }
-  if (!legacy && !doc.contains("guards_code")) absent.emplace_back("guards_code");
-  if (!absent.empty()) {
-    ojson a(absent);
-    detail::JsonDisposer a_guard(a);
-    md.opaque.emplace_back("json.absent", a.dump());
-  }
+  ExportGraphSignature signature =
+      detail::read_signature(in_specs, isp, out_specs, osp, reader->values(), legacy);
+  detail::read_graph_module_rest(gm, legacy, md, absent);
+  detail::read_opsets_and_ranges(doc, md);
+  detail::read_document_rest(doc, legacy, md, absent);
   reader.reset();
   ExportedProgram<Tensor> ep(std::move(graph), std::move(signature), {}, {}, std::move(md));
-  if (version.newer_minor()) detail::check_newer_minor_kept(ep, text, version.text());
+  if (version.newer_minor()) detail::check_newer_minor_kept(ep, parsed.text, version.text());
   return ep;
 }
 

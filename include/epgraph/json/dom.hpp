@@ -220,6 +220,33 @@ class OrderedDomBuilder {
   std::vector<std::string> keys_;
 };
 
+// Follows JSON text one character at a time and tells which characters belong to a string
+// literal, quotes included (the one home of that rule for the text scans below and
+// check_nesting). No allocation.
+class StringScanner {
+ public:
+  // Feeds `ch`, the character after the last one fed; returns true when it is one of a string's
+  // characters or quotes. O(1).
+  bool inside(char ch) noexcept {
+    if (!inside_) {
+      inside_ = ch == '"';
+      return inside_;
+    }
+    if (escaped_) {
+      escaped_ = false;
+    } else if (ch == '\\') {
+      escaped_ = true;
+    } else if (ch == '"') {
+      inside_ = false;
+    }
+    return true;
+  }
+
+ private:
+  bool inside_ = false;
+  bool escaped_ = false;
+};
+
 // Python's json module reads the bare tokens `Infinity`, `-Infinity` and `NaN` as floats, and
 // torch <= 2.6 wrote non-finite floats that way (json.dumps with allow_nan=True); torch 2.13
 // writes the strings "Infinity", "-Infinity" and "NaN", which the loader reads where a float is
@@ -232,24 +259,12 @@ inline std::optional<std::string> quote_bare_nonfinite(std::string_view text) {
   auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
   std::string out;
   std::size_t copied = 0;  // text[0, copied) is in out
-  bool in_string = false;
-  bool escaped = false;
+  StringScanner strings;
   char last = '\0';  // last non-space character outside strings ('\0': none yet)
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char ch = text[i];
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (ch == '\\') {
-        escaped = true;
-      } else if (ch == '"') {
-        in_string = false;
-        last = '"';
-      }
-      continue;
-    }
-    if (ch == '"') {
-      in_string = true;
+    if (strings.inside(ch)) {
+      last = '"';
       continue;
     }
     if (is_space(ch)) continue;

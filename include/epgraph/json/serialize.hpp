@@ -25,6 +25,7 @@
 #include "detail.hpp"
 #include "dom.hpp"
 #include "error.hpp"
+#include "node_record.hpp"
 #include "tensor_meta.hpp"
 #include "text.hpp"
 
@@ -79,59 +80,8 @@ class GraphWriter {
   GraphWriter() = default;
   explicit GraphWriter(SignatureValues sig) : sig_(std::move(sig)) {}
 
-  // The graph as an ordered_json tree (the reference form of write_text).
-  ojson write(const Graph& g) {
-    ojson jg = object_with_room(9);
-    jg["inputs"] = ojson::array();
-    jg["outputs"] = ojson::array();
-    jg["nodes"] = ojson::array();
-    // Room for every value up front: growing a vector of (const key, value) pairs copies the
-    // values (the pair cannot be moved without risking an exception).
-    tensors_.get_ref<ojson::object_t&>().reserve(g.size());
-    prepare(g);
-    for (const Node& n : g.nodes()) {
-      if (!has_tensor_entry(&n)) continue;
-      if (const TensorMeta* t = n.meta().val.tensor()) {
-        append_member(tensors_, std::string(n.name()), tensor_meta_to_json(*t));
-      } else if (token_nodes_.count(&n) != 0) {
-        append_member(tensors_, std::string(n.name()), tensor_meta_to_json(token_tensor_meta()));
-      }
-    }
-    bool single = false;
-    for (const Node& n : g.nodes()) {
-      switch (n.op()) {
-        case OpCode::placeholder: jg["inputs"].push_back(input(n)); break;
-        case OpCode::call_function:
-          if (!is_getitem(n)) jg["nodes"].push_back(node(n));
-          break;
-        case OpCode::output: {
-          if (n.args().empty()) break;
-          if (const ArgumentList* l = n.args()[0].list()) {
-            for (const Argument& a : *l) jg["outputs"].push_back(graph_output(a));
-          } else {
-            single = true;
-            jg["outputs"].push_back(graph_output(n.args()[0]));
-          }
-          break;
-        }
-        default: break;  // get_attr nodes are written inside the node using them
-      }
-    }
-    check_getitems_written(g);
-    for (auto& [name, meta] : unused_outputs_) {
-      append_member(tensors_, name, tensor_meta_to_json(meta));
-    }
-    jg["tensor_values"] = std::move(tensors_);
-    jg["sym_int_values"] = syms_.value("sym_int_values", ojson::object());
-    jg["sym_bool_values"] = syms_.value("sym_bool_values", ojson::object());
-    jg["is_single_tensor_return"] = single;
-    jg["custom_obj_values"] = std::move(objs_);
-    jg["sym_float_values"] = syms_.value("sym_float_values", ojson::object());
-    return jg;
-  }
-
-  // Appends to `out` the text write(g).dump() gives, without `custom_obj_values` /
-  // `sym_float_values` when `with_custom_objs` / `with_sym_floats` is false. Each node, input
+  // Appends to `out` the graph's JSON object, without `custom_obj_values` / `sym_float_values`
+  // when `with_custom_objs` / `with_sym_floats` is false. Each node, input
   // and output is built as a small tree, dumped and freed at once; `tensor_values` is written
   // straight from the tensor metadata.
   void write_text(const Graph& g, JsonText& out, bool with_custom_objs, bool with_sym_floats) {
@@ -184,29 +134,7 @@ class GraphWriter {
     text.insert(outputs_at, outputs_text);
     text.insert(inputs_at, inputs_text);
     text.append("],\"tensor_values\":{");
-    bool first_value = true;
-    for (const Node& n : g.nodes()) {
-      const TensorMeta* meta = nullptr;
-      TensorMeta token;
-      if (!has_tensor_entry(&n)) continue;
-      if (n.meta().val.tensor()) {
-        meta = n.meta().val.tensor();
-      } else if (token_nodes_.count(&n) != 0) {
-        token = token_tensor_meta();
-        meta = &token;
-      }
-      if (meta == nullptr) continue;
-      if (!first_value) out.raw(',');
-      first_value = false;
-      out.key(n.name());
-      out.tensor_meta(*meta);
-    }
-    for (const auto& [name, meta] : unused_outputs_) {
-      if (!first_value) out.raw(',');
-      first_value = false;
-      out.key(name);
-      out.tensor_meta(meta);
-    }
+    tensor_values_text(g, out);
     out.raw(std::string_view("},\"sym_int_values\":"));
     out.value(syms_.value("sym_int_values", ojson::object()));
     out.raw(std::string_view(",\"sym_bool_values\":"));
@@ -225,11 +153,33 @@ class GraphWriter {
   }
 
  private:
+  // The members of `tensor_values` (NodeMeta::val of every value with an entry, token tensors,
+  // then the unused outputs of nodes made in C++), written straight from the tensor metadata.
+  void tensor_values_text(const Graph& g, JsonText& out) {
+    bool first_value = true;
+    auto entry = [&](std::string_view name, const TensorMeta& meta) {
+      if (!first_value) out.raw(',');
+      first_value = false;
+      out.key(name);
+      out.tensor_meta(meta);
+    };
+    for (const Node& n : g.nodes()) {
+      if (!has_tensor_entry(&n)) continue;
+      if (const TensorMeta* meta = n.meta().val.tensor()) {
+        entry(n.name(), *meta);
+      } else if (token_nodes_.count(&n) != 0) {
+        entry(n.name(), token_tensor_meta());
+      }
+    }
+    for (const auto& [name, meta] : unused_outputs_) entry(name, meta);
+  }
+
   // Whether the record of a node (NodeMeta::serialized, `text`) may say something value_kind or
   // the symbolic / custom-object tables read. A key is dumped as its plain quoted text, so the
   // absence of these substrings proves the absence of the keys; most records are skipped
   // without being parsed.
   static bool may_be_special(const std::string& text, bool placeholder) {
+    // record_key::sym, custom_obj, class_fqn and graph, quoted.
     for (const char* key : {"\"sym\"", "\"custom_obj\"", "\"class_fqn\"", "\"graph\""}) {
       if (text.find(key) != std::string::npos) return true;
     }
@@ -249,23 +199,25 @@ class GraphWriter {
         // A CUSTOM_OBJ input placeholder without metadata (made in C++) is written as torch's
         // serializer writes one (handle_placeholder): as_custom_obj plus a custom_obj_values
         // entry.
-        if (custom_input && !node_json.contains("custom_obj") && !node_json.contains("class_fqn")) {
-          node_json["class_fqn"] = sig_.custom_objs.at(name);
+        if (custom_input && !node_json.contains(record_key::custom_obj) &&
+            !node_json.contains(record_key::class_fqn)) {
+          node_json[record_key::class_fqn] = sig_.custom_objs.at(name);
         }
         const ojson& info = special_.emplace(&n, std::move(node_json)).first->second;
-        if (auto s = info.find("sym"); s != info.end()) {
-          ojson& table = syms_[(*s)["table"].get<std::string>()];
+        if (auto s = info.find(record_key::sym); s != info.end()) {
+          ojson& table = syms_[(*s)[record_key::table].get<std::string>()];
           if (table.is_null()) table = ojson::object();
-          append_member(table, name, (*s)["value"]);
+          append_member(table, name, (*s)[record_key::value]);
         }
-        auto c = info.find("class_fqn");
-        if (c == info.end()) c = info.find("custom_obj");
+        auto c = info.find(record_key::class_fqn);
+        if (c == info.end()) c = info.find(record_key::custom_obj);
         if (c != info.end()) append_member(objs_, name, {{"name", name}, {"class_fqn", *c}});
       }
       if (n.meta().serialized.empty() && n.meta().val.is_symbolic_scalar()) {
         add_sym_value(name, n.meta().val);
       }
-      if (!n.meta().val.tensor() && sig_.tokens.count(name) != 0 && value_kind(&n) == "tensor") {
+      if (!n.meta().val.tensor() && sig_.tokens.count(name) != 0 &&
+          value_kind(&n) == ValueKind::tensor) {
         // A TOKEN input/output without metadata: torch writes a token as the tensor it is.
         token_nodes_.insert(&n);
       }
@@ -407,24 +359,27 @@ class GraphWriter {
     for (std::size_t i = 0; i < bindings.size(); ++i) {
       const SchemaArgument& sa = s->arguments[i];
       if (bindings[i].source == BindingSource::positional) {
-        args.push_back({{"name", sa.name},
-                        {"as", schema_hint(sa.type, n.args()[bindings[i].index])},
-                        {"kind", 1}});
+        args.push_back({{record_key::name, sa.name},
+                        {record_key::as, schema_hint(sa.type, n.args()[bindings[i].index])},
+                        {record_key::kind, kPositional}});
       } else if (bindings[i].source == BindingSource::keyword) {
-        kwargs.push_back({{"name", sa.name},
-                          {"as", schema_hint(sa.type, n.kwargs()[bindings[i].index].second)},
-                          {"kind", 2}});
+        kwargs.push_back(
+            {{record_key::name, sa.name},
+             {record_key::as, schema_hint(sa.type, n.kwargs()[bindings[i].index].second)},
+             {record_key::kind, kKeyword}});
       }
     }
     for (std::size_t i = s->arguments.size(); i < n.args().size(); ++i) {  // after `...`
-      args.push_back({{"name", ""}, {"as", ""}, {"kind", 1}});
+      args.push_back(
+          {{record_key::name, ""}, {record_key::as, ""}, {record_key::kind, kPositional}});
     }
-    rec["args"] = std::move(args);
-    rec["kwargs"] = std::move(kwargs);
-    rec["out"] = schema_outputs(n, *s);
-    rec["hop"] = nullptr;
-    rec["has_name"] = true;
-    rec["schema"] = true;  // made in C++: unused outputs take their metadata from meta().val
+    rec[record_key::args] = std::move(args);
+    rec[record_key::kwargs] = std::move(kwargs);
+    rec[record_key::out] = schema_outputs(n, *s);
+    rec[record_key::hop] = nullptr;
+    rec[record_key::has_name] = true;
+    // Made in C++: unused outputs take their metadata from meta().val.
+    rec[record_key::schema] = true;
     return rec;
   }
 
@@ -533,48 +488,62 @@ class GraphWriter {
   // Frees the records of plain nodes parsed so far (no reference to one may be held).
   void forget() { plain_.clear(); }
 
-  // What a node's value is: "tensor", "sym_int", "sym_float", "sym_bool", "custom_obj", "graph".
-  std::string value_kind(const Node* n) {
+  // The kind of a symbolic value kept in the graph table `table` ("sym_int_values", ...).
+  static ValueKind sym_table_kind(const std::string& table) {
+    if (table == "sym_int_values") return ValueKind::sym_int;
+    if (table == "sym_float_values") return ValueKind::sym_float;
+    return ValueKind::sym_bool;
+  }
+
+  // What a node's value is: its meta().val for a node made in C++, else its record's word.
+  ValueKind value_kind(const Node* n) {
     if (n->meta().serialized.empty()) {  // made in C++: its meta().val says
       const NodeValue& v = n->meta().val;
-      if (v.sym_int()) return "sym_int";
-      if (v.sym_float()) return "sym_float";
-      if (v.sym_bool()) return "sym_bool";
+      if (v.sym_int()) return ValueKind::sym_int;
+      if (v.sym_float()) return ValueKind::sym_float;
+      if (v.sym_bool()) return ValueKind::sym_bool;
     }
-    if (special_.empty()) return "tensor";
+    if (special_.empty()) return ValueKind::tensor;
     const auto it = special_.find(n);
-    if (it == special_.end()) return "tensor";
+    if (it == special_.end()) return ValueKind::tensor;
     const ojson& i = it->second;
-    if (auto s = i.find("sym"); s != i.end()) {
-      const std::string t = (*s)["table"].get<std::string>();
-      return t.substr(0, t.size() - 7);  // "sym_int_values" -> "sym_int"
+    if (auto s = i.find(record_key::sym); s != i.end()) {
+      return sym_table_kind((*s)[record_key::table].get_ref<const std::string&>());
     }
-    if (i.contains("custom_obj") || i.contains("class_fqn")) return "custom_obj";
-    if (i.contains("graph")) return "graph";
-    if (auto a = i.find("as"); a != i.end() && n->op() == OpCode::placeholder) {
-      const std::string m = a->get<std::string>();
-      if (m == "as_sym_int") return "sym_int";
-      if (m == "as_sym_float") return "sym_float";
-      if (m == "as_sym_bool") return "sym_bool";
+    if (i.contains(record_key::custom_obj) || i.contains(record_key::class_fqn)) {
+      return ValueKind::custom_obj;
     }
-    return "tensor";
+    if (i.contains(record_key::graph)) return ValueKind::graph;
+    if (auto a = i.find(record_key::as); a != i.end() && n->op() == OpCode::placeholder) {
+      switch (arg_tag(a->get_ref<const std::string&>())) {
+        case ArgTag::as_sym_int: return ValueKind::sym_int;
+        case ArgTag::as_sym_float: return ValueKind::sym_float;
+        case ArgTag::as_sym_bool: return ValueKind::sym_bool;
+        default: break;
+      }
+    }
+    return ValueKind::tensor;
   }
 
   ojson node_ref(const Node* n) {
-    const std::string k = value_kind(n);
+    const ValueKind k = value_kind(n);
     const std::string name(n->name());
-    if (k == "sym_int") return {{"as_sym_int", {{"as_name", name}}}};
-    if (k == "sym_float") return {{"as_sym_float", {{"as_name", name}}}};
-    if (k == "sym_bool") return {{"as_sym_bool", {{"as_name", name}}}};
-    if (k == "custom_obj") {
-      const ojson& i = info(n);
-      const ojson fqn = i.contains("custom_obj") ? i["custom_obj"] : i["class_fqn"];
-      return {{"as_custom_obj", {{"name", name}, {"class_fqn", fqn}}}};
-    }
-    if (k == "graph") {
-      // Named after the get_attr's target, as torch's serialize_input names it: a graph called
-      // again reads it through a node named `<target>_1`.
-      return {{"as_graph", {{"name", std::string(n->target())}, {"graph", info(n)["graph"]}}}};
+    switch (k) {
+      case ValueKind::sym_int: return {{"as_sym_int", {{"as_name", name}}}};
+      case ValueKind::sym_float: return {{"as_sym_float", {{"as_name", name}}}};
+      case ValueKind::sym_bool: return {{"as_sym_bool", {{"as_name", name}}}};
+      case ValueKind::custom_obj: {
+        const ojson& i = info(n);
+        const ojson fqn = i.contains(record_key::custom_obj) ? i[record_key::custom_obj]
+                                                             : i[record_key::class_fqn];
+        return {{"as_custom_obj", {{"name", name}, {"class_fqn", fqn}}}};
+      }
+      case ValueKind::graph:
+        // Named after the get_attr's target, as torch's serialize_input names it: a graph
+        // called again reads it through a node named `<target>_1`.
+        return {{"as_graph",
+                 {{"name", std::string(n->target())}, {"graph", info(n)[record_key::graph]}}}};
+      case ValueKind::tensor: break;
     }
     if (!has_tensor_entry(n)) {
       // torch.export.load (and epgraph's loader) need the metadata of every tensor value.
@@ -588,13 +557,14 @@ class GraphWriter {
 
   ojson input(const Node& n) {
     const ojson& i = info(&n);
-    if (auto v = i.find("value"); v != i.end()) return {{i["as"].get<std::string>(), *v}};
+    if (auto v = i.find(record_key::value); v != i.end())
+      return {{i[record_key::as].get<std::string>(), *v}};
     return node_ref(&n);
   }
 
   ojson graph_output(const Argument& a) {
     if (Node* n = a.node()) {
-      if (value_kind(n) == "custom_obj") {
+      if (value_kind(n) == ValueKind::custom_obj) {
         // torch's deserialize_graph_output reads tensors, symbols and constants only.
         throw serialization_error("graph_module.graph.outputs",
                                   "graph output '" + std::string(n->name()) +
@@ -612,63 +582,76 @@ class GraphWriter {
     return std::all_of(l.begin(), l.end(), pred);
   }
 
-  bool fits(const std::string& hint, const Argument& a) {
-    const ArgumentList* l = a.list();
-    auto nodes_of = [&](const char* kind, bool allow_none, bool allow_plain) {
-      if (!l) return false;
-      for (const Argument& x : *l) {
-        if (Node* n = x.node()) {
-          if (value_kind(n) != kind) return false;
-        } else if (!(allow_none && x.is_none()) && !(allow_plain && !x.list() && !x.is_none())) {
-          return false;
-        }
+  // Whether every element of `l` is a node whose value is `kind`, or (when allowed) None or a
+  // plain value.
+  bool nodes_of(const ArgumentList& l, ValueKind kind, bool allow_none, bool allow_plain) {
+    for (const Argument& x : l) {
+      if (Node* n = x.node()) {
+        if (value_kind(n) != kind) return false;
+      } else if (!(allow_none && x.is_none()) && !(allow_plain && !x.list() && !x.is_none())) {
+        return false;
       }
-      return true;
-    };
-    if (hint == "as_optional_tensor")
-      return a.is_none() || (a.node() && value_kind(a.node()) == "tensor");
-    if (hint == "as_sym_int") return a.is<std::int64_t>();
-    if (hint == "as_sym_float") return a.is<double>();
-    if (hint == "as_sym_bool") return a.is<bool>();
-    if (hint == "as_operator") return a.is<std::string>();
-    if (hint == "as_complex")
-      return l && l->size() == 2 && all_of(*l, [](const Argument& x) { return x.is<double>(); });
-    if (hint == "as_string_to_argument") {
-      return l && all_of(*l, [](const Argument& x) {
-               return x.list() && x.list()->size() == 2 && (*x.list())[0].is<std::string>();
-             });
     }
-    if (!l) return false;
-    if (l->empty()) return true;
-    if (hint == "as_tensors") return nodes_of("tensor", false, false);
-    if (hint == "as_optional_tensors") return nodes_of("tensor", true, false);
-    if (hint == "as_sym_ints")
-      return nodes_of("sym_int", false, true) &&
-             all_of(*l, [](const Argument& x) { return x.node() || x.is<std::int64_t>(); });
-    if (hint == "as_sym_floats")
-      return nodes_of("sym_float", false, true) &&
-             all_of(*l, [](const Argument& x) { return x.node() || x.is<double>(); });
-    if (hint == "as_sym_bools")
-      return nodes_of("sym_bool", false, true) &&
-             all_of(*l, [](const Argument& x) { return x.node() || x.is<bool>(); });
-    if (hint == "as_ints")
-      return all_of(*l, [](const Argument& x) { return x.is<std::int64_t>(); });
-    if (hint == "as_floats")
-      return all_of(*l, [](const Argument& x) { return x.is<double>() || x.is<std::int64_t>(); });
-    if (hint == "as_bools") return all_of(*l, [](const Argument& x) { return x.is<bool>(); });
-    if (hint == "as_strings")
-      return all_of(*l, [](const Argument& x) { return x.is<std::string>(); });
-    if (hint == "as_int_lists" || hint == "as_float_lists" || hint == "as_nested_tensors") {
-      return all_of(*l, [](const Argument& x) { return x.list() != nullptr; });
-    }
-    return false;
+    return true;
   }
 
-  std::string infer_list(const ArgumentList& l) {
-    if (l.empty()) return "as_ints";
+  // Whether `a` can be written as the union member `hint` (the file's tag of the argument).
+  bool fits(ArgTag hint, const Argument& a) {
+    const ArgumentList* l = a.list();
+    switch (hint) {
+      case ArgTag::as_optional_tensor:
+        return a.is_none() || (a.node() && value_kind(a.node()) == ValueKind::tensor);
+      case ArgTag::as_sym_int: return a.is<std::int64_t>();
+      case ArgTag::as_sym_float: return a.is<double>();
+      case ArgTag::as_sym_bool: return a.is<bool>();
+      case ArgTag::as_operator: return a.is<std::string>();
+      case ArgTag::as_complex:
+        return l && l->size() == 2 && all_of(*l, [](const Argument& x) { return x.is<double>(); });
+      case ArgTag::as_string_to_argument:
+        return l && all_of(*l, [](const Argument& x) {
+                 return x.list() && x.list()->size() == 2 && (*x.list())[0].is<std::string>();
+               });
+      default: break;
+    }
+    if (!l) return false;
+    return l->empty() || list_fits(hint, *l);
+  }
+
+  // fits() for a non-empty list `l`.
+  bool list_fits(ArgTag hint, const ArgumentList& l) {
+    switch (hint) {
+      case ArgTag::as_tensors: return nodes_of(l, ValueKind::tensor, false, false);
+      case ArgTag::as_optional_tensors: return nodes_of(l, ValueKind::tensor, true, false);
+      case ArgTag::as_sym_ints:
+        return nodes_of(l, ValueKind::sym_int, false, true) &&
+               all_of(l, [](const Argument& x) { return x.node() || x.is<std::int64_t>(); });
+      case ArgTag::as_sym_floats:
+        return nodes_of(l, ValueKind::sym_float, false, true) &&
+               all_of(l, [](const Argument& x) { return x.node() || x.is<double>(); });
+      case ArgTag::as_sym_bools:
+        return nodes_of(l, ValueKind::sym_bool, false, true) &&
+               all_of(l, [](const Argument& x) { return x.node() || x.is<bool>(); });
+      case ArgTag::as_ints:
+        return all_of(l, [](const Argument& x) { return x.is<std::int64_t>(); });
+      case ArgTag::as_floats:
+        return all_of(l, [](const Argument& x) { return x.is<double>() || x.is<std::int64_t>(); });
+      case ArgTag::as_bools: return all_of(l, [](const Argument& x) { return x.is<bool>(); });
+      case ArgTag::as_strings:
+        return all_of(l, [](const Argument& x) { return x.is<std::string>(); });
+      case ArgTag::as_int_lists:
+      case ArgTag::as_float_lists:
+      case ArgTag::as_nested_tensors:
+        return all_of(l, [](const Argument& x) { return x.list() != nullptr; });
+      default: return false;
+    }
+  }
+
+  // The list tag torch's serializer picks for `l` from its values (serialize_input).
+  ArgTag infer_list(const ArgumentList& l) {
+    if (l.empty()) return ArgTag::as_ints;
     bool has_node = false, has_none = false, has_int = false, has_float = false, has_bool = false,
          has_str = false, has_list = false;
-    std::string node_kind;
+    ValueKind node_kind = ValueKind::tensor;
     for (const Argument& x : l) {
       if (Node* n = x.node()) {
         has_node = true;
@@ -687,25 +670,25 @@ class GraphWriter {
         has_list = true;
     }
     if (has_node) {
-      if (has_none) return "as_optional_tensors";
-      if (node_kind == "sym_int") return "as_sym_ints";
-      if (node_kind == "sym_float") return "as_sym_floats";
-      if (node_kind == "sym_bool") return "as_sym_bools";
-      return "as_tensors";
+      if (has_none) return ArgTag::as_optional_tensors;
+      if (node_kind == ValueKind::sym_int) return ArgTag::as_sym_ints;
+      if (node_kind == ValueKind::sym_float) return ArgTag::as_sym_floats;
+      if (node_kind == ValueKind::sym_bool) return ArgTag::as_sym_bools;
+      return ArgTag::as_tensors;
     }
     if (has_list) {
       for (const Argument& x : l) {
         for (const Argument& y : *x.list()) {
-          if (y.node()) return "as_nested_tensors";
-          if (y.is<double>()) return "as_float_lists";
+          if (y.node()) return ArgTag::as_nested_tensors;
+          if (y.is<double>()) return ArgTag::as_float_lists;
         }
       }
-      return "as_int_lists";
+      return ArgTag::as_int_lists;
     }
-    if (has_str) return "as_strings";
-    if (has_bool && !has_int && !has_float) return "as_bools";
-    if (has_float) return "as_floats";
-    return "as_ints";
+    if (has_str) return ArgTag::as_strings;
+    if (has_bool && !has_int && !has_float) return ArgTag::as_bools;
+    if (has_float) return ArgTag::as_floats;
+    return ArgTag::as_ints;
   }
 
   ojson sym_item(const Argument& x, const char* value_key) {
@@ -715,72 +698,80 @@ class GraphWriter {
     return {{value_key, x.as<std::int64_t>()}};
   }
 
-  ojson arg(const Argument& a, const std::string& hint_in) {
-    const std::string hint = (!hint_in.empty() && fits(hint_in, a)) ? hint_in : std::string();
-    if (hint == "as_optional_tensor") {
-      if (a.is_none()) return {{"as_optional_tensor", {{"as_none", true}}}};
-      return {{"as_optional_tensor", {{"as_tensor", {{"name", a.node()->name()}}}}}};
+  static ojson number_item(const Argument& x) {
+    return float_to_json(x.is<double>() ? x.as<double>()
+                                        : static_cast<double>(x.as<std::int64_t>()));
+  }
+
+  // One element of a list argument written as `kind`.
+  ojson list_item(ArgTag kind, const Argument& x) {
+    switch (kind) {
+      case ArgTag::as_tensors: return {{"name", x.node()->name()}};
+      case ArgTag::as_optional_tensors:
+        if (x.is_none()) return {{"as_none", true}};
+        return {{"as_tensor", {{"name", x.node()->name()}}}};
+      case ArgTag::as_sym_ints: return sym_item(x, "as_int");
+      case ArgTag::as_sym_floats: return sym_item(x, "as_float");
+      case ArgTag::as_sym_bools: return sym_item(x, "as_bool");
+      case ArgTag::as_floats: return number_item(x);
+      case ArgTag::as_ints: return x.as<std::int64_t>();
+      case ArgTag::as_bools: return x.as<bool>();
+      case ArgTag::as_strings: return x.as<std::string>();
+      default: break;
     }
-    if (hint == "as_sym_int") return {{"as_sym_int", {{"as_int", a.as<std::int64_t>()}}}};
-    if (hint == "as_sym_float")
-      return {{"as_sym_float", {{"as_float", float_to_json(a.as<double>())}}}};
-    if (hint == "as_sym_bool") return {{"as_sym_bool", {{"as_bool", a.as<bool>()}}}};
-    if (hint == "as_operator")
-      return {{"as_operator", operator_arg_to_json(a.as<std::string>(), "")}};
-    if (hint == "as_complex") {
-      const ArgumentList& l = *a.list();
-      return {{"as_complex",
-               {{"real", float_to_json(l[0].as<double>())},
-                {"imag", float_to_json(l[1].as<double>())}}}};
+    ojson inner = ojson::array();  // as_nested_tensors, as_float_lists, as_int_lists
+    for (const Argument& y : *x.list()) {
+      if (kind == ArgTag::as_nested_tensors) {
+        inner.push_back({{"name", y.node()->name()}});
+      } else if (kind == ArgTag::as_float_lists) {
+        inner.push_back(number_item(y));
+      } else {
+        inner.push_back(y.as<std::int64_t>());
+      }
     }
-    if (hint == "as_string_to_argument") {
-      ojson d = ojson::object();
-      for (const Argument& kv : *a.list())
-        d[(*kv.list())[0].as<std::string>()] = arg((*kv.list())[1], "");
-      return {{"as_string_to_argument", d}};
+    return inner;
+  }
+
+  // `a` as the union member `hint` when it fits (a tag the file gave), else as torch's
+  // serialize_input would type it from the value.
+  ojson arg(const Argument& a, ArgTag hint_in) {
+    const ArgTag hint =
+        (hint_in != ArgTag::unknown && fits(hint_in, a)) ? hint_in : ArgTag::unknown;
+    switch (hint) {
+      case ArgTag::as_optional_tensor:
+        if (a.is_none()) return {{"as_optional_tensor", {{"as_none", true}}}};
+        return {{"as_optional_tensor", {{"as_tensor", {{"name", a.node()->name()}}}}}};
+      case ArgTag::as_sym_int: return {{"as_sym_int", {{"as_int", a.as<std::int64_t>()}}}};
+      case ArgTag::as_sym_float:
+        return {{"as_sym_float", {{"as_float", float_to_json(a.as<double>())}}}};
+      case ArgTag::as_sym_bool: return {{"as_sym_bool", {{"as_bool", a.as<bool>()}}}};
+      case ArgTag::as_operator:
+        return {{"as_operator", operator_arg_to_json(a.as<std::string>(), "")}};
+      case ArgTag::as_complex: {
+        const ArgumentList& l = *a.list();
+        return {{"as_complex",
+                 {{"real", float_to_json(l[0].as<double>())},
+                  {"imag", float_to_json(l[1].as<double>())}}}};
+      }
+      case ArgTag::as_string_to_argument: {
+        ojson d = ojson::object();
+        for (const Argument& kv : *a.list())
+          d[(*kv.list())[0].as<std::string>()] = arg((*kv.list())[1], ArgTag::unknown);
+        return {{"as_string_to_argument", d}};
+      }
+      default: break;
     }
     if (const ArgumentList* l = a.list()) {
-      const std::string kind = hint.empty() ? infer_list(*l) : hint;
+      const ArgTag kind = hint == ArgTag::unknown ? infer_list(*l) : hint;
       ojson items = ojson::array();
-      for (const Argument& x : *l) {
-        if (kind == "as_tensors")
-          items.push_back({{"name", x.node()->name()}});
-        else if (kind == "as_optional_tensors") {
-          if (x.is_none())
-            items.push_back({{"as_none", true}});
-          else
-            items.push_back({{"as_tensor", {{"name", x.node()->name()}}}});
-        } else if (kind == "as_sym_ints")
-          items.push_back(sym_item(x, "as_int"));
-        else if (kind == "as_sym_floats")
-          items.push_back(sym_item(x, "as_float"));
-        else if (kind == "as_sym_bools")
-          items.push_back(sym_item(x, "as_bool"));
-        else if (kind == "as_floats")
-          items.push_back(float_to_json(
-              x.is<double>() ? x.as<double>() : static_cast<double>(x.as<std::int64_t>())));
-        else if (kind == "as_ints")
-          items.push_back(x.as<std::int64_t>());
-        else if (kind == "as_bools")
-          items.push_back(x.as<bool>());
-        else if (kind == "as_strings")
-          items.push_back(x.as<std::string>());
-        else {
-          ojson inner = ojson::array();
-          for (const Argument& y : *x.list()) {
-            if (kind == "as_nested_tensors")
-              inner.push_back({{"name", y.node()->name()}});
-            else if (kind == "as_float_lists")
-              inner.push_back(float_to_json(
-                  y.is<double>() ? y.as<double>() : static_cast<double>(y.as<std::int64_t>())));
-            else
-              inner.push_back(y.as<std::int64_t>());
-          }
-          items.push_back(std::move(inner));
-        }
-      }
-      return {{kind, std::move(items)}};
+      for (const Argument& x : *l) items.push_back(list_item(kind, x));
+      return {{std::string(arg_tag_name(kind)), std::move(items)}};
     }
+    return scalar_arg(a);
+  }
+
+  // A value that is not a list, typed from the value.
+  ojson scalar_arg(const Argument& a) {
     if (Node* n = a.node()) return node_ref(n);
     if (a.is_none()) return {{"as_none", true}};
     if (a.is<bool>()) return {{"as_bool", a.as<bool>()}};
@@ -799,9 +790,9 @@ class GraphWriter {
 
   // One node input, typed like the input read from the file (`rec`, null for a new input).
   ojson input_arg(const Argument& a, const ojson* rec) {
-    const std::string hint = rec ? (*rec)["as"].get<std::string>() : std::string();
-    if (hint == "as_operator" && a.is<std::string>()) {
-      const std::string original = rec->value("operator", std::string());
+    const ArgTag hint = input_record_tag(rec);
+    if (hint == ArgTag::as_operator && a.is<std::string>()) {
+      const std::string original = rec->value(record_key::op, std::string());
       return {{"as_operator", operator_arg_to_json(a.as<std::string>(), original)}};
     }
     return arg(a, hint);
@@ -838,27 +829,31 @@ class GraphWriter {
     return last;
   }
 
-  ojson outputs(const Node& n, const ojson& info) {
+  // The outputs of a node made in C++ (no layout from a file): the node's own value, or, read
+  // through getitem nodes (a tuple result, e.g. with_effects), one output per index up to the
+  // last one read, named after its getitem node.
+  ojson fresh_outputs(const Node& n) {
+    const std::int64_t last = last_getitem_index(n);
+    if (last < 0) return ojson::array({node_ref(&n)});
     const std::string name(n.name());
-    if (!info.contains("out")) {
-      if (const std::int64_t last = last_getitem_index(n); last >= 0) {
-        // Made in C++ and read through getitem nodes (a tuple result, e.g. with_effects): one
-        // output per index up to the last one read, named after its getitem node.
-        ojson out = ojson::array();
-        for (std::int64_t i = 0; i <= last; ++i) {
-          const Node* gi = getitem_at(n, i);
-          if (gi) written_getitems_.insert(gi);
-          out.push_back(
-              gi ? node_ref(gi)
-                 : ojson{{"as_tensor", {{"name", name + "_unused_" + std::to_string(i)}}}});
-        }
-        if (last == 0 && !is_hop_target(n.target()))
-          return ojson::array({{{"as_tensors", ojson::array({out[0]["as_tensor"]})}}});
-        return out;
-      }
-      return ojson::array({node_ref(&n)});
+    ojson out = ojson::array();
+    for (std::int64_t i = 0; i <= last; ++i) {
+      const Node* gi = getitem_at(n, i);
+      if (gi) written_getitems_.insert(gi);
+      out.push_back(gi ? node_ref(gi)
+                       : ojson{{"as_tensor", {{"name", name + "_unused_" + std::to_string(i)}}}});
     }
-    const ojson& layout = info["out"];
+    if (last == 0 && !is_hop_target(n.target()))
+      return ojson::array({{{"as_tensors", ojson::array({out[0]["as_tensor"]})}}});
+    return out;
+  }
+
+  // The node's `outputs`: its layout from the file (`info`'s out) with the names of the getitem
+  // nodes reading each output, or fresh_outputs().
+  ojson outputs(const Node& n, const ojson& info) {
+    if (!info.contains(record_key::out)) return fresh_outputs(n);
+    const std::string name(n.name());
+    const ojson& layout = info[record_key::out];
     ojson out = ojson::array();
     auto item_name = [&](const Node& parent, std::int64_t idx, const std::string& fallback) {
       const Node* gi = getitem_at(parent, idx);
@@ -871,9 +866,9 @@ class GraphWriter {
       if (m == "as_tensor") return ojson{{m, {{"name", new_name}}}};
       return ojson{{m, {{"as_name", new_name}}}};
     };
-    const bool hop_tuple_of_one = is_hop_target(n.target()) && layout.size() == 1 &&
-                                  info.contains("hop") && info["hop"] == false &&
-                                  layout[0].begin().key() != "as_none";
+    const bool hop_tuple_of_one =
+        is_hop_target(n.target()) && layout.size() == 1 && info.contains(record_key::hop) &&
+        info[record_key::hop] == false && layout[0].begin().key() != "as_none";
     auto list_items = [&](const Node* parent, const ojson& arr, const std::string& fallback) {
       ojson items = ojson::array();
       for (std::size_t k = 0; k < arr.size(); ++k) {
@@ -917,57 +912,8 @@ class GraphWriter {
         }
       }
     }
-    if (info.contains("schema")) note_unused_outputs(n, out);
+    if (info.contains(record_key::schema)) note_unused_outputs(n, out);
     return out;
-  }
-
-  ojson node(const Node& n) {
-    const ojson& info = this->info(&n);
-    ojson jn;
-    jn["target"] = target_to_json(n.target());
-    ojson inputs = ojson::array();
-    const ojson no_records = ojson::array();
-    const ojson& arg_recs = info.contains("args") ? info["args"] : no_records;
-    const ojson& kw_recs = info.contains("kwargs") ? info["kwargs"] : no_records;
-    const bool fresh = info.empty();
-    for (std::size_t i = 0; i < n.args().size(); ++i) {
-      const ojson* rec = i < arg_recs.size() ? &arg_recs[i] : nullptr;
-      ojson in;
-      in["name"] = rec ? (*rec)["name"].get<std::string>() : std::string();
-      in["arg"] = input_arg(n.args()[i], rec);
-      if (!rec || rec->contains("kind"))
-        in["kind"] = (rec && (*rec)["kind"].is_null()) ? ojson(nullptr) : ojson(1);
-      inputs.push_back(std::move(in));
-    }
-    for (const auto& [key, value] : n.kwargs()) {
-      const ojson* rec = nullptr;
-      for (const auto& r : kw_recs) {
-        if (r["name"] == key) rec = &r;
-      }
-      ojson in;
-      in["name"] = key;
-      in["arg"] = input_arg(value, rec);
-      if (!rec || rec->contains("kind"))
-        in["kind"] = (rec && (*rec)["kind"].is_null()) ? ojson(nullptr) : ojson(2);
-      inputs.push_back(std::move(in));
-    }
-    jn["inputs"] = std::move(inputs);
-    jn["outputs"] = outputs(n, info);
-    ojson md = ojson::object();
-    for (const auto& [k, v] : n.meta().other) md[k] = v;
-    jn["metadata"] = std::move(md);
-    if (fresh) {
-      // A higher-order operator read through getitem nodes returns a tuple, even of one value.
-      const bool tuple = is_hop_target(n.target()) && last_getitem_index(n) >= 0;
-      jn["is_hop_single_tensor_return"] = tuple ? ojson(false) : ojson(nullptr);
-    } else if (auto h = info.find("hop"); h != info.end()) {
-      jn["is_hop_single_tensor_return"] = *h;
-    }
-    if (fresh || info.contains("has_name")) jn["name"] = n.name();
-    if (auto e = info.find("extra"); e != info.end()) {  // fields of a newer schema, kept
-      for (auto it = e->begin(); it != e->end(); ++it) jn[it.key()] = it.value();
-    }
-    return jn;
   }
 
   // input(n) as text. A record without "value" (a substring of its text when present) is not a
@@ -997,7 +943,7 @@ class GraphWriter {
   void input_arg_text(const Argument& a, const ojson* rec, JsonText& out) {
     if (const Node* n = a.node()) {
       // Of the hints, only as_optional_tensor writes a node otherwise than node_ref.
-      if (!rec || (*rec)["as"].get<std::string>() != "as_optional_tensor") {
+      if (input_record_tag(rec) != ArgTag::as_optional_tensor) {
         node_ref_text(n, out);
         return;
       }
@@ -1005,51 +951,72 @@ class GraphWriter {
     out.value(input_arg(a, rec));
   }
 
-  // The text node(n).dump() gives, with the small parts (outputs, most arguments) built as trees.
+  // A serialized node (torch's serialize_node): target, inputs, outputs and metadata written
+  // here, with the small parts (outputs, most arguments) built as trees; the optional fields as
+  // the file had them (a node made in C++ gets the current form).
   void node_text(const Node& n, JsonText& out) {
     const ojson& info = this->info(&n);
-    out.raw(std::string_view("{\"target\":"));
+    out.raw('{');
+    out.key(node_key::target);
     out.string(target_to_json(n.target()));
-    out.raw(std::string_view(",\"inputs\":["));
+    out.raw(',');
+    out.key(node_key::inputs);
+    node_inputs_text(n, info, out);
+    out.raw(',');
+    out.key(node_key::outputs);
+    node_outputs_text(n, info, out);
+    out.raw(',');
+    out.key(node_key::metadata);
+    node_metadata_text(n, out);
+    node_optional_fields_text(n, info, out);
+    out.raw('}');
+  }
+
+  // The node's `inputs`: positional arguments, then keyword arguments, each as the file named
+  // and typed it (`args` / `kwargs` of the record `info`).
+  void node_inputs_text(const Node& n, const ojson& info, JsonText& out) {
     const ojson no_records = ojson::array();
-    const ojson& arg_recs = info.contains("args") ? info["args"] : no_records;
-    const ojson& kw_recs = info.contains("kwargs") ? info["kwargs"] : no_records;
-    const bool fresh = info.empty();
+    const ojson& arg_recs = info.contains(record_key::args) ? info[record_key::args] : no_records;
+    const ojson& kw_recs =
+        info.contains(record_key::kwargs) ? info[record_key::kwargs] : no_records;
     bool first = true;
-    auto kind = [&](const ojson* rec, int k) {
-      if (!rec || rec->contains("kind")) {
-        out.raw(std::string_view(",\"kind\":"));
-        if (rec && (*rec)["kind"].is_null()) {
+    auto input = [&](const std::string& name, const Argument& a, const ojson* rec,
+                     std::int64_t kind) {
+      out.raw(std::string_view(first ? "{" : ",{"));
+      first = false;
+      out.key(record_key::name);
+      out.string(name);
+      out.raw(std::string_view(",\"arg\":"));
+      input_arg_text(a, rec, out);
+      if (!rec || rec->contains(record_key::kind)) {
+        out.raw(',');
+        out.key(record_key::kind);
+        if (rec && (*rec)[record_key::kind].is_null()) {
           out.null();
         } else {
-          out.integer(k);
+          out.integer(kind);
         }
       }
       out.raw('}');
     };
+    out.raw('[');
     for (std::size_t i = 0; i < n.args().size(); ++i) {
       const ojson* rec = i < arg_recs.size() ? &arg_recs[i] : nullptr;
-      out.raw(std::string_view(first ? "{\"name\":" : ",{\"name\":"));
-      first = false;
-      out.string(rec ? (*rec)["name"].get<std::string>() : std::string());
-      out.raw(std::string_view(",\"arg\":"));
-      input_arg_text(n.args()[i], rec, out);
-      kind(rec, 1);
+      input(input_record_name(rec), n.args()[i], rec, kPositional);
     }
     for (const auto& [key, value] : n.kwargs()) {
       const ojson* rec = nullptr;
       for (const auto& r : kw_recs) {
-        if (r["name"] == key) rec = &r;
+        if (r[record_key::name] == key) rec = &r;
       }
-      out.raw(std::string_view(first ? "{\"name\":" : ",{\"name\":"));
-      first = false;
-      out.string(key);
-      out.raw(std::string_view(",\"arg\":"));
-      input_arg_text(value, rec, out);
-      kind(rec, 2);
+      input(key, value, rec, kKeyword);
     }
-    out.raw(std::string_view("],\"outputs\":"));
-    const ojson* layout = info.contains("out") ? &info["out"] : nullptr;
+    out.raw(']');
+  }
+
+  // The node's `outputs` (outputs(), with the two common layouts written here).
+  void node_outputs_text(const Node& n, const ojson& info, JsonText& out) {
+    const ojson* layout = info.contains(record_key::out) ? &info[record_key::out] : nullptr;
     if (!layout && last_getitem_index(n) < 0) {
       out.raw('[');  // outputs(): the node's own value
       node_ref_text(&n, out);
@@ -1063,58 +1030,69 @@ class GraphWriter {
     } else {
       out.value(outputs(n, info));
     }
-    out.raw(std::string_view(",\"metadata\":"));
+  }
+
+  // The node's `metadata` (NodeMeta::other). A repeated key keeps its first place and takes its
+  // last value, as an ordered_json object filled with md[k] = v.
+  static void node_metadata_text(const Node& n, JsonText& out) {
     const auto& other = n.meta().other;
     bool unique_keys = other.size() <= 16;
     for (std::size_t i = 1; unique_keys && i < other.size(); ++i) {
       for (std::size_t j = 0; j < i; ++j)
         unique_keys = unique_keys && other[i].first != other[j].first;
     }
-    if (unique_keys) {
-      out.raw('{');
-      for (std::size_t i = 0; i < other.size(); ++i) {
-        if (i != 0) out.raw(',');
-        out.key(other[i].first);
-        out.string(other[i].second);
-      }
-      out.raw('}');
-    } else {  // a repeated key keeps its first place and takes its last value, as md[k] = v
+    if (!unique_keys) {
       ojson md = ojson::object();
       for (const auto& [k, v] : other) md[k] = v;
       out.value(md);
+      return;
     }
+    out.raw('{');
+    for (std::size_t i = 0; i < other.size(); ++i) {
+      if (i != 0) out.raw(',');
+      out.key(other[i].first);
+      out.string(other[i].second);
+    }
+    out.raw('}');
+  }
+
+  // The node's optional fields: is_hop_single_tensor_return and name as the file had them (or
+  // the current form for a node made in C++), then the fields of a newer schema kept.
+  void node_optional_fields_text(const Node& n, const ojson& info, JsonText& out) {
+    const bool fresh = info.empty();
     if (fresh) {
       // A higher-order operator read through getitem nodes returns a tuple, even of one value.
       const bool tuple = is_hop_target(n.target()) && last_getitem_index(n) >= 0;
-      out.raw(std::string_view(",\"is_hop_single_tensor_return\":"));
+      out.raw(',');
+      out.key(node_key::is_hop_single_tensor_return);
       if (tuple) {
         out.boolean(false);
       } else {
         out.null();
       }
-    } else if (auto h = info.find("hop"); h != info.end()) {
-      out.raw(std::string_view(",\"is_hop_single_tensor_return\":"));
+    } else if (auto h = info.find(record_key::hop); h != info.end()) {
+      out.raw(',');
+      out.key(node_key::is_hop_single_tensor_return);
       out.value(*h);
     }
-    if (fresh || info.contains("has_name")) {
-      out.raw(std::string_view(",\"name\":"));
+    if (fresh || info.contains(record_key::has_name)) {
+      out.raw(',');
+      out.key(node_key::name);
       out.string(n.name());
     }
-    if (auto e = info.find("extra"); e != info.end()) {  // fields of a newer schema, kept
+    if (auto e = info.find(record_key::extra); e != info.end()) {
       for (auto it = e->begin(); it != e->end(); ++it) {
         out.raw(',');
         out.key(it.key());
         out.value(it.value());
       }
     }
-    out.raw('}');
   }
 
   SignatureValues sig_;
-  std::unordered_map<const Node*, ojson> special_;  // records of the non-tensor values
-  std::unordered_map<const Node*, ojson> plain_;    // records parsed on demand
-  OrderedDomBuilder builder_;                       // scratch space of the parses
-  ojson tensors_ = ojson::object();
+  std::unordered_map<const Node*, ojson> special_;    // records of the non-tensor values
+  std::unordered_map<const Node*, ojson> plain_;      // records parsed on demand
+  OrderedDomBuilder builder_;                         // scratch space of the parses
   std::unordered_set<const Node*> written_getitems_;  // getitem nodes written as outputs
   std::vector<std::pair<std::string, TensorMeta>> unused_outputs_;  // see note_unused_outputs
   std::unordered_set<const Node*> token_nodes_;  // token values written without NodeMeta::val
@@ -1213,114 +1191,115 @@ inline ojson write_output_spec(const OutputSpec& s) {
 
 namespace detail {
 
-// save_exported_program_to_string. With `streaming`, the graph (nearly all of the text) is
-// written straight to the result by GraphWriter::write_text and only the rest of the document is
-// an ordered_json tree; without, the whole document is a tree given to dump() (the reference the
-// tests compare the streaming text with, byte for byte).
-template <class Tensor>
-std::string save_program(const ExportedProgram<Tensor>& ep, bool streaming) {
-  std::vector<std::string> absent;
-  for (const auto& [k, v] : ep.metadata().opaque) {
-    if (k == "json.absent") absent = ojson::parse(v).template get<std::vector<std::string>>();
+// The opaque fields of a program's metadata (ProgramMetadata::opaque: JSON text kept from the
+// file it was loaded from) and the list of optional fields that file omitted (`json.absent`).
+class OpaqueFields {
+ public:
+  // Throws nlohmann::json::parse_error when `json.absent` is malformed.
+  explicit OpaqueFields(const ProgramMetadata& md) : md_(md) {
+    for (const auto& [k, v] : md_.opaque) {
+      if (k == "json.absent") absent_ = ojson::parse(v).get<std::vector<std::string>>();
+    }
   }
-  auto is_absent = [&](const std::string& key) {
-    return std::find(absent.begin(), absent.end(), key) != absent.end();
-  };
-  auto opaque = [&](const std::string& key) -> ojson {
-    for (const auto& [k, v] : ep.metadata().opaque) {
-      if (k == key) {
-        try {
-          return ojson::parse(v);
-        } catch (const nlohmann::json::exception& e) {  // parse_error or out_of_range
-          throw serialization_error(key, std::string("malformed opaque JSON: ") + e.what());
-        }
+
+  // Whether the file omitted the field at `key` (a dotted path).
+  [[nodiscard]] bool absent(const std::string& key) const {
+    return std::find(absent_.begin(), absent_.end(), key) != absent_.end();
+  }
+
+  // The kept value at `key`, null when there is none. Throws serialization_error "malformed
+  // opaque JSON: ..." at `key` when its text is not JSON.
+  [[nodiscard]] ojson get(const std::string& key) const {
+    for (const auto& [k, v] : md_.opaque) {
+      if (k != key) continue;
+      try {
+        return ojson::parse(v);
+      } catch (const nlohmann::json::exception& e) {  // parse_error or out_of_range
+        throw serialization_error(key, std::string("malformed opaque JSON: ") + e.what());
       }
     }
     return nullptr;
-  };
-  const std::size_t room = 16 + ep.metadata().opaque.size();  // known fields + unknown ones
-  ojson gm = object_with_room(room);
+  }
+
+  // get(key), or `fallback` when there is no kept value.
+  [[nodiscard]] ojson get_or(const std::string& key, ojson fallback) const {
+    ojson v = get(key);
+    return v.is_null() ? std::move(fallback) : v;
+  }
+
+  // Every kept key.
+  [[nodiscard]] const std::vector<std::pair<std::string, std::string>>& all() const {
+    return md_.opaque;
+  }
+
+ private:
+  const ProgramMetadata& md_;
+  std::vector<std::string> absent_;
+};
+
+// What the signature of `ep` says about values a program built in C++ may give no metadata.
+template <class Tensor>
+SignatureValues signature_values(const ExportedProgram<Tensor>& ep) {
   SignatureValues values;
   for (const auto& s : ep.graph_signature().input_specs) {
     if (s.kind() == InputKind::TOKEN) values.tokens.insert(s.name());
-    if (s.kind() == InputKind::CUSTOM_OBJ) {
-      std::string fqn = std::get<CustomObjArgument>(s.arg()).class_fqn;
-      if (fqn.empty() && s.target()) {  // the constant's own class, as torch's _type()
-        if (const auto* c = ep.constants().find(*s.target())) {
-          if (const auto* o = std::get_if<ScriptObject>(c)) fqn = o->class_fqn;
-        }
+    if (s.kind() != InputKind::CUSTOM_OBJ) continue;
+    std::string fqn = std::get<CustomObjArgument>(s.arg()).class_fqn;
+    if (fqn.empty() && s.target()) {  // the constant's own class, as torch's _type()
+      if (const auto* c = ep.constants().find(*s.target())) {
+        if (const auto* o = std::get_if<ScriptObject>(c)) fqn = o->class_fqn;
       }
-      values.custom_objs.emplace(s.name(), std::move(fqn));
     }
+    values.custom_objs.emplace(s.name(), std::move(fqn));
   }
   for (const auto& s : ep.graph_signature().output_specs) {
     if (s.kind() == OutputKind::TOKEN) values.tokens.insert(s.name());
   }
-  std::string text;
-  if (streaming) {
-    // The document's first member is graph_module, whose first member is the graph.
-    text.reserve(1024 * (ep.graph().size() + 1));
-    text.append("{\"graph_module\":{\"graph\":");
-    JsonText out(text);
-    GraphWriter(std::move(values))
-        .write_text(ep.graph(), out, !is_absent("graph_module.graph.custom_obj_values"),
-                    !is_absent("graph_module.graph.sym_float_values"));
-    gm["graph"] = nullptr;  // written above; a placeholder that keeps the members' order
-  } else {
-    ojson graph = GraphWriter(std::move(values)).write(ep.graph());
-    for (const char* key : {"custom_obj_values", "sym_float_values"}) {
-      if (is_absent(std::string("graph_module.graph.") + key)) graph.erase(key);
-    }
-    gm["graph"] = std::move(graph);
+  return values;
+}
+
+// Appends `,"signature":{"input_specs":[...],"output_specs":[...]}`, one spec at a time.
+inline void write_signature(const ExportGraphSignature& sig, JsonText& out) {
+  out.raw(std::string_view(",\"signature\":{\"input_specs\":["));
+  for (std::size_t i = 0; i < sig.input_specs.size(); ++i) {
+    if (i != 0) out.raw(',');
+    out.value(write_input_spec(sig.input_specs[i]));
   }
-  if (streaming) {  // one spec at a time, written after the graph
-    JsonText out(text);
-    out.raw(std::string_view(",\"signature\":{\"input_specs\":["));
-    bool first = true;
-    for (const auto& s : ep.graph_signature().input_specs) {
-      if (!first) out.raw(',');
-      first = false;
-      out.value(write_input_spec(s));
-    }
-    out.raw(std::string_view("],\"output_specs\":["));
-    first = true;
-    for (const auto& s : ep.graph_signature().output_specs) {
-      if (!first) out.raw(',');
-      first = false;
-      out.value(write_output_spec(s));
-    }
-    out.raw(std::string_view("]}"));
-    gm["signature"] = nullptr;  // a placeholder, like gm["graph"]
-  } else {
-    ojson sig;
-    sig["input_specs"] = ojson::array();
-    for (const auto& s : ep.graph_signature().input_specs)
-      sig["input_specs"].push_back(write_input_spec(s));
-    sig["output_specs"] = ojson::array();
-    for (const auto& s : ep.graph_signature().output_specs)
-      sig["output_specs"].push_back(write_output_spec(s));
-    gm["signature"] = std::move(sig);
+  out.raw(std::string_view("],\"output_specs\":["));
+  for (std::size_t i = 0; i < sig.output_specs.size(); ++i) {
+    if (i != 0) out.raw(',');
+    out.value(write_output_spec(sig.output_specs[i]));
   }
-  ojson mcg = opaque("graph_module.module_call_graph");
-  gm["module_call_graph"] = mcg.is_null() ? ojson::array() : mcg;
+  out.raw(std::string_view("]}"));
+}
+
+// The members of graph_module after `graph` and `signature`: module_call_graph, metadata,
+// treespec_namedtuple_fields (unless the file omitted them), then the unknown fields kept.
+inline ojson graph_module_rest(const OpaqueFields& opaque) {
+  ojson gm = object_with_room(16 + opaque.all().size());  // known fields + unknown ones
+  gm["module_call_graph"] = opaque.get_or("graph_module.module_call_graph", ojson::array());
   for (const char* key : {"metadata", "treespec_namedtuple_fields"}) {
     const std::string full = std::string("graph_module.") + key;
-    if (is_absent(full)) continue;
-    ojson v = opaque(full);
-    gm[key] = v.is_null() ? ojson::object() : v;
+    if (!opaque.absent(full)) gm[key] = opaque.get_or(full, ojson::object());
   }
-  for (const auto& [k, v] : ep.metadata().opaque) {  // unknown graph_module fields
-    if (k.rfind("graph_module.", 0) == 0 && k.find('.', 13) == std::string::npos &&
-        !gm.contains(k.substr(13))) {
-      gm[k.substr(13)] = opaque(k);
-    }
+  for (const auto& kv : opaque.all()) {  // unknown graph_module fields
+    const std::string& k = kv.first;
+    if (k.rfind("graph_module.", 0) != 0 || k.find('.', 13) != std::string::npos) continue;
+    const std::string key = k.substr(13);
+    if (key != "graph" && key != "signature" && !gm.contains(key)) gm[key] = opaque.get(k);
   }
-  ojson doc = object_with_room(room);
-  doc["graph_module"] = streaming ? ojson(nullptr) : std::move(gm);
+  return gm;
+}
+
+// The members of the document after `graph_module`: opset_version, range_constraints,
+// schema_version, verifiers, torch_version, guards_code (the last three unless the file omitted
+// them), then the unknown top-level fields kept (legacy `dialect`, ...).
+inline ojson document_rest(const ProgramMetadata& md, const OpaqueFields& opaque) {
+  ojson doc = object_with_room(16 + md.opaque.size());
   doc["opset_version"] = ojson::object();
-  for (const auto& [k, v] : ep.metadata().opset_version) doc["opset_version"][k] = v;
+  for (const auto& [k, v] : md.opset_version) doc["opset_version"][k] = v;
   doc["range_constraints"] = ojson::object();
-  for (const auto& r : ep.metadata().range_constraints) {
+  for (const auto& r : md.range_constraints) {
     ojson rc = {{"min_val", nullptr}, {"max_val", nullptr}};
     if (r.min_val) rc["min_val"] = *r.min_val;
     if (r.max_val) rc["max_val"] = *r.max_val;
@@ -1328,41 +1307,55 @@ std::string save_program(const ExportedProgram<Tensor>& ep, bool streaming) {
   }
   // A file of a newer minor version keeps it (what it has beyond 8.20 was kept or refused on
   // load); anything else is written as 8.20.
-  const ojson kept_version = opaque(std::string(kKeptSchemaVersion));
-  doc["schema_version"] = kept_version.is_null()
-                              ? ojson{{"major", schema_major}, {"minor", schema_minor}}
-                              : kept_version;
-  if (!is_absent("verifiers")) doc["verifiers"] = ep.metadata().verifiers;
-  if (!is_absent("torch_version")) {
-    doc["torch_version"] =
-        ep.metadata().torch_version.empty() ? std::string("<=2.4") : ep.metadata().torch_version;
+  doc["schema_version"] = opaque.get_or(std::string(kKeptSchemaVersion),
+                                        ojson{{"major", schema_major}, {"minor", schema_minor}});
+  if (!opaque.absent("verifiers")) doc["verifiers"] = md.verifiers;
+  if (!opaque.absent("torch_version")) {
+    doc["torch_version"] = md.torch_version.empty() ? std::string("<=2.4") : md.torch_version;
   }
-  if (!is_absent("guards_code")) {
-    ojson g = opaque("guards_code");
-    doc["guards_code"] = g.is_null() ? ojson::array() : g;
-  }
-  for (const auto& [k, v] :
-       ep.metadata().opaque) {  // unknown top-level fields (legacy `dialect`, ...)
-    if (k.find('.') == std::string::npos && !doc.contains(k)) doc[k] = opaque(k);
-  }
-  if (!streaming) return doc.dump();
-  // The rest of graph_module, then the rest of the document, without their placeholders (the
-  // first members of their objects, already written).
-  gm.erase("graph");
-  gm.erase("signature");
-  JsonText out(text);
-  auto rest_of = [&](const ojson& obj) {
-    if (obj.empty()) {
-      out.raw('}');
-      return;
+  if (!opaque.absent("guards_code"))
+    doc["guards_code"] = opaque.get_or("guards_code", ojson::array());
+  for (const auto& kv : md.opaque) {
+    const std::string& k = kv.first;
+    if (k.find('.') == std::string::npos && k != "graph_module" && !doc.contains(k)) {
+      doc[k] = opaque.get(k);
     }
-    const std::size_t brace = text.size();
-    out.value(obj);
-    text[brace] = ',';
-  };
-  rest_of(gm);
-  doc.erase("graph_module");
-  rest_of(doc);
+  }
+  return doc;
+}
+
+// Appends the members of `obj` and the closing brace of an object whose first members are
+// already in `out` (`}` alone when `obj` is empty).
+inline void append_rest_of(const ojson& obj, JsonText& out) {
+  if (obj.empty()) {
+    out.raw('}');
+    return;
+  }
+  std::string& text = out.buffer();
+  const std::size_t brace = text.size();
+  out.value(obj);
+  text[brace] = ',';
+}
+
+// save_exported_program_to_string: the graph (nearly all of the text) and the signature are
+// written straight to the text; the rest of graph_module and of the document are small
+// ordered_json trees appended after them. Errors are thrown in the order of the document.
+template <class Tensor>
+std::string save_program(const ExportedProgram<Tensor>& ep) {
+  const OpaqueFields opaque(ep.metadata());
+  std::string text;
+  text.reserve(1024 * (ep.graph().size() + 1));
+  JsonText out(text);
+  // The document's first member is graph_module, whose first member is the graph.
+  out.raw(std::string_view("{\"graph_module\":{\"graph\":"));
+  GraphWriter(signature_values(ep))
+      .write_text(ep.graph(), out, !opaque.absent("graph_module.graph.custom_obj_values"),
+                  !opaque.absent("graph_module.graph.sym_float_values"));
+  write_signature(ep.graph_signature(), out);
+  const ojson gm = graph_module_rest(opaque);
+  const ojson doc = document_rest(ep.metadata(), opaque);
+  append_rest_of(gm, out);
+  append_rest_of(doc, out);
   return text;
 }
 
@@ -1407,7 +1400,7 @@ std::string save_program(const ExportedProgram<Tensor>& ep, bool streaming) {
 /// O(program size).
 template <class Tensor>
 [[nodiscard]] std::string save_exported_program_to_string(const ExportedProgram<Tensor>& ep) {
-  return detail::save_program(ep, true);
+  return detail::save_program(ep);
 }
 
 /// Writes save_exported_program_to_string(ep) to `json_file` (created or truncated). Throws
