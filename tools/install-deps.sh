@@ -2,6 +2,7 @@
 # Installs what epgraph's build, examples and tests need on Debian 12 (bookworm).
 #   tools/install-deps.sh            build + tests: cmake, ninja, g++, Catch2, nlohmann_json, libzip
 #   tools/install-deps.sh --ci       also clang (+ sanitizer runtime), clang-format, python3-pip
+#   tools/install-deps.sh --bench    also simdjson (the benchmark's JSON yardstick)
 # Runs apt-get as root, or through sudo when not root. Does nothing when
 # EPGRAPH_NO_APT=1 (for machines where everything is installed already).
 # SPDX-License-Identifier: BSD-3-Clause
@@ -10,6 +11,9 @@ set -eu
 packages="cmake ninja-build g++ pkg-config catch2 nlohmann-json3-dev libzip-dev"
 if [ "${1:-}" = "--ci" ]; then
   packages="$packages clang libclang-rt-14-dev clang-format git python3 python3-pip libbenchmark-dev"
+fi
+if [ "${1:-}" = "--bench" ]; then
+  packages="$packages libsimdjson-dev"
 fi
 if [ "$(id -u)" = 0 ]; then
   sudo=""

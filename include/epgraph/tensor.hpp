@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -362,8 +363,26 @@ void fill_checked(std::vector<std::byte>& bytes, double value, dtype d) {
 
 }  // namespace detail
 
+/// Where the bytes of a tensor that have not been read yet come from: e.g. the archive entry a
+/// tensor was loaded from (epgraph::archive makes them; the core only calls read()). Shared,
+/// immutable; implementations must be safe to call from several threads.
+class tensor_source {
+ public:
+  virtual ~tensor_source() = default;
+  /// The tensor's bytes (row-major, little-endian). May throw (epgraph::archive::archive_error
+  /// when the archive is missing or changed). O(bytes).
+  [[nodiscard]] virtual std::vector<std::byte> read() const = 0;
+};
+
 /// The ready tensor type for programs whose host has none: dtype, sizes, contiguous strides and
 /// owned little-endian bytes on the CPU. Copies are deep.
+///
+/// Lazy tensors: a tensor made by from_source (load_archive does) holds no bytes until they are
+/// first needed (bytes(), data(), comparison), then reads them once from its source and keeps
+/// them. As long as it is not written through data(), source() still names where its bytes came
+/// from, which lets save_archive copy them from file to file without reading them. The first
+/// read of a lazy tensor's bytes must not race with another access to the same object (as for a
+/// non-const call); distinct copies may be read concurrently.
 class HostTensor {
  public:
   /// An empty float32 scalar-less tensor of shape [0].
@@ -374,6 +393,7 @@ class HostTensor {
   HostTensor(dtype type, std::vector<std::int64_t> sizes)
       : dtype_(type), sizes_(std::move(sizes)), strides_(contiguous_strides(sizes_)) {
     data_.resize(checked_nbytes(type, sizes_));
+    nbytes_ = data_.size();
   }
 
   /// Same as the constructor: `HostTensor::zeros(dtype::float32, {1, 8, 128, 64})`.
@@ -546,6 +566,25 @@ class HostTensor {
     t.sizes_ = std::move(sizes);
     t.strides_ = contiguous_strides(t.sizes_);
     t.data_ = std::move(bytes);
+    t.nbytes_ = t.data_.size();
+    return t;
+  }
+
+  /// A lazy tensor whose bytes (numel * element size of them, row-major, little-endian) are read
+  /// from `source` (not null) when first needed. Throws value_error as the constructor does for
+  /// bad sizes or dtype, and value_error "HostTensor::from_source: null source". O(rank): reads
+  /// nothing. A read that later gives the wrong number of bytes throws value_error as from_bytes.
+  [[nodiscard]] static HostTensor from_source(dtype type, std::vector<std::int64_t> sizes,
+                                              std::shared_ptr<const tensor_source> source) {
+    if (!source) throw value_error("HostTensor::from_source: null source");
+    const std::size_t need = checked_nbytes(type, sizes);
+    HostTensor t;
+    t.dtype_ = type;
+    t.sizes_ = std::move(sizes);
+    t.strides_ = contiguous_strides(t.sizes_);
+    t.nbytes_ = need;
+    t.loaded_ = false;
+    t.source_ = std::move(source);
     return t;
   }
 
@@ -557,16 +596,38 @@ class HostTensor {
   [[nodiscard]] const std::vector<std::int64_t>& strides() const noexcept { return strides_; }
   /// Number of elements.
   [[nodiscard]] std::int64_t numel() const { return checked_numel(sizes_); }
-  /// Size of the data in bytes.
-  [[nodiscard]] std::size_t nbytes() const noexcept { return data_.size(); }
-  /// The bytes, row-major little-endian.
-  [[nodiscard]] const std::vector<std::byte>& bytes() const noexcept { return data_; }
-  /// The bytes, writable; the size must not be changed by the caller.
-  [[nodiscard]] std::byte* data() noexcept { return data_.data(); }
+  /// Size of the data in bytes (known without reading a lazy tensor's bytes).
+  [[nodiscard]] std::size_t nbytes() const noexcept { return nbytes_; }
+  /// The bytes, row-major little-endian; a lazy tensor reads them from its source first (and
+  /// keeps its source: reading does not count as a change). Throws what the source's read()
+  /// throws, and value_error when it returns the wrong number of bytes; the tensor is unchanged
+  /// then (strong guarantee). O(bytes) for the first read of a lazy tensor, O(1) otherwise.
+  [[nodiscard]] const std::vector<std::byte>& bytes() const {
+    load();
+    return data_;
+  }
+  /// The bytes, writable; the size must not be changed by the caller. Reads a lazy tensor's bytes
+  /// first (throws as bytes() does) and forgets its source: the tensor counts as changed from
+  /// then on, and save_archive writes its bytes.
+  [[nodiscard]] std::byte* data() {
+    load();
+    source_.reset();
+    return data_.data();
+  }
+  /// Where this tensor's bytes come from, when it was made by from_source and not written since
+  /// through data(); null otherwise.
+  [[nodiscard]] const std::shared_ptr<const tensor_source>& source() const noexcept {
+    return source_;
+  }
+  /// Whether the bytes are in memory (always, unless made by from_source and not read yet).
+  [[nodiscard]] bool is_loaded() const noexcept { return loaded_; }
 
-  /// Same dtype, sizes and bytes.
+  /// Same dtype, sizes and bytes (two unchanged tensors of the same source are equal without
+  /// reading it). Throws as bytes() does.
   friend bool operator==(const HostTensor& a, const HostTensor& b) {
-    return a.dtype_ == b.dtype_ && a.sizes_ == b.sizes_ && a.data_ == b.data_;
+    if (a.dtype_ != b.dtype_ || a.sizes_ != b.sizes_) return false;
+    if (a.source_ && a.source_ == b.source_) return true;
+    return a.bytes() == b.bytes();
   }
   friend bool operator!=(const HostTensor& a, const HostTensor& b) { return !(a == b); }
 
@@ -586,10 +647,25 @@ class HostTensor {
     return static_cast<std::size_t>(n * esize);
   }
 
+  void load() const {
+    if (loaded_) return;
+    std::vector<std::byte> bytes = source_->read();
+    if (bytes.size() != nbytes_) {
+      throw value_error("Tensor data has " + std::to_string(bytes.size()) + " bytes but dtype " +
+                        std::string(dtype_name(dtype_)) + " and its sizes need " +
+                        std::to_string(nbytes_) + " (read from the tensor's source)");
+    }
+    data_ = std::move(bytes);
+    loaded_ = true;
+  }
+
   epgraph::dtype dtype_ = epgraph::dtype::float32;
   std::vector<std::int64_t> sizes_;
   std::vector<std::int64_t> strides_;
-  std::vector<std::byte> data_;
+  mutable std::vector<std::byte> data_;  // empty until loaded_ for a lazy tensor
+  std::size_t nbytes_ = 0;
+  mutable bool loaded_ = true;
+  std::shared_ptr<const tensor_source> source_;  // null unless lazy-made and unchanged
 };
 
 /// tensor_traits for the bundled HostTensor.

@@ -196,9 +196,19 @@ struct gathered {
   std::vector<std::int64_t> sizes;
   std::vector<std::byte> bytes;
 };
-inline gathered gather_payload(const std::string& archive, const std::string& entry,
-                               const std::string& what, const TensorMeta& meta,
-                               std::vector<std::byte> storage) {
+// Checks a raw payload's layout against its entry's size (`storage_size` bytes, from the zip
+// directory: nothing is read) and returns the concrete layout. Throws the archive_error texts
+// load_archive documents.
+struct checked_layout {
+  std::vector<std::int64_t> sizes, strides;
+  std::uint64_t offset = 0;
+  std::size_t esize = 0;
+  unsigned long long numel = 0;
+  bool empty = false;
+};
+inline checked_layout check_payload(const std::string& archive, const std::string& entry,
+                                    const std::string& what, const TensorMeta& meta,
+                                    std::uint64_t storage_size) {
   const std::size_t esize = element_size(meta.dtype);
   if (esize == 0) {
     throw archive_error(archive, entry,
@@ -231,10 +241,9 @@ inline gathered gather_payload(const std::string& archive, const std::string& en
   const std::string layout = std::string(dtype_name(meta.dtype)) + ", sizes " + shape_text(sizes) +
                              ", strides " + shape_text(strides) + ", storage_offset " +
                              std::to_string(*offset);
-  if (storage.size() % esize != 0) {
+  if (storage_size % esize != 0) {
     throw archive_error(archive, entry,
-                        what + " (" + layout + "): the entry has " +
-                            std::to_string(storage.size()) +
+                        what + " (" + layout + "): the entry has " + std::to_string(storage_size) +
                             " bytes, not a multiple of the element size " + std::to_string(esize));
   }
   // Highest element index touched, with overflow checks; numel 0 touches nothing.
@@ -255,23 +264,43 @@ inline gathered gather_payload(const std::string& archive, const std::string& en
   if (!empty && (last + 1) > kMax / esize) {
     throw archive_error(archive, entry, what + " (" + layout + ") is too large");
   }
-  if (storage.size() < need) {
+  if (storage_size < need) {
     throw archive_error(archive, entry,
                         what + " (" + layout + ") needs " + std::to_string(need) +
-                            " bytes but the entry has " + std::to_string(storage.size()));
+                            " bytes but the entry has " + std::to_string(storage_size));
   }
   // numel * esize can exceed the entry only when the layout repeats storage elements (a stride
   // of 0, overlapping strides); that expansion is checked for overflow and capped.
   if (!empty && numel > kMax / esize) {
     throw archive_error(archive, entry, what + " (" + layout + ") is too large");
   }
-  if (!empty && numel * esize > storage.size() && numel * esize > max_expanded_tensor_bytes) {
+  if (!empty && numel * esize > storage_size && numel * esize > max_expanded_tensor_bytes) {
     throw archive_error(archive, entry,
                         what + " (" + layout + ") would expand to " +
                             std::to_string(numel * esize) + " bytes, more than the limit of " +
                             std::to_string(max_expanded_tensor_bytes) +
                             " bytes for a layout that repeats storage elements");
   }
+  checked_layout out;
+  out.sizes = std::move(sizes);
+  out.strides = std::move(strides);
+  out.offset = static_cast<std::uint64_t>(*offset);
+  out.esize = esize;
+  out.numel = numel;
+  out.empty = empty;
+  return out;
+}
+
+inline gathered gather_payload(const std::string& archive, const std::string& entry,
+                               const std::string& what, const TensorMeta& meta,
+                               std::vector<std::byte> storage) {
+  checked_layout c = check_payload(archive, entry, what, meta, storage.size());
+  const std::vector<std::int64_t>& sizes = c.sizes;
+  const std::vector<std::int64_t>& strides = c.strides;
+  const std::size_t esize = c.esize;
+  const unsigned long long numel = c.numel;
+  const bool empty = c.empty;
+  const auto offset = std::optional<std::uint64_t>(c.offset);
   gathered out{meta.dtype, sizes, {}};
   if (empty) return out;
   // Fast path: the storage is exactly the contiguous tensor.
@@ -629,23 +658,141 @@ inline bool loads_payload(const payload_entry& p, bool constants) {
   return starts_with(p.path_name, kCustomObjPrefix);
 }
 
+// The bytes of one raw payload tensor, read from its archive entry when first needed: the entry
+// is read (CRC-checked) and the view its config entry describes is gathered contiguous. Holds the
+// archive open (zip_reader keeps a descriptor), so the bytes stay those of the file that was
+// loaded even when another file is renamed over its path; a file rewritten in place is refused.
+class archive_tensor_source final : public tensor_source {
+ public:
+  archive_tensor_source(std::shared_ptr<const zip_reader> zip, std::size_t index, std::string what,
+                        TensorMeta meta)
+      : zip_(std::move(zip)), index_(index), what_(std::move(what)), meta_(std::move(meta)) {}
+
+  // Throws archive_error "<file>: <entry>: the archive changed on disk since it was opened ...",
+  // the zip reader's read errors (CRC mismatch, truncated data), and gather_payload's.
+  [[nodiscard]] std::vector<std::byte> read() const override {
+    const std::string& entry = zip_->entries().at(index_).name;
+    zip_->check_unchanged(entry);
+    gathered g = gather_payload(zip_->path(), entry, what_, meta_, zip_->read(index_));
+    return std::move(g.bytes);
+  }
+  [[nodiscard]] const std::shared_ptr<const zip_reader>& zip() const noexcept { return zip_; }
+  [[nodiscard]] std::size_t index() const noexcept { return index_; }
+  [[nodiscard]] const TensorMeta& meta() const noexcept { return meta_; }
+
+ private:
+  std::shared_ptr<const zip_reader> zip_;
+  std::size_t index_;
+  std::string what_;
+  TensorMeta meta_;
+};
+
+// The archive source of a tensor whose bytes are unchanged since load_archive made it, or null
+// (a changed tensor, a tensor made otherwise, or a Tensor type without the lazy hooks).
+template <class Tensor>
+const archive_tensor_source* archive_source_of(const Tensor& t,
+                                               std::shared_ptr<const tensor_source>& keep) {
+  if constexpr (has_lazy_data<Tensor>::value) {
+    keep = tensor_data_traits<Tensor>::source(t);
+    return dynamic_cast<const archive_tensor_source*>(keep.get());
+  } else {
+    (void)t;
+    (void)keep;
+    return nullptr;
+  }
+}
+
+// Makes the Tensor of one raw payload: lazy (nothing read, the layout checked against the
+// entry's size from the zip directory) when tensor_data_traits<Tensor> has the lazy hooks,
+// otherwise read and gathered now.
+template <class Tensor>
+Tensor load_payload_tensor(const std::shared_ptr<const zip_reader>& zip, std::size_t index,
+                           const std::string& what, const TensorMeta& meta) {
+  const zip_entry& e = zip->entries().at(index);
+  if constexpr (has_lazy_data<Tensor>::value) {
+    checked_layout c = check_payload(zip->path(), e.name, what, meta, e.size);
+    auto source = std::make_shared<const archive_tensor_source>(zip, index, what, meta);
+    return tensor_data_traits<Tensor>::from_source(meta.dtype, std::move(c.sizes),
+                                                   std::move(source));
+  } else {
+    gathered g = gather_payload(zip->path(), e.name, what, meta, zip->read(index));
+    return tensor_data_traits<Tensor>::from_bytes(g.type, std::move(g.sizes), std::move(g.bytes));
+  }
+}
+
+// What load_archive reads from one archive before it commits to the program.
+template <class Tensor>
+struct loaded_payloads {
+  std::set<std::string> files;  // raw payload entries read into the program
+  ordered_dict<Tensor> state_dict;
+  ordered_dict<typename ExportedProgram<Tensor>::constant_type> constants;
+};
+
+// Reads one weights / constants config and its payloads into `out`.
+template <class Tensor>
+void load_config(const std::shared_ptr<const zip_reader>& zip, const ArchiveInfo& info,
+                 const ExportGraphSignature& sig, const std::set<std::string>& others_files,
+                 const std::string& config_name, const std::string& legacy_name,
+                 const std::string& dir, bool is_constants, loaded_payloads<Tensor>& out) {
+  const std::string& path = zip->path();
+  const bool legacy = info.layout == "legacy";
+  if (!legacy && zip->find(legacy_name)) return;  // torch's BC path: a pickle, passed through
+  const auto config_index = zip->find(config_name);
+  if (!config_index) {
+    if (legacy) return;
+    throw archive_error(path, config_name,
+                        std::string("entry not found (every PT2 archive model needs its ") +
+                            (is_constants ? "constants" : "weights") + " config)");
+  }
+  const auto entries = parse_payload_config(path, config_name, zip->read(*config_index));
+  std::set<std::string> pickled_files;
+  for (const auto& p : entries) {
+    if (!loads_payload(p, is_constants)) pickled_files.insert(dir + p.path_name);
+  }
+  for (const auto& p : entries) {
+    if (!loads_payload(p, is_constants)) continue;
+    const std::string entry = dir + p.path_name;
+    const std::string what = std::string(is_constants ? "constant '" : "weight '") + p.fqn + "'";
+    const auto idx = zip->find(entry);
+    if (!idx) {
+      throw archive_error(path, entry,
+                          "entry not found (named by '" + p.fqn + "' in " + config_name + ")");
+    }
+    if (!pickled_files.count(entry) && !others_files.count(entry)) out.files.insert(entry);
+    if (is_constants && starts_with(p.path_name, kCustomObjPrefix)) {
+      ScriptObject obj{custom_obj_class(sig, p.fqn), zip->read(*idx)};
+      out.constants.insert(p.fqn, std::move(obj));
+      continue;
+    }
+    if (!p.meta) {
+      throw archive_error(path, config_name, what + " has a raw payload but no tensor_meta");
+    }
+    Tensor t = load_payload_tensor<Tensor>(zip, *idx, what, *p.meta);
+    if (is_constants) {
+      out.constants.insert(p.fqn, std::move(t));
+    } else {
+      out.state_dict.insert(p.fqn, std::move(t));
+    }
+  }
+}
+
 template <class Tensor>
 ExportedProgram<Tensor> load_archive_impl(const std::filesystem::path& file,
                                           std::string_view program) {
-  const zip_reader zip(file);
-  const std::string& path = zip.path();
-  ArchiveInfo info = detect_layout(zip, program);
+  const auto zip = std::make_shared<const zip_reader>(file);
+  const std::string& path = zip->path();
+  ArchiveInfo info = detect_layout(*zip, program);
   const model_paths paths = paths_of(info);
   const std::set<std::string> others_files =
       other_programs_files(path, info, [&](const std::string& name) {
-        const auto i = zip.find(name);
-        return i ? std::optional<std::vector<std::byte>>(zip.read(*i)) : std::nullopt;
+        const auto i = zip->find(name);
+        return i ? std::optional<std::vector<std::byte>>(zip->read(*i)) : std::nullopt;
       });
 
   // The program.
-  const auto program_index = zip.find(paths.program);
+  const auto program_index = zip->find(paths.program);
   ExportedProgram<Tensor> ep = [&] {
-    const std::string text = archive_text(zip, *program_index);
+    const std::string text = archive_text(*zip, *program_index);
     try {
       return json::load_exported_program_from_string<Tensor>(text);
     } catch (const json::serialization_error& e) {
@@ -654,275 +801,312 @@ ExportedProgram<Tensor> load_archive_impl(const std::filesystem::path& file,
   }();
 
   // Payloads: weights, then constants.
-  std::set<std::string> loaded_files;  // raw payload entries read into the program
-  ordered_dict<Tensor> state_dict;
-  ordered_dict<typename ExportedProgram<Tensor>::constant_type> constants;
-  const bool legacy = info.layout == "legacy";
-  auto load_config = [&](const std::string& config_name, const std::string& legacy_name,
-                         const std::string& dir, bool is_constants) {
-    if (!legacy && zip.find(legacy_name)) return;  // torch's BC path: a pickle, passed through
-    const auto config_index = zip.find(config_name);
-    if (!config_index) {
-      if (legacy) return;
-      throw archive_error(path, config_name,
-                          std::string("entry not found (every PT2 archive model needs its ") +
-                              (is_constants ? "constants" : "weights") + " config)");
-    }
-    const auto entries = parse_payload_config(path, config_name, zip.read(*config_index));
-    std::set<std::string> pickled_files;
-    for (const auto& p : entries) {
-      if (!loads_payload(p, is_constants)) pickled_files.insert(dir + p.path_name);
-    }
-    for (const auto& p : entries) {
-      if (!loads_payload(p, is_constants)) continue;
-      const std::string entry = dir + p.path_name;
-      const std::string what = std::string(is_constants ? "constant '" : "weight '") + p.fqn + "'";
-      const auto idx = zip.find(entry);
-      if (!idx) {
-        throw archive_error(path, entry,
-                            "entry not found (named by '" + p.fqn + "' in " + config_name + ")");
-      }
-      if (!pickled_files.count(entry) && !others_files.count(entry)) loaded_files.insert(entry);
-      if (is_constants && starts_with(p.path_name, kCustomObjPrefix)) {
-        ScriptObject obj{custom_obj_class(ep.graph_signature(), p.fqn), zip.read(*idx)};
-        constants.insert(p.fqn, std::move(obj));
-        continue;
-      }
-      if (!p.meta) {
-        throw archive_error(path, config_name, what + " has a raw payload but no tensor_meta");
-      }
-      gathered g = gather_payload(path, entry, what, *p.meta, zip.read(*idx));
-      Tensor t =
-          tensor_data_traits<Tensor>::from_bytes(g.type, std::move(g.sizes), std::move(g.bytes));
-      if (is_constants) {
-        constants.insert(p.fqn, std::move(t));
-      } else {
-        state_dict.insert(p.fqn, std::move(t));
-      }
-    }
-  };
-  load_config(paths.weights_config, paths.legacy_weights, paths.weights_dir, false);
-  load_config(paths.constants_config, paths.legacy_constants, paths.constants_dir, true);
+  loaded_payloads<Tensor> loaded;
+  load_config(zip, info, ep.graph_signature(), others_files, paths.weights_config,
+              paths.legacy_weights, paths.weights_dir, false, loaded);
+  load_config(zip, info, ep.graph_signature(), others_files, paths.constants_config,
+              paths.legacy_constants, paths.constants_dir, true, loaded);
 
   // Everything else passes through verbatim.
-  for (std::size_t i = 0; i < zip.entries().size(); ++i) {
-    const std::string& name = zip.entries()[i].name;
-    if (name == paths.program || loaded_files.count(name)) continue;
+  for (std::size_t i = 0; i < zip->entries().size(); ++i) {
+    const std::string& name = zip->entries()[i].name;
+    if (name == paths.program || loaded.files.count(name)) continue;
     info.records.push_back(
-        ArchiveRecord{name, std::make_shared<const std::vector<std::byte>>(zip.read(i))});
+        ArchiveRecord{name, std::make_shared<const std::vector<std::byte>>(zip->read(i))});
   }
 
   // Commit: nothing below throws except allocation in the moves of small containers.
-  for (auto& [fqn, t] : state_dict) ep.state_dict().insert_or_assign(fqn, std::move(t));
-  for (auto& [fqn, c] : constants) ep.constants().insert_or_assign(fqn, std::move(c));
+  for (auto& [fqn, t] : loaded.state_dict) ep.state_dict().insert_or_assign(fqn, std::move(t));
+  for (auto& [fqn, c] : loaded.constants) ep.constants().insert_or_assign(fqn, std::move(c));
   ep.metadata().archive = std::move(info);
   return ep;
 }
 
+// --- save_archive, step by step ----------------------------------------------------------------
+
+using bytes_ptr = std::shared_ptr<const std::vector<std::byte>>;
+
+// One entry to write: bytes in memory, or entry `index` of `zip` copied raw.
+struct payload_file {
+  bytes_ptr data;
+  std::shared_ptr<const zip_reader> zip;
+  std::size_t index = 0;
+};
+
+// The ArchiveInfo save_archive writes: the program's, or torch 2.13's layout for a program that
+// was not loaded from an archive.
 template <class Tensor>
-void save_archive_impl(const ExportedProgram<Tensor>& ep, const std::filesystem::path& out) {
-  using bytes_ptr = std::shared_ptr<const std::vector<std::byte>>;
-  const std::string out_path = out.string();
-
+ArchiveInfo archive_info_for(const ExportedProgram<Tensor>& ep, const std::filesystem::path& out) {
+  if (ep.metadata().archive) return *ep.metadata().archive;
   ArchiveInfo info;
-  if (ep.metadata().archive) {
-    info = *ep.metadata().archive;
-  } else {
-    info.layout = "pt2";
-    info.prefix = out.stem().string() + "/";
-    info.model_name = "model";
-    const model_paths p = paths_of(info);
-    const std::string sample = info.prefix + std::string(kSampleInputsDir) + "model.pt";
-    info.entry_order = {p.weights_config,
-                        p.constants_config,
-                        p.program,
-                        sample,
-                        info.prefix + std::string(kArchiveFormat),
-                        info.prefix + std::string(kArchiveVersion),
-                        info.prefix + ".data/version",
-                        info.prefix + std::string(kByteorder)};
-    info.records = {ArchiveRecord{sample, to_bytes("")},
-                    ArchiveRecord{info.entry_order[4], to_bytes("pt2")},
-                    ArchiveRecord{info.entry_order[5], to_bytes("0")},
-                    ArchiveRecord{info.entry_order[6], to_bytes("6\n")},
-                    ArchiveRecord{info.entry_order[7], to_bytes("little")}};
+  info.layout = "pt2";
+  info.prefix = out.stem().string() + "/";
+  info.model_name = "model";
+  const model_paths p = paths_of(info);
+  const std::string sample = info.prefix + std::string(kSampleInputsDir) + "model.pt";
+  info.entry_order = {p.weights_config,
+                      p.constants_config,
+                      p.program,
+                      sample,
+                      info.prefix + std::string(kArchiveFormat),
+                      info.prefix + std::string(kArchiveVersion),
+                      info.prefix + ".data/version",
+                      info.prefix + std::string(kByteorder)};
+  info.records = {ArchiveRecord{sample, to_bytes("")},
+                  ArchiveRecord{info.entry_order[4], to_bytes("pt2")},
+                  ArchiveRecord{info.entry_order[5], to_bytes("0")},
+                  ArchiveRecord{info.entry_order[6], to_bytes("6\n")},
+                  ArchiveRecord{info.entry_order[7], to_bytes("little")}};
+  return info;
+}
+
+// A regenerated config: {config entry bytes or null, files name -> data, new files, dropped}.
+struct config_out {
+  bytes_ptr config;                           // null: write no config
+  std::map<std::string, payload_file> files;  // payload files to write (by name)
+  std::vector<std::string> new_files;         // files not in the input, in order
+  std::set<std::string> dropped;              // input payload files not written
+};
+
+// What every config regeneration of one save shares.
+struct save_context {
+  std::string out_path;
+  bool legacy = false;
+  std::map<std::string, bytes_ptr> records;  // pass-through records by name
+  std::set<std::string> taken;               // every entry name of the input
+  std::set<std::string> others_files;        // payload files of the archive's other programs
+};
+
+// Regenerates one weights or constants config from the program's tensors (see save_archive).
+template <class Tensor>
+class config_writer {
+ public:
+  config_writer(const ExportedProgram<Tensor>& ep, const save_context& ctx, std::string dir,
+                bool is_constants)
+      : ep_(ep), ctx_(ctx), dir_(std::move(dir)), is_constants_(is_constants) {}
+
+  config_out run(const std::string& config_name) {
+    const auto rec = ctx_.records.find(config_name);
+    if (rec != ctx_.records.end()) {
+      original_ = parse_payload_config(ctx_.out_path, config_name, *rec->second);
+    }
+    index_original();
+    keep_storage_layouts();
+    for_each_tensor_or_object();
+    for (const auto& p : original_) {  // pickled entries pass through unless replaced
+      if (!loads_payload(p, is_constants_) && !config_.contains(p.fqn)) config_[p.fqn] = p.raw;
+    }
+    if (ctx_.legacy && rec == ctx_.records.end() && config_.empty()) return std::move(r_);
+    ordered_json doc = ordered_json::object();
+    doc["config"] = std::move(config_);
+    bool unchanged = false;
+    if (rec != ctx_.records.end()) {
+      try {
+        unchanged = ordered_json::parse(to_text(*rec->second)) == doc;
+      } catch (const nlohmann::json::exception&) {  // parse_error or out_of_range
+        unchanged = false;
+      }
+    }
+    r_.config = unchanged ? rec->second : to_bytes(doc.dump());
+    return std::move(r_);
   }
-  const bool legacy = info.layout == "legacy";
-  const model_paths paths = paths_of(info);
-  std::map<std::string, bytes_ptr> records;
-  for (const auto& r : info.records) records.emplace(r.name, r.data);
-  std::set<std::string> taken(info.entry_order.begin(), info.entry_order.end());
-  const std::set<std::string> others_files =
-      other_programs_files(out_path, info, [&](const std::string& name) {
-        const auto it = records.find(name);
-        return it != records.end() ? std::optional<std::vector<std::byte>>(*it->second)
-                                   : std::nullopt;
-      });
 
-  // Regenerates one config; returns {config entry bytes or null, files name -> bytes, new files}.
-  struct config_out {
-    bytes_ptr config;                        // null: write no config
-    std::map<std::string, bytes_ptr> files;  // payload files to write (by name)
-    std::vector<std::string> new_files;      // files not in the input, in order
-    std::set<std::string> dropped;           // input payload files not written
-  };
-  auto regenerate = [&](const std::string& config_name, const std::string& legacy_name,
-                        const std::string& dir, bool is_constants) {
-    config_out r;
-    if (!legacy && records.count(legacy_name)) return r;  // BC pickle kept as a record
-    std::vector<payload_entry> original;
-    const auto rec = records.find(config_name);
-    if (rec != records.end()) original = parse_payload_config(out_path, config_name, *rec->second);
-    std::map<std::string, const payload_entry*> by_fqn;
-    std::set<std::string> pass_files;
-    for (const auto& p : original) {
-      by_fqn.emplace(p.fqn, &p);
+ private:
+  using traits = tensor_traits<Tensor>;
+  using view_list = std::vector<std::pair<payload_layout, const std::vector<std::byte>*>>;
+
+  bool passes_through(const payload_entry& p) const {
+    return !loads_payload(p, is_constants_) || ctx_.others_files.count(dir_ + p.path_name);
+  }
+
+  void index_original() {
+    for (const auto& p : original_) {
+      by_fqn_.emplace(p.fqn, &p);
       // Pickled payloads, and files other programs of the archive read, pass through.
-      if (!loads_payload(p, is_constants) || others_files.count(dir + p.path_name)) {
-        pass_files.insert(dir + p.path_name);
+      if (passes_through(p)) pass_files_.insert(dir_ + p.path_name);
+    }
+    for (const auto& p : original_) {
+      if (loads_payload(p, is_constants_) && !pass_files_.count(dir_ + p.path_name)) {
+        r_.dropped.insert(dir_ + p.path_name);
       }
     }
-    for (const auto& p : original) {
-      if (loads_payload(p, is_constants) && !pass_files.count(dir + p.path_name)) {
-        r.dropped.insert(dir + p.path_name);
-      }
-    }
-    ordered_json config = ordered_json::object();
-    std::set<std::string> used;
+  }
 
-    // Storage layouts kept from the input (torch shares one file between tied weights and slices
-    // of one tensor, and keeps strides): a file is rebuilt from the tensors read from it when
-    // each still has its config entry's dtype and sizes and overlapping views agree; those
-    // entries are written back verbatim. Other tensors are written contiguous below.
-    std::map<std::string, bytes_ptr> kept_storage;  // path_name -> rebuilt file
-    std::set<std::string> kept_fqns;
-    {
-      std::map<std::string, std::vector<std::pair<payload_layout, const std::vector<std::byte>*>>>
-          views;  // path_name -> views of the current tensors
-      std::map<std::string, std::vector<std::string>> members;
-      std::deque<std::vector<std::byte>> owned;  // to_bytes results returned by value
-      auto consider = [&](const std::string& fqn, const Tensor& t) {
-        const auto o = by_fqn.find(fqn);
-        if (o == by_fqn.end() || !loads_payload(*o->second, is_constants) ||
-            pass_files.count(dir + o->second->path_name) || !o->second->meta) {
-          return;
-        }
-        const TensorMeta& m = *o->second->meta;
-        using traits = tensor_traits<Tensor>;
-        const std::vector<std::int64_t> sizes = traits::sizes(t);
-        auto l = layout_of(m);
-        if (!l || traits::dtype(t) != m.dtype || sizes != l->sizes) return;
-        decltype(auto) data = tensor_data_traits<Tensor>::to_bytes(t);
-        if (static_cast<std::uint64_t>(data.size()) != l->numel * l->esize) return;
-        const std::vector<std::byte>* bytes = &data;
-        if constexpr (!std::is_reference_v<decltype(data)>) {
-          owned.push_back(std::move(data));
-          bytes = &owned.back();
-        }
-        views[o->second->path_name].emplace_back(std::move(*l), bytes);
-        members[o->second->path_name].push_back(fqn);
-      };
-      if (is_constants) {
-        for (const auto& [fqn, c] : ep.constants()) {
-          if (const auto* t = std::get_if<Tensor>(&c)) consider(fqn, *t);
-        }
-      } else {
-        for (const auto& [fqn, t] : ep.state_dict()) consider(fqn, t);
+  template <class F>
+  void for_each_tensor(F&& f) const {
+    if (is_constants_) {
+      for (const auto& [fqn, c] : ep_.constants()) {
+        if (const auto* t = std::get_if<Tensor>(&c)) f(fqn, *t);
       }
-      for (const auto& [path_name, v] : views) {
-        auto storage = rebuild_storage(v);
-        if (!storage) continue;
-        kept_storage[path_name] =
-            std::make_shared<const std::vector<std::byte>>(std::move(*storage));
-        used.insert(path_name);
-        for (const auto& fqn : members[path_name]) kept_fqns.insert(fqn);
+    } else {
+      for (const auto& [fqn, t] : ep_.state_dict()) f(fqn, t);
+    }
+  }
+
+  // The input's config entry of `fqn` when the tensor can keep its storage file, else null.
+  const payload_entry* keepable(const std::string& fqn, const Tensor& t) const {
+    const auto o = by_fqn_.find(fqn);
+    if (o == by_fqn_.end() || !loads_payload(*o->second, is_constants_) ||
+        pass_files_.count(dir_ + o->second->path_name) || !o->second->meta) {
+      return nullptr;
+    }
+    const TensorMeta& m = *o->second->meta;
+    if (traits::dtype(t) != m.dtype) return nullptr;
+    const auto l = layout_of(m);
+    if (!l || traits::sizes(t) != l->sizes) return nullptr;
+    return o->second;
+  }
+
+  // Storage layouts kept from the input (torch shares one file between tied weights and slices
+  // of one tensor, and keeps strides): a file whose tensors are all unchanged views of one
+  // source entry is copied raw from it; otherwise it is rebuilt from the tensors read from it
+  // when each still has its config entry's dtype and sizes and overlapping views agree. Those
+  // config entries are written back verbatim; other tensors are written contiguous.
+  void keep_storage_layouts() {
+    std::map<std::string, std::vector<std::pair<std::string, const Tensor*>>> groups;
+    for_each_tensor([&](const std::string& fqn, const Tensor& t) {
+      if (const payload_entry* o = keepable(fqn, t)) groups[o->path_name].emplace_back(fqn, &t);
+    });
+    for (const auto& [path_name, members] : groups) {
+      std::optional<payload_file> file = raw_copy_of(members);
+      if (!file) file = rebuilt_storage_of(members);
+      if (!file) continue;
+      kept_storage_[path_name] = std::move(*file);
+      used_.insert(path_name);
+      for (const auto& m : members) kept_fqns_.insert(m.first);
+    }
+  }
+
+  // The source entry to copy raw when every member is an unchanged view of one archive entry as
+  // its config entry describes it (same layout), else nothing.
+  std::optional<payload_file> raw_copy_of(
+      const std::vector<std::pair<std::string, const Tensor*>>& members) const {
+    payload_file file;
+    for (const auto& [fqn, t] : members) {
+      std::shared_ptr<const tensor_source> keep;
+      const archive_tensor_source* s = archive_source_of(*t, keep);
+      if (!s || !(s->meta() == *by_fqn_.at(fqn)->meta)) return std::nullopt;
+      if (file.zip && (file.zip != s->zip() || file.index != s->index())) return std::nullopt;
+      file.zip = s->zip();
+      file.index = s->index();
+    }
+    return file;
+  }
+
+  std::optional<payload_file> rebuilt_storage_of(
+      const std::vector<std::pair<std::string, const Tensor*>>& members) const {
+    view_list views;
+    std::deque<std::vector<std::byte>> owned;  // to_bytes results returned by value
+    for (const auto& [fqn, t] : members) {
+      auto l = layout_of(*by_fqn_.at(fqn)->meta);
+      decltype(auto) data = tensor_data_traits<Tensor>::to_bytes(*t);
+      if (static_cast<std::uint64_t>(data.size()) != l->numel * l->esize) return std::nullopt;
+      const std::vector<std::byte>* bytes = &data;
+      if constexpr (!std::is_reference_v<decltype(data)>) {
+        owned.push_back(std::move(data));
+        bytes = &owned.back();
+      }
+      views.emplace_back(std::move(*l), bytes);
+    }
+    auto storage = rebuild_storage(views);
+    if (!storage) return std::nullopt;
+    payload_file file;
+    file.data = std::make_shared<const std::vector<std::byte>>(std::move(*storage));
+    return file;
+  }
+
+  void put_file(const std::string& entry, payload_file file) {
+    if (!ctx_.taken.count(entry)) r_.new_files.push_back(entry);
+    r_.files[entry] = std::move(file);
+    r_.dropped.erase(entry);
+  }
+
+  void add_kept(const std::string& fqn) {
+    const payload_entry& o = *by_fqn_.at(fqn);
+    const std::string entry = dir_ + o.path_name;
+    config_[fqn] = o.raw;
+    if (!r_.files.count(entry)) put_file(entry, kept_storage_.at(o.path_name));
+  }
+
+  std::string pick_path(const payload_entry* o, std::string_view prefix) {
+    if (o && loads_payload(*o, is_constants_) && !pass_files_.count(dir_ + o->path_name) &&
+        !used_.count(o->path_name)) {
+      used_.insert(o->path_name);
+      return o->path_name;
+    }
+    for (std::size_t n = 0;; ++n) {
+      std::string name = std::string(prefix) + std::to_string(n);
+      if (!used_.count(name) && !ctx_.taken.count(dir_ + name)) {
+        used_.insert(name);
+        return name;
       }
     }
-    auto add_kept = [&](const std::string& fqn) {
-      const payload_entry& o = *by_fqn.at(fqn);
-      const std::string entry = dir + o.path_name;
-      config[fqn] = o.raw;
-      if (!r.files.count(entry)) {
-        if (!taken.count(entry)) r.new_files.push_back(entry);
-        r.files[entry] = kept_storage.at(o.path_name);
-        r.dropped.erase(entry);
-      }
-    };
-    auto pick_path = [&](const payload_entry* o, std::string_view prefix) {
-      if (o && loads_payload(*o, is_constants) && !pass_files.count(dir + o->path_name) &&
-          !used.count(o->path_name)) {
-        used.insert(o->path_name);
-        return o->path_name;
-      }
-      for (std::size_t n = 0;; ++n) {
-        std::string name = std::string(prefix) + std::to_string(n);
-        if (!used.count(name) && !taken.count(dir + name)) {
-          used.insert(name);
-          return name;
-        }
-      }
-    };
-    auto add_tensor = [&](const std::string& fqn, const Tensor& t) {
-      const payload_entry* o = by_fqn.count(fqn) ? by_fqn[fqn] : nullptr;
-      if (o && !loads_payload(*o, is_constants)) o = nullptr;  // replaces a pickled entry
-      const std::string path_name = pick_path(o, is_constants ? kTensorPrefix : kWeightPrefix);
-      const std::string entry = dir + path_name;
-      using traits = tensor_traits<Tensor>;
-      const dtype type = traits::dtype(t);
-      const std::vector<std::int64_t> sizes = traits::sizes(t);
-      const std::size_t esize = element_size(type);
-      if (esize == 0) {
-        throw archive_error(out_path, entry,
-                            fqn + ": dtype " + std::to_string(static_cast<int>(type)) +
-                                " has no known element size");
-      }
-      std::uint64_t numel = 1;
-      for (auto s : sizes) numel *= static_cast<std::uint64_t>(s < 0 ? 0 : s);
-      const auto& data = tensor_data_traits<Tensor>::to_bytes(t);
-      if (static_cast<std::uint64_t>(data.size()) != numel * esize) {
-        throw archive_error(out_path, entry,
-                            fqn + ": the tensor's data has " + std::to_string(data.size()) +
-                                " bytes but dtype " + std::string(dtype_name(type)) +
-                                " and sizes " + shape_text(sizes) + " need " +
-                                std::to_string(numel * esize));
-      }
-      auto copy = std::make_shared<std::vector<std::byte>>(data.begin(), data.end());
-      TensorMeta meta;
-      meta.dtype = type;
-      for (auto s : sizes) meta.sizes.emplace_back(s);
-      for (auto s : contiguous_strides_of(sizes)) meta.strides.emplace_back(s);
-      meta.device = traits::device(t);
-      const bool is_param =
-          o ? o->is_param : (!is_constants && is_parameter(ep.graph_signature(), fqn));
-      meta.requires_grad = o && o->meta ? o->meta->requires_grad : is_param;
-      ordered_json e = ordered_json::object();
-      e["path_name"] = path_name;
-      e["is_param"] = is_param;
-      e["use_pickle"] = false;
-      e["tensor_meta"] = json::tensor_meta_to_json(meta);
-      config[fqn] = std::move(e);
-      if (!taken.count(entry)) r.new_files.push_back(entry);
-      r.files[entry] = std::move(copy);
-      r.dropped.erase(entry);
-    };
-    auto add_object = [&](const std::string& fqn, const ScriptObject& obj) {
-      const payload_entry* o = by_fqn.count(fqn) ? by_fqn[fqn] : nullptr;
-      if (o && !loads_payload(*o, true)) o = nullptr;
-      const std::string path_name = pick_path(o, kCustomObjPrefix);
-      const std::string entry = dir + path_name;
-      ordered_json e = ordered_json::object();
-      e["path_name"] = path_name;
-      e["is_param"] = false;
-      e["use_pickle"] = true;
-      e["tensor_meta"] = nullptr;
-      config[fqn] = std::move(e);
-      if (!taken.count(entry)) r.new_files.push_back(entry);
-      r.files[entry] = std::make_shared<const std::vector<std::byte>>(obj.payload);
-      r.dropped.erase(entry);
-    };
-    if (is_constants) {
-      for (const auto& [fqn, c] : ep.constants()) {
-        if (kept_fqns.count(fqn)) {
+  }
+
+  const payload_entry* original_of(const std::string& fqn, bool pickle) const {
+    const auto it = by_fqn_.find(fqn);
+    if (it == by_fqn_.end() || !loads_payload(*it->second, pickle)) return nullptr;
+    return it->second;
+  }
+
+  void add_tensor(const std::string& fqn, const Tensor& t) {
+    const payload_entry* o = original_of(fqn, is_constants_);  // null: replaces a pickled entry
+    const std::string path_name = pick_path(o, is_constants_ ? kTensorPrefix : kWeightPrefix);
+    const std::string entry = dir_ + path_name;
+    const dtype type = traits::dtype(t);
+    const std::vector<std::int64_t> sizes = traits::sizes(t);
+    const std::size_t esize = element_size(type);
+    if (esize == 0) {
+      throw archive_error(
+          ctx_.out_path, entry,
+          fqn + ": dtype " + std::to_string(static_cast<int>(type)) + " has no known element size");
+    }
+    std::uint64_t numel = 1;
+    for (auto s : sizes) numel *= static_cast<std::uint64_t>(s < 0 ? 0 : s);
+    const auto& data = tensor_data_traits<Tensor>::to_bytes(t);
+    if (static_cast<std::uint64_t>(data.size()) != numel * esize) {
+      throw archive_error(ctx_.out_path, entry,
+                          fqn + ": the tensor's data has " + std::to_string(data.size()) +
+                              " bytes but dtype " + std::string(dtype_name(type)) + " and sizes " +
+                              shape_text(sizes) + " need " + std::to_string(numel * esize));
+    }
+    payload_file file;
+    file.data = std::make_shared<std::vector<std::byte>>(data.begin(), data.end());
+    TensorMeta meta;
+    meta.dtype = type;
+    for (auto s : sizes) meta.sizes.emplace_back(s);
+    for (auto s : contiguous_strides_of(sizes)) meta.strides.emplace_back(s);
+    meta.device = traits::device(t);
+    const bool is_param =
+        o ? o->is_param : (!is_constants_ && is_parameter(ep_.graph_signature(), fqn));
+    meta.requires_grad = o && o->meta ? o->meta->requires_grad : is_param;
+    ordered_json e = ordered_json::object();
+    e["path_name"] = path_name;
+    e["is_param"] = is_param;
+    e["use_pickle"] = false;
+    e["tensor_meta"] = json::tensor_meta_to_json(meta);
+    config_[fqn] = std::move(e);
+    put_file(entry, std::move(file));
+  }
+
+  void add_object(const std::string& fqn, const ScriptObject& obj) {
+    const payload_entry* o = original_of(fqn, true);
+    const std::string path_name = pick_path(o, kCustomObjPrefix);
+    ordered_json e = ordered_json::object();
+    e["path_name"] = path_name;
+    e["is_param"] = false;
+    e["use_pickle"] = true;
+    e["tensor_meta"] = nullptr;
+    config_[fqn] = std::move(e);
+    payload_file file;
+    file.data = std::make_shared<const std::vector<std::byte>>(obj.payload);
+    put_file(dir_ + path_name, std::move(file));
+  }
+
+  void for_each_tensor_or_object() {
+    if (is_constants_) {
+      for (const auto& [fqn, c] : ep_.constants()) {
+        if (kept_fqns_.count(fqn)) {
           add_kept(fqn);
         } else if (const auto* t = std::get_if<Tensor>(&c)) {
           add_tensor(fqn, *t);
@@ -931,47 +1115,58 @@ void save_archive_impl(const ExportedProgram<Tensor>& ep, const std::filesystem:
         }
       }
     } else {
-      for (const auto& [fqn, t] : ep.state_dict()) {
-        if (kept_fqns.count(fqn)) {
+      for (const auto& [fqn, t] : ep_.state_dict()) {
+        if (kept_fqns_.count(fqn)) {
           add_kept(fqn);
         } else {
           add_tensor(fqn, t);
         }
       }
     }
-    for (const auto& p : original) {  // pickled entries pass through unless replaced
-      if (!loads_payload(p, is_constants) && !config.contains(p.fqn)) config[p.fqn] = p.raw;
-    }
-    if (legacy && rec == records.end() && config.empty()) return r;  // nothing to add
-    ordered_json doc = ordered_json::object();
-    doc["config"] = std::move(config);
-    bool unchanged = false;
-    if (rec != records.end()) {
-      try {
-        unchanged = ordered_json::parse(to_text(*rec->second)) == doc;
-      } catch (const nlohmann::json::exception&) {  // parse_error or out_of_range
-        unchanged = false;
-      }
-    }
-    r.config = unchanged ? rec->second : to_bytes(doc.dump());
-    return r;
-  };
-  const config_out weights =
-      regenerate(paths.weights_config, paths.legacy_weights, paths.weights_dir, false);
-  const config_out constants =
-      regenerate(paths.constants_config, paths.legacy_constants, paths.constants_dir, true);
-  const bytes_ptr program = to_bytes(json::save_exported_program_to_string(ep));
+  }
 
-  // Assemble in the input's order.
-  std::vector<std::pair<std::string, bytes_ptr>> entries;
+  const ExportedProgram<Tensor>& ep_;
+  const save_context& ctx_;
+  std::string dir_;
+  bool is_constants_;
+  std::vector<payload_entry> original_;
+  std::map<std::string, const payload_entry*> by_fqn_;
+  std::set<std::string> pass_files_;
+  std::map<std::string, payload_file> kept_storage_;  // path_name -> file to write
+  std::set<std::string> kept_fqns_;
+  std::set<std::string> used_;
+  ordered_json config_ = ordered_json::object();
+  config_out r_;
+};
+
+// Regenerates one config, or writes none when the input keeps torch's BC pickle for it.
+template <class Tensor>
+config_out regenerate_config(const ExportedProgram<Tensor>& ep, const save_context& ctx,
+                             const std::string& config_name, const std::string& legacy_name,
+                             const std::string& dir, bool is_constants) {
+  if (!ctx.legacy && ctx.records.count(legacy_name)) return {};  // BC pickle kept as a record
+  return config_writer<Tensor>(ep, ctx, dir, is_constants).run(config_name);
+}
+
+// The entries to write, in the input's order: the program, the configs with their new files
+// just before them, kept and rewritten payload files, pass-through records.
+inline std::vector<std::pair<std::string, payload_file>> assemble_entries(
+    const ArchiveInfo& info, const model_paths& paths, const save_context& ctx,
+    const bytes_ptr& program, const config_out& weights, const config_out& constants) {
+  std::vector<std::pair<std::string, payload_file>> entries;
+  auto bytes_file = [](bytes_ptr data) {
+    payload_file f;
+    f.data = std::move(data);
+    return f;
+  };
   auto emit_config = [&](const config_out& c, const std::string& name) {
     for (const auto& f : c.new_files) entries.emplace_back(f, c.files.at(f));
-    if (c.config) entries.emplace_back(name, c.config);
+    if (c.config) entries.emplace_back(name, bytes_file(c.config));
   };
   bool weights_done = false, constants_done = false;
   for (const auto& name : info.entry_order) {
     if (name == paths.program) {
-      entries.emplace_back(name, program);
+      entries.emplace_back(name, bytes_file(program));
     } else if (name == paths.weights_config && (weights.config || !weights.new_files.empty())) {
       emit_config(weights, name);
       weights_done = true;
@@ -985,21 +1180,64 @@ void save_archive_impl(const ExportedProgram<Tensor>& ep, const std::filesystem:
       entries.emplace_back(name, constants.files.at(name));
     } else if (weights.dropped.count(name) || constants.dropped.count(name)) {
       continue;
-    } else if (auto it = records.find(name); it != records.end()) {
-      entries.emplace_back(name, it->second);
+    } else if (auto it = ctx.records.find(name); it != ctx.records.end()) {
+      entries.emplace_back(name, bytes_file(it->second));
     }
   }
   if (!weights_done && weights.config) emit_config(weights, paths.weights_config);
   if (!constants_done && constants.config) emit_config(constants, paths.constants_config);
-
-  zip_writer writer(out);
-  for (auto& [name, data] : entries) writer.add(name, std::move(data));
-  writer.commit();
+  return entries;
 }
 
+template <class Tensor>
+void save_archive_impl(const ExportedProgram<Tensor>& ep, const std::filesystem::path& out) {
+  const ArchiveInfo info = archive_info_for(ep, out);
+  const model_paths paths = paths_of(info);
+  save_context ctx;
+  ctx.out_path = out.string();
+  ctx.legacy = info.layout == "legacy";
+  for (const auto& r : info.records) ctx.records.emplace(r.name, r.data);
+  ctx.taken.insert(info.entry_order.begin(), info.entry_order.end());
+  ctx.others_files = other_programs_files(ctx.out_path, info, [&](const std::string& name) {
+    const auto it = ctx.records.find(name);
+    return it != ctx.records.end() ? std::optional<std::vector<std::byte>>(*it->second)
+                                   : std::nullopt;
+  });
+  const config_out weights = regenerate_config(ep, ctx, paths.weights_config, paths.legacy_weights,
+                                               paths.weights_dir, false);
+  const config_out constants = regenerate_config(ep, ctx, paths.constants_config,
+                                                 paths.legacy_constants, paths.constants_dir, true);
+  const bytes_ptr program = to_bytes(json::save_exported_program_to_string(ep));
+
+  // libzip writes a temporary file next to `out` and renames it at commit: `out` may be the
+  // archive the tensors are copied from (the copies read the file that was opened).
+  zip_writer writer(out);
+  for (auto& [name, file] : assemble_entries(info, paths, ctx, program, weights, constants)) {
+    if (file.data) {
+      writer.add(name, std::move(file.data));
+    } else {
+      writer.add_copy(name, std::move(file.zip), file.index);
+    }
+  }
+  writer.commit();
+}
 }  // namespace detail
 
-/// Loads a torch.export archive (torch.export.load). Reads the whole file into memory.
+/// Loads a torch.export archive (torch.export.load).
+///
+/// Lazy weights: when tensor_data_traits<Tensor> has the lazy hooks (from_source / source; the
+/// bundled HostTensor has them), the raw weight and tensor-constant payloads are not read: each
+/// tensor is made by from_source with a source naming its entry, after its layout has been
+/// checked against the entry's size from the zip directory (the size checks below happen here,
+/// at load). Its bytes are read, CRC-checked and gathered when first needed (HostTensor::bytes()
+/// etc.); the archive file stays open (one descriptor, shared by the program's tensors) until the
+/// last such tensor is gone, so a file renamed over the path (e.g. save_archive to the same path)
+/// does not disturb them; a file rewritten in place makes the read throw archive_error "<file>:
+/// <entry>: the archive changed on disk since it was opened (size <a> -> <b>, mtime <m> -> <n>
+/// ns): load it again", and a corrupt entry the errors listed below ("corrupt data (CRC
+/// mismatch)", ...), at the first access instead of at load. Without the hooks every payload is
+/// read at load (from_bytes). The program JSON, the configs, custom objects and pass-through
+/// records (pickles, sample inputs) are read at load.
 ///
 /// Layouts:
 /// - current ("pt2", torch >= 2.8; `package_pt2`): an optional root folder holding
@@ -1057,9 +1295,10 @@ void save_archive_impl(const ExportedProgram<Tensor>& ep, const std::filesystem:
 ///   storage elements" (see max_expanded_tensor_bytes);
 /// - archive_error "<file>: <program entry>: <json path>: <problem>" when the program JSON is
 ///   rejected by epgraph::json (its serialization_error text after the entry name);
-/// - what tensor_data_traits<Tensor>::from_bytes throws.
+/// - what tensor_data_traits<Tensor>::from_bytes / from_source throws.
 ///
-/// Complexity: O(archive size + program size).
+/// Complexity: O(number of entries + program size + size of the records read): the lazy
+/// payloads cost nothing until read (then O(entry size) each).
 template <class Tensor = HostTensor>
 [[nodiscard]] ExportedProgram<Tensor> load_archive(const std::filesystem::path& file,
                                                    std::string_view program = {}) {
@@ -1113,6 +1352,13 @@ template <class Tensor = HostTensor>
 /// `byteorder` (`little`). Entries are stored (uncompressed), not aligned to 64 bytes (torch's
 /// reader does not need it).
 ///
+/// Raw copies: a payload file whose tensors are all unchanged lazy tensors made by load_archive
+/// from one entry, each with the layout its config entry gives (HostTensor: not written through
+/// data() since), is copied from that entry of the archive it was loaded from without reading it
+/// into memory or decompressing it (stored stays stored, compressed keeps its method and bytes;
+/// libzip `zip_source_zip` with ZIP_FL_COMPRESSED), and its config entries are kept verbatim;
+/// only new or changed tensors are written from their bytes. `out` may be that archive itself.
+///
 /// The file is written to a temporary file and renamed over `out` at the end, so on any error
 /// `out` is untouched. Throws:
 /// - archive_error "<out>: directory '<dir>' does not exist";
@@ -1122,9 +1368,14 @@ template <class Tensor = HostTensor>
 /// - archive_error "<out>: <config entry>: ..." when the config record kept from the input is
 ///   not valid (see load_archive);
 /// - archive_error "<out>: <libzip text>" when writing fails;
+/// - archive_error "<source>: <entry>: the archive changed on disk since it was opened ..." when
+///   a tensor's source archive was rewritten in place since it was loaded (and what reading a
+///   lazy tensor throws, see load_archive, when a changed tensor's bytes are needed);
 /// - what epgraph::json::save_exported_program_to_string throws.
+/// The program is not changed (lazy tensors read for the save keep their bytes read).
 ///
-/// Complexity: O(archive size + program size).
+/// Complexity: O(archive size + program size); memory O(program size + records + the bytes of
+/// new or changed tensors): raw copies stream through a small buffer.
 template <class Tensor>
 void save_archive(const ExportedProgram<Tensor>& ep, const std::filesystem::path& out) {
   detail::save_archive_impl(ep, out);

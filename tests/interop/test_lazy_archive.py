@@ -1,0 +1,139 @@
+# Lazy weights (scale issue, item 1): torch 2.13 loads what epgraph writes by raw entry copies.
+# SPDX-License-Identifier: BSD-3-Clause
+"""epgraph's `copy` and `add-buffer` copy unchanged weight entries from the source archive raw
+(no decompression, same bytes, same CRC) and write only new tensors; the output may be the source
+itself (written to a temporary file and renamed). torch 2.13 is the oracle: it loads each result
+with torch.export.load and runs it, and the outputs must equal the original program's.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import zipfile
+
+import pytest
+import torch
+from torch import nn
+
+
+class _Net(nn.Module):
+    """Three linears (one weight tied to another), a buffer and a constant tensor."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(7)
+        self.a = nn.Linear(32, 32)
+        self.b = nn.Linear(32, 32)
+        self.c = nn.Linear(32, 32, bias=False)
+        self.c.weight = self.a.weight  # tied: one storage file
+        self.register_buffer("scale", torch.linspace(0.5, 1.5, 32))
+        self.k = torch.arange(32, dtype=torch.float32) / 32
+
+    def forward(self, x):
+        y = torch.relu(self.a(x)) * self.scale
+        return self.c(self.b(y)) + self.k
+
+
+@pytest.fixture(scope="module")
+def program(workdir):
+    folder = workdir / "lazy_archive"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    x = torch.randn(4, 32, generator=torch.Generator().manual_seed(3))
+    ep = torch.export.export(_Net(), (x,))
+    path = folder / "torch.pt2"
+    torch.export.save(ep, str(path))
+    expected = ep.module()(x)
+    return folder, path, x, expected
+
+
+def _payloads(path):
+    """{name: (compress_type, CRC, compressed size, raw bytes)} of the weight / constant files."""
+    out = {}
+    with zipfile.ZipFile(path) as z:
+        for info in z.infolist():
+            base = info.filename.rsplit("/", 1)[-1]
+            if "/data/weights/weight_" in info.filename or "/data/constants/tensor_" in info.filename:
+                out[base] = (info.compress_type, info.CRC, info.compress_size, z.read(info))
+    return out
+
+
+def _deflated(src, dst):
+    """`src` rewritten with its weight and constant files deflate-compressed."""
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
+        for info in zin.infolist():
+            data = zin.read(info)
+            payload = "/data/weights/weight_" in info.filename or (
+                "/data/constants/tensor_" in info.filename)
+            info.compress_type = zipfile.ZIP_DEFLATED if payload else zipfile.ZIP_STORED
+            zout.writestr(info, data)
+
+
+def _run(path, x):
+    loaded = torch.export.load(str(path))
+    return loaded, loaded.module()(x)
+
+
+def test_copy_is_raw_and_torch_runs_it(pt2_edit, program):
+    folder, path, x, expected = program
+    out = folder / "copy.pt2"
+    pt2_edit.run("copy", path, "-o", out)
+    assert _payloads(out) == _payloads(path)
+    _, got = _run(out, x)
+    torch.testing.assert_close(got, expected, rtol=0, atol=0)
+
+
+def test_compressed_entries_stay_compressed(pt2_edit, program):
+    folder, path, x, expected = program
+    deflated = folder / "deflated.pt2"
+    _deflated(path, deflated)
+    out = folder / "deflated_copy.pt2"
+    pt2_edit.run("add-buffer", deflated, "--name", "b_extra", "--dtype", "float32", "--shape",
+                 "3", "--fill", "4", "-o", out)
+    before, after = _payloads(deflated), _payloads(out)
+    for name, entry in before.items():  # raw copies: same method, CRC, compressed bytes
+        assert after[name][:3] == entry[:3], name
+        assert entry[0] == zipfile.ZIP_DEFLATED
+    new = set(after) - set(before)
+    assert len(new) == 1 and after[new.pop()][0] == zipfile.ZIP_STORED
+    loaded, got = _run(out, x)
+    torch.testing.assert_close(got, expected, rtol=0, atol=0)
+    torch.testing.assert_close(loaded.state_dict["extra"], torch.full((3,), 4.0))
+
+
+def test_add_buffer_over_its_own_source(pt2_edit, program):
+    folder, path, x, expected = program
+    own = folder / "own.pt2"
+    shutil.copyfile(path, own)
+    weights_before = _payloads(own)
+    pt2_edit.run("add-buffer", own, "--name", "b_kv", "--dtype", "float32", "--shape", "2,5",
+                 "--fill", "1.5", "-o", own)
+    after = _payloads(own)
+    for name, entry in weights_before.items():
+        assert after[name] == entry, name
+    loaded, got = _run(own, x)
+    torch.testing.assert_close(got, expected, rtol=0, atol=0)
+    torch.testing.assert_close(loaded.state_dict["kv"], torch.full((2, 5), 1.5))
+    # A copy over its own source as well; no temporary file is left behind.
+    pt2_edit.run("copy", own, "-o", own)
+    loaded, got = _run(own, x)
+    torch.testing.assert_close(got, expected, rtol=0, atol=0)
+    torch.testing.assert_close(loaded.state_dict["kv"], torch.full((2, 5), 1.5))
+    leftovers = [n for n in os.listdir(folder) if n.startswith("own.pt2")]
+    assert leftovers == ["own.pt2"]
+
+
+def test_refused_edit_over_the_source_leaves_it(pt2_edit, program):
+    folder, path, x, expected = program
+    own = folder / "own_fail.pt2"
+    shutil.copyfile(path, own)
+    original = own.read_bytes()
+    # The new buffer's name is taken: the edit fails before anything is written.
+    proc = pt2_edit.run("add-buffer", own, "--name", "b_scale", "--dtype", "float32", "--shape",
+                        "32", "-o", own, check=False)
+    assert proc.returncode != 0
+    assert "scale" in proc.stderr + proc.stdout
+    assert own.read_bytes() == original
+    _, got = _run(own, x)
+    torch.testing.assert_close(got, expected, rtol=0, atol=0)
