@@ -179,7 +179,7 @@ TEST_CASE("edit index: an edit after a direct change still validates", "[edit][i
   }
   SECTION("the results changed through the output node") {
     Node* out = ep.graph().output_node();
-    out->set_args({epgraph::ArgumentList{node(ep, "mul"), node(ep, "mul")}});
+    out->set_args({epgraph::Argument(epgraph::ArgumentList{node(ep, "mul"), node(ep, "mul")})});
     const auto before = snapshot(ep);
     CHECK_THROWS_WITH(epgraph::create_mutable_buffer(ep, "b_b", t),
                       "Output node mul does not match output spec b_a");
@@ -232,7 +232,7 @@ TEST_CASE("Graph::version changes with every change validate_graph_signature can
   CHECK(changed());
   g.insert_result(0, c);
   CHECK(changed());
-  g.output_node()->set_args({epgraph::ArgumentList{g.find_node("mul")}});
+  g.output_node()->set_args({epgraph::Argument(epgraph::ArgumentList{g.find_node("mul")})});
   CHECK(changed());
   g.erase_node(c);
   CHECK(changed());
