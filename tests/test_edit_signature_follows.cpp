@@ -266,13 +266,13 @@ TEST_CASE("set_buffer_mutation: errors leave the program unchanged", "[edit][mut
 TEST_CASE("lookups: kinds of placeholders", "[lookup]") {
   Program ep = epgraph_test::constants_program();
   const auto& g = ep.graph();
-  Node* p_w = g.find_node("p_w");
-  Node* b_pb = g.find_node("b_pb");
-  Node* b_npb = g.find_node("b_npb");
-  Node* c = g.find_node("c_lifted_tensor_0");
-  Node* obj = g.find_node("obj");
-  Node* x = g.find_node("x");
-  Node* add = g.find_node("add");
+  const Node* p_w = g.find_node("p_w");
+  const Node* b_pb = g.find_node("b_pb");
+  const Node* b_npb = g.find_node("b_npb");
+  const Node* c = g.find_node("c_lifted_tensor_0");
+  const Node* obj = g.find_node("obj");
+  const Node* x = g.find_node("x");
+  const Node* add = g.find_node("add");
 
   CHECK(epgraph::is_parameter(ep, p_w));
   CHECK_FALSE(epgraph::is_parameter(ep, b_pb));
@@ -281,8 +281,8 @@ TEST_CASE("lookups: kinds of placeholders", "[lookup]") {
   CHECK_FALSE(epgraph::is_buffer(ep, c));
   CHECK(epgraph::is_lifted_tensor_constant(ep, c));
   CHECK_FALSE(epgraph::is_lifted_tensor_constant(ep, obj));
-  for (Node* n : {p_w, b_pb, b_npb, c}) CHECK(epgraph::is_param_node(ep, n));
-  for (Node* n : {obj, x, add}) CHECK_FALSE(epgraph::is_param_node(ep, n));
+  for (const Node* n : {p_w, b_pb, b_npb, c}) CHECK(epgraph::is_param_node(ep, n));
+  for (const Node* n : {obj, x, add}) CHECK_FALSE(epgraph::is_param_node(ep, n));
   CHECK_FALSE(epgraph::is_param_node(ep, nullptr));
   CHECK_FALSE(epgraph::is_parameter(ep, nullptr));
   CHECK_FALSE(epgraph::is_mutable_buffer(ep, b_pb));

@@ -38,14 +38,20 @@ namespace epgraph {
 /// requested name `requested_name` (recorded in its `meta().requested_name`, like upstream's
 /// `meta["requested_name"]`), or nullptr. Throws nothing and does not allocate. O(placeholders).
 /// Mirrors `_find_placeholder` in ExecuTorch's backends/transforms/utils.py.
-[[nodiscard]] inline Node* find_requested_placeholder(const Graph& graph,
-                                                      std::string_view requested_name) noexcept {
-  // read_meta(): n->meta() on a Node* would pick the writable overload, which allocates.
-  for (Node* n = graph.first_node(); n != nullptr && n->op() == OpCode::placeholder;
+[[nodiscard]] inline const Node* find_requested_placeholder(
+    const Graph& graph, std::string_view requested_name) noexcept {
+  // A const graph hands out const nodes, whose meta() is the non-allocating reader.
+  for (const Node* n = graph.first_node(); n != nullptr && n->op() == OpCode::placeholder;
        n = n->next()) {
-    if (n->read_meta().requested_name == requested_name) return n;
+    if (n->meta().requested_name == requested_name) return n;
   }
   return nullptr;
+}
+/// The same for a mutable graph, handing out a mutable node. Throws nothing and does not
+/// allocate. O(placeholders).
+[[nodiscard]] inline Node* find_requested_placeholder(Graph& graph,
+                                                      std::string_view requested_name) noexcept {
+  return const_cast<Node*>(find_requested_placeholder(std::as_const(graph), requested_name));
 }
 
 namespace detail {
@@ -211,7 +217,7 @@ inline std::size_t target_hash(std::string_view target) noexcept {
 // Builds the lookups of `ix` from scratch. On an exception (std::bad_alloc) `ix` stays unbuilt.
 // O(placeholders + input specs).
 template <class T>
-void build_index(const ExportedProgram<T>& ep, EditIndex& ix) {
+void build_index(ExportedProgram<T>& ep, EditIndex& ix) {
   ix.built = false;
   ix.mutation_pos = EditIndex::unknown;
   ix.requested.clear();
@@ -280,9 +286,9 @@ void check_target_free_indexed(const ExportedProgram<T>& ep, const EditIndex& ix
 // placeholder is named by the i-th input spec). Never null there (the output node follows the
 // placeholders). O(length of the names).
 template <class T>
-Node* placeholder_anchor(const ExportedProgram<T>& ep, std::size_t index) {
+Node* placeholder_anchor(ExportedProgram<T>& ep, std::size_t index) {
   const auto& inputs = ep.graph_signature().input_specs;
-  const Graph& graph = ep.graph();
+  Graph& graph = ep.graph();
   if (index < inputs.size()) return graph.find_node(inputs[index].name());
   if (inputs.empty()) return graph.first_node();
   return graph.find_node(inputs.back().name())->next();

@@ -19,6 +19,7 @@
 
 #include "argument.hpp"
 #include "detail/call_check.hpp"
+#include "detail/graph_lint.hpp"
 #include "detail/impure_targets.hpp"
 #include "detail/name_index.hpp"
 #include "detail/stale_nodes.hpp"
@@ -225,16 +226,28 @@ class Graph {
   [[nodiscard]] std::size_t num_placeholders() const noexcept { return num_placeholders_; }
   /// Number of nodes. O(1).
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
-  /// First node or nullptr.
-  [[nodiscard]] Node* first_node() const noexcept { return head_; }
-  /// Last node or nullptr.
-  [[nodiscard]] Node* last_node() const noexcept { return tail_; }
+  // The node accessors come in pairs, as in PyTorch NativeRT's Graph.h
+  // (torch/nativert/graph/Graph.h): a const Graph hands out `const Node*`, so code that only
+  // reads cannot pick a node's writable (allocating) overloads such as the non-const meta().
+  /// First node or nullptr. O(1).
+  [[nodiscard]] Node* first_node() noexcept { return head_; }
+  /// First node or nullptr, read-only. O(1).
+  [[nodiscard]] const Node* first_node() const noexcept { return head_; }
+  /// Last node or nullptr. O(1).
+  [[nodiscard]] Node* last_node() noexcept { return tail_; }
+  /// Last node or nullptr, read-only. O(1).
+  [[nodiscard]] const Node* last_node() const noexcept { return tail_; }
   /// The output node, or nullptr before `output()` is called. O(1).
-  [[nodiscard]] Node* output_node() const noexcept { return output_; }
-  /// The node named `name`, or nullptr. O(1) on average.
-  [[nodiscard]] Node* find_node(std::string_view name) const {
-    const std::uint32_t id = index_.find(name, name_of());
-    return id == detail::NameIndex::no_id ? nullptr : node_by_id(id);
+  [[nodiscard]] Node* output_node() noexcept { return output_; }
+  /// The output node, read-only, or nullptr before `output()` is called. O(1).
+  [[nodiscard]] const Node* output_node() const noexcept { return output_; }
+  /// The node named `name`, or nullptr. Throws nothing; does not allocate. O(length of name) on
+  /// average. Mirrors FX's lookup of a node by name (`Graph.find_nodes` / `_graph_namespace`).
+  [[nodiscard]] Node* find_node(std::string_view name) noexcept { return find_node_impl(name); }
+  /// The node named `name`, read-only, or nullptr. Throws nothing; does not allocate.
+  /// O(length of name) on average.
+  [[nodiscard]] const Node* find_node(std::string_view name) const noexcept {
+    return find_node_impl(name);
   }
   /// True when `node` is a live node of this graph. O(1) on average. A pointer kept after its
   /// node was erased (FX: a node with `_erased` set) is never live; but in release builds the
@@ -464,154 +477,12 @@ class Graph {
   /// Mirrors `torch.fx.Graph.lint` (torch/fx/graph.py), with stricter placement rules.
   void lint() const {
     std::vector<std::string> problems;
-    // Position in the node list by node id (a vector, not a hash map: the list is mostly in
-    // memory order, so this stays cache friendly on big graphs).
-    constexpr std::size_t unseen = SIZE_MAX;
-    std::vector<std::size_t> position_by_id(chunks_.size() * detail::node_chunk_slots, unseen);
+    const LintWalk walk = lint_node_list(problems);
+    lint_links_and_outputs(walk, problems);
     auto position_of = [&](const Node* m) {
-      return &m->graph() == this ? position_by_id[id_of(m)] : unseen;
+      return &m->graph() == this ? walk.position_by_id[id_of(m)] : lint_unseen;
     };
-    std::size_t count = 0;
-    const Node* prev = nullptr;
-    const Node* first_non_placeholder = nullptr;
-    std::vector<const Node*> outputs;
-    for (const Node* n = head_; n != nullptr; n = n->next_) {
-      if (n->prev_ != prev) {
-        problems.push_back("Node '" + n->name_ + "' has a broken prev link");
-      }
-      if (&n->graph() != this) problems.push_back("Node '" + n->name_ + "' names another graph");
-      if (find_node(n->name_) != n) {
-        problems.push_back("Node '" + n->name_ + "' is not indexed under its name");
-      }
-      if (&n->graph() == this) {
-        std::size_t& pos = position_by_id[id_of(n)];
-        if (pos != unseen) {
-          problems.push_back("Node '" + n->name_ + "' appears twice in the node list");
-          break;
-        }
-        pos = count;
-      }
-      if (n->op_ == OpCode::placeholder && first_non_placeholder != nullptr) {
-        problems.push_back("Placeholder '" + n->name_ + "' comes after non-placeholder node '" +
-                           first_non_placeholder->name_ + "'");
-      }
-      if (n->op_ != OpCode::placeholder && first_non_placeholder == nullptr) {
-        first_non_placeholder = n;
-      }
-      if (n->op_ == OpCode::output) outputs.push_back(n);
-      prev = n;
-      ++count;
-    }
-    if (prev != tail_) problems.push_back("The graph's last-node link is broken");
-    if (last_placeholder_by_walk() != last_placeholder_) {
-      problems.push_back("The graph's last-placeholder link is broken");
-    }
-    if (count != size_ || index_.size() != size_) {
-      problems.push_back("Graph counts " + std::to_string(size_) + " nodes, its list holds " +
-                         std::to_string(count) + " and its name index " +
-                         std::to_string(index_.size()));
-    }
-    if (outputs.empty()) {
-      problems.push_back("Graph has no output node");
-    } else {
-      if (outputs.size() > 1) {
-        std::string names;
-        for (const Node* o : outputs) names += (names.empty() ? "'" : ", '") + o->name_ + "'";
-        problems.push_back("Graph has " + std::to_string(outputs.size()) +
-                           " output nodes: " + names);
-      }
-      if (outputs.back() != tail_) {
-        problems.push_back("Output node '" + outputs.back()->name_ +
-                           "' is not the last node (followed by '" + outputs.back()->next_->name_ +
-                           "')");
-      }
-      if (output_ != outputs.front()) {
-        problems.push_back("Graph's output node link does not name '" + outputs.front()->name_ +
-                           "'");
-      }
-      for (const Node* o : outputs) {
-        if (!o->users().empty()) {
-          problems.push_back("Output node '" + o->name_ + "' has users");
-        }
-      }
-    }
-    // Membership in long user / input lists goes through sorted copies built once per node, so
-    // a node with U users costs O(U log U) in total, not O(U^2).
-    std::unordered_map<const Node*, std::vector<const Node*>> sorted_users;
-    std::unordered_map<const Node*, std::vector<const Node*>> sorted_inputs;
-    auto sorted_contains = [](const std::vector<const Node*>& v, const Node* x) {
-      return std::binary_search(v.begin(), v.end(), x, std::less<const Node*>());
-    };
-    auto sorted_copy = [](NodeSpan v) {
-      std::vector<const Node*> s(v.begin(), v.end());
-      std::sort(s.begin(), s.end(), std::less<const Node*>());
-      return s;
-    };
-    auto has_user = [&](const Node* node, const Node* user) {
-      const NodeSpan u = node->users();
-      if (u.size() <= 16) return std::find(u.begin(), u.end(), user) != u.end();
-      auto it = sorted_users.find(node);
-      if (it == sorted_users.end()) it = sorted_users.emplace(node, sorted_copy(u)).first;
-      return sorted_contains(it->second, user);
-    };
-    auto uses = [&](const Node* user, const Node* input) {
-      auto it = sorted_inputs.find(user);
-      if (it == sorted_inputs.end()) {
-        const std::vector<Node*> inputs = user->all_input_nodes();
-        if (inputs.size() <= 16) {
-          return std::find(inputs.begin(), inputs.end(), input) != inputs.end();
-        }
-        it = sorted_inputs.emplace(user, sorted_copy(inputs)).first;
-      }
-      return sorted_contains(it->second, input);
-    };
-    for (const Node* n = head_; n != nullptr && position_of(n) != unseen; n = n->next_) {
-      const std::size_t here = position_of(n);
-      for (Node* input : n->all_input_nodes()) {
-        const std::size_t there = position_of(input);
-        if (there == unseen) {
-          problems.push_back("Node '" + n->name_ + "' uses node '" + input->name_ +
-                             "' that is not in this graph");
-          continue;
-        }
-        if (there >= here) {
-          problems.push_back("Node '" + n->name_ + "' uses node '" + input->name_ +
-                             "' that is defined after it");
-        }
-        if (!has_user(input, n)) {
-          problems.push_back("Node '" + n->name_ + "' uses '" + input->name_ +
-                             "' but is missing from its users");
-        }
-      }
-      const NodeSpan users = n->users();
-      std::vector<const Node*> sorted_users_of_n;  // duplicate check for long user lists
-      if (users.size() > 16) sorted_users_of_n = sorted_copy(users);
-      for (std::size_t i = 0; i < users.size(); ++i) {
-        const Node* user = users[i];
-        const bool repeated =
-            users.size() <= 16
-                ? std::find(users.begin(), users.begin() + i, user) != users.begin() + i
-                : std::upper_bound(sorted_users_of_n.begin(), sorted_users_of_n.end(), user,
-                                   std::less<const Node*>()) -
-                              std::lower_bound(sorted_users_of_n.begin(), sorted_users_of_n.end(),
-                                               user, std::less<const Node*>()) >
-                          1 &&
-                      std::find(users.begin(), users.begin() + i, user) != users.begin() + i;
-        if (repeated) {
-          problems.push_back("Node '" + n->name_ + "' lists user '" + user->name_ + "' twice");
-          continue;
-        }
-        if (position_of(user) == unseen) {
-          problems.push_back("Node '" + n->name_ + "' lists user '" + user->name_ +
-                             "' that is not in this graph");
-          continue;
-        }
-        if (!uses(user, n)) {
-          problems.push_back("Node '" + n->name_ + "' lists '" + user->name_ + "' as a user but '" +
-                             user->name_ + "' does not use it");
-        }
-      }
-    }
+    detail::lint_edges(head_, position_of, lint_unseen, problems);
     if (!problems.empty()) throw lint_error(std::move(problems));
   }
 
@@ -1367,6 +1238,92 @@ class Graph {
     return std::launder(
         reinterpret_cast<Node*>(storage + (id % detail::node_chunk_slots) * sizeof(Node)));
   }
+  // lint, step by step (the edge checks live in detail/graph_lint.hpp).
+  static constexpr std::size_t lint_unseen = SIZE_MAX;
+  // What lint's walk over the node list found.
+  struct LintWalk {
+    // Position in the node list by node id, or lint_unseen (a vector, not a hash map: the list
+    // is mostly in memory order, so this stays cache friendly on big graphs).
+    std::vector<std::size_t> position_by_id;
+    std::size_t count = 0;       // nodes walked
+    const Node* last = nullptr;  // the last node walked
+    std::vector<const Node*> outputs;
+  };
+  // Walks the node list once: links, graph back pointers, name index, repeats, placement of
+  // placeholders; collects the output nodes. Appends a message per violation. O(nodes).
+  LintWalk lint_node_list(std::vector<std::string>& problems) const {
+    LintWalk walk;
+    walk.position_by_id.assign(chunks_.size() * detail::node_chunk_slots, lint_unseen);
+    const Node* first_non_placeholder = nullptr;
+    for (const Node* n = head_; n != nullptr; n = n->next_) {
+      if (n->prev_ != walk.last) {
+        problems.push_back("Node '" + n->name_ + "' has a broken prev link");
+      }
+      if (&n->graph() != this) problems.push_back("Node '" + n->name_ + "' names another graph");
+      if (find_node(n->name_) != n) {
+        problems.push_back("Node '" + n->name_ + "' is not indexed under its name");
+      }
+      if (&n->graph() == this) {
+        std::size_t& pos = walk.position_by_id[id_of(n)];
+        if (pos != lint_unseen) {
+          problems.push_back("Node '" + n->name_ + "' appears twice in the node list");
+          break;
+        }
+        pos = walk.count;
+      }
+      if (n->op_ == OpCode::placeholder && first_non_placeholder != nullptr) {
+        problems.push_back("Placeholder '" + n->name_ + "' comes after non-placeholder node '" +
+                           first_non_placeholder->name_ + "'");
+      }
+      if (n->op_ != OpCode::placeholder && first_non_placeholder == nullptr) {
+        first_non_placeholder = n;
+      }
+      if (n->op_ == OpCode::output) walk.outputs.push_back(n);
+      walk.last = n;
+      ++walk.count;
+    }
+    return walk;
+  }
+  // Checks the graph's own links and counts against the walk, and that there is exactly one
+  // output node, last and without users. Appends a message per violation. O(outputs + users).
+  void lint_links_and_outputs(const LintWalk& walk, std::vector<std::string>& problems) const {
+    if (walk.last != tail_) problems.push_back("The graph's last-node link is broken");
+    if (last_placeholder_by_walk() != last_placeholder_) {
+      problems.push_back("The graph's last-placeholder link is broken");
+    }
+    if (walk.count != size_ || index_.size() != size_) {
+      problems.push_back("Graph counts " + std::to_string(size_) + " nodes, its list holds " +
+                         std::to_string(walk.count) + " and its name index " +
+                         std::to_string(index_.size()));
+    }
+    const std::vector<const Node*>& outputs = walk.outputs;
+    if (outputs.empty()) {
+      problems.push_back("Graph has no output node");
+      return;
+    }
+    if (outputs.size() > 1) {
+      std::string names;
+      for (const Node* o : outputs) names += (names.empty() ? "'" : ", '") + o->name_ + "'";
+      problems.push_back("Graph has " + std::to_string(outputs.size()) + " output nodes: " + names);
+    }
+    if (outputs.back() != tail_) {
+      problems.push_back("Output node '" + outputs.back()->name_ +
+                         "' is not the last node (followed by '" + outputs.back()->next_->name_ +
+                         "')");
+    }
+    if (output_ != outputs.front()) {
+      problems.push_back("Graph's output node link does not name '" + outputs.front()->name_ + "'");
+    }
+    for (const Node* o : outputs) {
+      if (!o->users().empty()) problems.push_back("Output node '" + o->name_ + "' has users");
+    }
+  }
+
+  // find_node for both constnesses: the node named `name`, or nullptr.
+  [[nodiscard]] Node* find_node_impl(std::string_view name) const noexcept {
+    const std::uint32_t id = index_.find(name, name_of());
+    return id == detail::NameIndex::no_id ? nullptr : node_by_id(id);
+  }
   // The index's way from an id to a name.
   struct NameOf {
     const Graph* graph;
@@ -1594,7 +1551,7 @@ inline void Node::touch_graph() noexcept { ++graph().version_; }
 
 inline std::string_view Node::target() const noexcept { return *graph().target_table_[target_]; }
 
-inline void Node::check_schema(ArgumentView args, const Kwargs& kwargs) const {
+inline void Node::check_schema(ArgumentView args, const Kwargs& kwargs) {
   Graph& g = graph();
   if (op_ == OpCode::call_function && g.schema_checks()) {
     g.check_call_interned(target_, args, kwargs, name(), "set the arguments of");

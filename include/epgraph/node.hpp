@@ -197,7 +197,9 @@ class Node {
   }
 
   /// The graph that owns this node. O(1).
-  [[nodiscard]] Graph& graph() const noexcept;
+  [[nodiscard]] Graph& graph() noexcept;
+  /// The graph that owns this node, read-only (a const node leads to a const graph). O(1).
+  [[nodiscard]] const Graph& graph() const noexcept;
   /// The unique name in its graph (FX `node.name`). Valid until the node is renamed or erased.
   [[nodiscard]] std::string_view name() const noexcept { return name_.view(); }
   /// FX `node.op`.
@@ -219,11 +221,17 @@ class Node {
     return {&users_.one, user_state_};
   }
   /// The previous node in graph order, or nullptr for the first (FX `node.prev`, minus the root).
-  [[nodiscard]] Node* prev() const noexcept { return prev_; }
+  /// O(1).
+  [[nodiscard]] Node* prev() noexcept { return prev_; }
+  /// The previous node, read-only (a const node hands out const neighbours). O(1).
+  [[nodiscard]] const Node* prev() const noexcept { return prev_; }
   /// The next node in graph order, or nullptr for the last (FX `node.next`, minus the root).
-  [[nodiscard]] Node* next() const noexcept { return next_; }
+  /// O(1).
+  [[nodiscard]] Node* next() noexcept { return next_; }
+  /// The next node, read-only (a const node hands out const neighbours). O(1).
+  [[nodiscard]] const Node* next() const noexcept { return next_; }
   /// Metadata, read-only (FX `node.meta`); an empty NodeMeta when never set. Never allocates.
-  /// Chosen for a `const Node&` / `const Node*` (Graph's const ranges yield them); through a
+  /// Chosen for a `const Node&` / `const Node*` (a const Graph's accessors yield them); through a
   /// plain `Node*`, read with `std::as_const(*n).meta()` or `n->read_meta()`, since `n->meta()`
   /// picks the writable overload below, which allocates. O(1).
   [[nodiscard]] const NodeMeta& meta() const noexcept {
@@ -470,7 +478,7 @@ class Node {
   [[nodiscard]] const detail::NodeChunkHeader& chunk_header() const noexcept;
 
   void check_argument_nodes(ArgumentView args, const Kwargs& kwargs) const {
-    Graph* own = &graph();
+    const Graph* own = &graph();
     auto check = [&](Node* n) {
       if (n == nullptr) {
         throw value_error("Null argument node given to node '" + name_.str() + "'");
@@ -521,7 +529,7 @@ class Node {
 
   // Refuses arguments that do not bind to this call_function node's schema (Graph::check_call).
   // Defined in graph.hpp.
-  void check_schema(ArgumentView args, const Kwargs& kwargs) const;
+  void check_schema(ArgumentView args, const Kwargs& kwargs);
 
   // Tells the owning graph's observer (the ExportedProgram) that uses of `old_input` by this node
   // move to `new_input`. May throw; defined in graph.hpp.
@@ -633,7 +641,8 @@ inline const detail::NodeChunkHeader& Node::chunk_header() const noexcept {
   return *reinterpret_cast<const detail::NodeChunkHeader*>(base);
 }
 
-inline Graph& Node::graph() const noexcept { return *chunk_header().graph; }
+inline Graph& Node::graph() noexcept { return *chunk_header().graph; }
+inline const Graph& Node::graph() const noexcept { return *chunk_header().graph; }
 
 }  // namespace epgraph
 

@@ -162,7 +162,7 @@ class PatternRewrite {
                          const std::unordered_map<const Node*, std::size_t>& position,
                          bool& before) const {
     std::unordered_set<const Node*> users;
-    const Node* earliest = nullptr;
+    Node* earliest = nullptr;
     Node* latest = nullptr;
     for (Node* r : m.returning_nodes) {
       for (const Node* u : r->users()) users.insert(u);

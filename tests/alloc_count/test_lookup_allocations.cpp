@@ -72,18 +72,27 @@ TEST_CASE("the lookups used by the graph edits do not allocate", "[alloc][edit]"
           found += cg.names().is_used("renamed");  // held by a live node
         }) == 0);
   CHECK(found == 11);
-  // Metadata reads through a plain Node*: read_meta() and the const meta() never create storage.
+  // Metadata reads: a const graph hands out const nodes, whose meta() is the non-allocating
+  // reader; through a plain Node*, read_meta() and the const meta() never create storage.
   long tensors = 0;
   for (const Node& n : cg.nodes()) tensors += n.meta().val.tensor() != nullptr;
   CHECK(tensors >= 3);  // p_weight, b_scale, kv_cache
   CHECK(allocations_of([&] {
-          for (Node* n = cg.first_node(); n != nullptr; n = n->next()) {
-            found += !n->read_meta().requested_name.empty();
-            found += std::as_const(*n).meta().val.tensor() != nullptr;
+          for (const Node* n = cg.first_node(); n != nullptr; n = n->next()) {
+            found += !n->meta().requested_name.empty();
+            found += n->meta().val.tensor() != nullptr;
           }
           for (const Node& n : cg.placeholders()) found += static_cast<long>(n.meta().other.size());
         }) == 0);
   CHECK(found == 12 + tensors);
+  found -= tensors;
+  CHECK(allocations_of([&] {
+          for (Node* n = g.first_node(); n != nullptr; n = n->next()) {
+            found += !n->read_meta().requested_name.empty();
+            found += std::as_const(*n).meta().val.tensor() != nullptr;
+          }
+        }) == 0);
+  CHECK(found == 13 + tensors);
   found -= tensors;
   // The signature lookups of lookup.hpp.
   CHECK(allocations_of([&] {
@@ -92,9 +101,9 @@ TEST_CASE("the lookups used by the graph edits do not allocate", "[alloc][edit]"
           found += !epgraph::is_parameter(cep, cache);
           found += epgraph::input_spec_for(cep, cache) != nullptr;
         }) == 0);
-  CHECK(found == 16);
+  CHECK(found == 17);
   // The writer allocates on first use, once.
-  Node* bare = cg.find_node("extra_0");
+  Node* bare = g.find_node("extra_0");
   CHECK(allocations_of([&] { bare->mutable_meta().requested_name = "r"; }) == 1);
   CHECK(allocations_of([&] { found += bare->read_meta().requested_name == "r"; }) == 0);
 }

@@ -237,7 +237,7 @@ using RoundTrip = std::function<std::string(const Program&)>;
 
 namespace detail {
 
-inline std::vector<epgraph::Node*> all_nodes(const epgraph::Graph& g) {
+inline std::vector<epgraph::Node*> all_nodes(epgraph::Graph& g) {
   std::vector<epgraph::Node*> out;
   for (epgraph::Node* n = g.first_node(); n != nullptr; n = n->next()) out.push_back(n);
   return out;

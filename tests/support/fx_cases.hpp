@@ -55,7 +55,7 @@ inline std::vector<std::string> split_fields(const std::string& s, char sep) {
 }
 
 // One argument of a graph spec: %node, an int, a float (with a dot), [a b c].
-inline epgraph::Argument parse_spec_arg(const epgraph::Graph& g, const std::string& t) {
+inline epgraph::Argument parse_spec_arg(epgraph::Graph& g, const std::string& t) {
   if (t.front() == '%') {
     epgraph::Node* n = g.find_node(t.substr(1));
     if (n == nullptr) throw std::runtime_error("graph spec: no node " + t);
