@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "../support/archive_files.hpp"
+#include "../support/archive_programs.hpp"
 #include "../support/snapshot.hpp"
 
 namespace {
@@ -26,50 +27,11 @@ using namespace epgraph::archive;  // NOLINT: test file
 namespace fs = std::filesystem;
 using Program = ExportedProgram<HostTensor>;
 using epgraph_test::Bytes;
+using epgraph_test::f32;
+using epgraph_test::floats;
+using epgraph_test::floats_of;
+using epgraph_test::small_program;
 using epgraph_test::TempDir;
-
-Bytes floats(std::vector<float> v) {
-  Bytes b(v.size() * sizeof(float));
-  std::memcpy(b.data(), v.data(), b.size());
-  return b;
-}
-std::vector<float> floats_of(const HostTensor& t) {
-  std::vector<float> v(t.nbytes() / sizeof(float));
-  std::memcpy(v.data(), t.bytes().data(), t.nbytes());
-  return v;
-}
-TensorMeta f32(std::vector<std::int64_t> sizes) {
-  return tensor_meta_of(HostTensor::zeros(dtype::float32, std::move(sizes)));
-}
-
-// [p_w, b_buf, c_k, x] -> mul(add(add(x, p_w), b_buf), c_k) -> [mul]; w float32[4], others [4].
-Program small_program() {
-  auto g = std::make_unique<Graph>();
-  Node* w = g->placeholder("p_w");
-  Node* b = g->placeholder("b_buf");
-  Node* k = g->placeholder("c_k");
-  Node* x = g->placeholder("x");
-  Node* add = g->call_function("torch.ops.aten.add.Tensor", {x, w});
-  Node* add_1 = g->call_function("torch.ops.aten.add.Tensor", {add, b});
-  Node* mul = g->call_function("torch.ops.aten.mul.Tensor", {add_1, k});
-  g->output({mul});
-  for (Node* n : {w, b, k, x, add, add_1, mul}) n->meta().val = f32({4});
-  ExportGraphSignature sig;
-  sig.input_specs = {InputSpec(InputKind::PARAMETER, TensorArgument{"p_w"}, "w"),
-                     InputSpec(InputKind::BUFFER, TensorArgument{"b_buf"}, "buf", true),
-                     InputSpec(InputKind::CONSTANT_TENSOR, TensorArgument{"c_k"}, "k"),
-                     InputSpec(InputKind::USER_INPUT, TensorArgument{"x"})};
-  sig.output_specs = {OutputSpec(OutputKind::USER_OUTPUT, TensorArgument{"mul"})};
-  ordered_dict<HostTensor> sd;
-  sd.insert("w", HostTensor::from_bytes(dtype::float32, {4}, floats({1, 2, 3, 4})));
-  sd.insert("buf", HostTensor::from_bytes(dtype::float32, {4}, floats({5, 6, 7, 8})));
-  ordered_dict<Program::constant_type> consts;
-  consts.insert("k", HostTensor::from_bytes(dtype::float32, {4}, floats({9, 10, 11, 12})));
-  ProgramMetadata md;
-  md.opset_version = {{"aten", 10}};
-  md.verifiers = {"ATEN"};
-  return Program(std::move(g), std::move(sig), std::move(sd), std::move(consts), std::move(md));
-}
 
 // Rewrites `file` with the same entries, the payload files (data/weights/weight_*,
 // data/constants/tensor_*) deflate-compressed, the others stored.
@@ -122,7 +84,7 @@ std::string entry_of(const std::string& file, const std::string& name) {
 // Makes `dir`/in.pt2: small_program saved, payloads deflated. Returns its path.
 std::string compressed_archive(const TempDir& dir) {
   const std::string in = dir / "in.pt2";
-  save_archive(small_program(), in);
+  save_archive(small_program(4), in);
   deflate_payloads(in);
   return in;
 }
@@ -209,7 +171,7 @@ TEST_CASE("lazy: views of one storage entry load lazily and the entry is copied 
           "[archive][lazy]") {
   TempDir dir;
   const std::string in = dir / "in.pt2";
-  save_archive(small_program(), in);
+  save_archive(small_program(4), in);
   // Point w and buf at two halves of one 8-float file: weight_0 = [1..8].
   epgraph_test::ZipEntries entries = epgraph_test::read_zip(in);
   auto meta = [](int offset) {
@@ -254,7 +216,7 @@ TEST_CASE("lazy: size checks happen at load from the zip directory, without read
           "[archive][lazy]") {
   TempDir dir;
   const std::string in = dir / "in.pt2";
-  save_archive(small_program(), in);
+  save_archive(small_program(4), in);
   epgraph_test::ZipEntries entries = epgraph_test::read_zip(in);
   for (auto& [name, data] : entries) {
     if (name == kW) data.resize(12);  // 3 floats for a float32[4]

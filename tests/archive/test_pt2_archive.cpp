@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "../support/archive_files.hpp"
+#include "../support/archive_programs.hpp"
 
 namespace {
 using namespace epgraph;           // NOLINT: test file
@@ -30,20 +31,13 @@ namespace fs = std::filesystem;
 using Program = ExportedProgram<HostTensor>;
 using epgraph_test::Bytes;
 using epgraph_test::bytes_of;
+using epgraph_test::f32;
+using epgraph_test::floats;
+using epgraph_test::floats_of;
+using epgraph_test::small_program;
 using epgraph_test::TempDir;
 using epgraph_test::text_of;
 using epgraph_test::write_zip;
-
-Bytes floats(std::vector<float> v) {
-  Bytes b(v.size() * sizeof(float));
-  std::memcpy(b.data(), v.data(), b.size());
-  return b;
-}
-std::vector<float> floats_of(const HostTensor& t) {
-  std::vector<float> v(t.nbytes() / sizeof(float));
-  std::memcpy(v.data(), t.bytes().data(), t.nbytes());
-  return v;
-}
 
 // Every entry of a zip file: name and bytes, in order.
 std::vector<std::pair<std::string, std::string>> read_zip_text(const std::string& file) {
@@ -67,40 +61,7 @@ std::string entry_text(const std::string& file, const std::string& name) {
   return "";
 }
 
-TensorMeta f32(std::vector<std::int64_t> sizes) {
-  return tensor_meta_of(HostTensor::zeros(dtype::float32, std::move(sizes)));
-}
-
-// [p_w, b_buf, c_k, x] -> mul(add(add(x, p_w), b_buf), c_k) -> [mul]; all float32[2].
-Program small_program() {
-  auto g = std::make_unique<Graph>();
-  Node* w = g->placeholder("p_w");
-  Node* b = g->placeholder("b_buf");
-  Node* k = g->placeholder("c_k");
-  Node* x = g->placeholder("x");
-  Node* add = g->call_function("torch.ops.aten.add.Tensor", {x, w});
-  Node* add_1 = g->call_function("torch.ops.aten.add.Tensor", {add, b});
-  Node* mul = g->call_function("torch.ops.aten.mul.Tensor", {add_1, k});
-  g->output({mul});
-  for (Node* n : {w, b, k, x, add, add_1, mul}) n->meta().val = f32({2});
-  ExportGraphSignature sig;
-  sig.input_specs = {InputSpec(InputKind::PARAMETER, TensorArgument{"p_w"}, "w"),
-                     InputSpec(InputKind::BUFFER, TensorArgument{"b_buf"}, "buf", true),
-                     InputSpec(InputKind::CONSTANT_TENSOR, TensorArgument{"c_k"}, "k"),
-                     InputSpec(InputKind::USER_INPUT, TensorArgument{"x"})};
-  sig.output_specs = {OutputSpec(OutputKind::USER_OUTPUT, TensorArgument{"mul"})};
-  ordered_dict<HostTensor> sd;
-  sd.insert("w", HostTensor::from_bytes(dtype::float32, {2}, floats({1.0f, 2.0f})));
-  sd.insert("buf", HostTensor::from_bytes(dtype::float32, {2}, floats({3.0f, 4.0f})));
-  ordered_dict<Program::constant_type> consts;
-  consts.insert("k", HostTensor::from_bytes(dtype::float32, {2}, floats({5.0f, 6.0f})));
-  ProgramMetadata md;
-  md.opset_version = {{"aten", 10}};
-  md.verifiers = {"ATEN"};
-  return Program(std::move(g), std::move(sig), std::move(sd), std::move(consts), std::move(md));
-}
-
-std::string program_json() { return json::save_exported_program_to_string(small_program()); }
+std::string program_json() { return json::save_exported_program_to_string(small_program(2)); }
 
 std::string meta_json(const std::string& sizes, const std::string& strides, int offset,
                       bool requires_grad) {
@@ -168,7 +129,7 @@ std::vector<std::string> keys(const ordered_dict<Program::constant_type>& d) {
 TEST_CASE("save_archive without archive metadata writes torch's current layout", "[archive]") {
   TempDir dir;
   const std::string file = dir / "prog.pt2";
-  save_archive(small_program(), file);
+  save_archive(small_program(2), file);
   const auto entries = read_zip_text(file);
   CHECK(names_of(entries) == std::vector<std::string>{
                                  "prog/data/weights/weight_0",
@@ -206,7 +167,7 @@ TEST_CASE("save_archive without archive metadata writes torch's current layout",
   CHECK(entry_text(file, "prog/byteorder") == "little");
 
   const Program ep = load_archive(file);
-  const Program expected = small_program();
+  const Program expected = small_program(2);
   CHECK(to_string(ep.graph()) == to_string(expected.graph()));
   CHECK(to_string(ep.graph_signature()) == to_string(expected.graph_signature()));
   CHECK(keys(ep.state_dict()) == std::vector<std::string>{"w", "buf"});
@@ -481,7 +442,7 @@ TEST_CASE("records epgraph does not interpret pass through unchanged", "[archive
 
 TEST_CASE("custom objects load as ScriptObject with the signature's class", "[archive]") {
   TempDir dir;
-  Program prog = small_program();
+  Program prog = small_program(2);
   {
     auto guard = prog.graph().inserting_before(prog.graph().find_node("x"));
     // How epgraph::json marks a custom-object value (NodeMeta::serialized).
@@ -507,7 +468,7 @@ TEST_CASE("custom objects load as ScriptObject with the signature's class", "[ar
 
 TEST_CASE("legacy archives keep their pickles; epgraph's tensors go next to them", "[archive]") {
   TempDir dir;
-  Program prog = small_program();
+  Program prog = small_program(2);
   const std::vector<std::pair<std::string, Bytes>> es = {
       {"serialized_exported_program.json", bytes_of(json::save_exported_program_to_string(prog))},
       {"serialized_state_dict.pt", bytes_of("STATE-PICKLE")},
@@ -708,8 +669,8 @@ TEST_CASE("weight records that disagree with their config are rejected", "[archi
 TEST_CASE("save_archive errors leave the destination untouched", "[archive][errors]") {
   TempDir dir;
   const std::string nowhere = dir / "no/such/dir/out.pt2";
-  CHECK_THROWS_AS(save_archive(small_program(), nowhere), archive_error);
-  CHECK_THROWS_WITH(save_archive(small_program(), nowhere),
+  CHECK_THROWS_AS(save_archive(small_program(2), nowhere), archive_error);
+  CHECK_THROWS_WITH(save_archive(small_program(2), nowhere),
                     nowhere + ": directory '" + (dir / "no/such/dir") + "' does not exist");
 
   // A config record kept from the input that is not valid: nothing is written.
