@@ -460,6 +460,14 @@ std::array<double, 4> bench_json(std::size_t layers, int reps) {
         loaded = std::make_unique<Program>(epgraph::json::load_exported_program_from_string(text));
       });
   epgraph::verify(*loaded, {false});
+  // The same load with the text parsed by nlohmann's parser (the other backend of the reader;
+  // the same as json_load when epgraph::json was built without simdjson).
+  const double load_nlohmann = min_seconds(
+      reps, [&] { loaded.reset(); },
+      [&] {
+        loaded = std::make_unique<Program>(epgraph::json::detail::load_program<epgraph::HostTensor>(
+            text, epgraph::json::detail::parser_backend::nlohmann));
+      });
   std::string saved;
   const double save = min_seconds(
       reps, [&] { saved.clear(); },
@@ -478,8 +486,15 @@ std::array<double, 4> bench_json(std::size_t layers, int reps) {
 #else
   const std::string to_simdjson = " ratio_to_simdjson=unmeasured(no_simdjson)";
 #endif
+  const std::string backend = epgraph::json::detail::default_parser_backend ==
+                                      epgraph::json::detail::parser_backend::simdjson
+                                  ? " parser=simdjson"
+                                  : " parser=nlohmann";
   print_line("bench=json_load" + head + " seconds=" + fmt(load, 4) + " mb_per_s=" + fmt(mb / load) +
-             " ratio_to_parse=" + fmt(load / parse, 2) + to_simdjson);
+             " ratio_to_parse=" + fmt(load / parse, 2) + to_simdjson + backend);
+  print_line("bench=json_load_nlohmann_backend" + head + " seconds=" + fmt(load_nlohmann, 4) +
+             " mb_per_s=" + fmt(mb / load_nlohmann) +
+             " ratio_to_json_load=" + fmt(load_nlohmann / load, 2));
   print_line("bench=nlohmann_dump" + head + " seconds=" + fmt(dump, 4) +
              " mb_per_s=" + fmt(mb / dump));
   print_line("bench=json_save" + head + " seconds=" + fmt(save, 4) + " mb_per_s=" + fmt(mb / save) +

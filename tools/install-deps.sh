@@ -1,19 +1,17 @@
 #!/bin/sh
 # Installs what epgraph's build, examples and tests need on Debian 12 (bookworm).
-#   tools/install-deps.sh            build + tests: cmake, ninja, g++, Catch2, nlohmann_json, libzip
+#   tools/install-deps.sh            build + tests: cmake, ninja, g++, Catch2, nlohmann_json, libzip,
+#                                    simdjson (epgraph::json's parser; the benchmark's yardstick)
 #   tools/install-deps.sh --ci       also clang (+ sanitizer runtime), clang-format, python3-pip
-#   tools/install-deps.sh --bench    also simdjson (the benchmark's JSON yardstick)
+#   tools/install-deps.sh --bench    the same as without an option (kept for older instructions)
 # Runs apt-get as root, or through sudo when not root. Does nothing when
 # EPGRAPH_NO_APT=1 (for machines where everything is installed already).
 # SPDX-License-Identifier: BSD-3-Clause
 set -eu
 [ "${EPGRAPH_NO_APT:-0}" = 1 ] && exit 0
-packages="cmake ninja-build g++ pkg-config catch2 nlohmann-json3-dev libzip-dev"
+packages="cmake ninja-build g++ pkg-config catch2 nlohmann-json3-dev libzip-dev libsimdjson-dev"
 if [ "${1:-}" = "--ci" ]; then
   packages="$packages clang libclang-rt-14-dev clang-format git python3 python3-pip libbenchmark-dev"
-fi
-if [ "${1:-}" = "--bench" ]; then
-  packages="$packages libsimdjson-dev"
 fi
 if [ "$(id -u)" = 0 ]; then
   sudo=""

@@ -28,6 +28,13 @@
 #include "dom.hpp"
 #include "error.hpp"
 #include "node_record.hpp"
+// 1 when epgraph::json links simdjson (defined on the target's interface by CMakeLists.txt).
+#ifndef EPGRAPH_JSON_HAS_SIMDJSON
+#define EPGRAPH_JSON_HAS_SIMDJSON 0
+#endif
+#if EPGRAPH_JSON_HAS_SIMDJSON
+#include "simdjson_feed.hpp"
+#endif
 #include "tensor_meta.hpp"
 #include "text.hpp"
 
@@ -1251,6 +1258,16 @@ void check_newer_minor_kept(const ExportedProgram<Tensor>& ep, std::string_view 
 
 namespace detail {
 
+// The parser that reads a document's text into the tree the reader walks (parse_document).
+enum class parser_backend {
+  nlohmann,  // nlohmann's SAX parser
+  simdjson,  // simdjson's DOM parser (when epgraph::json links simdjson, else nlohmann's)
+};
+
+// simdjson when epgraph::json links it (EPGRAPH_JSON_HAS_SIMDJSON), else nlohmann.
+inline constexpr parser_backend default_parser_backend =
+    EPGRAPH_JSON_HAS_SIMDJSON ? parser_backend::simdjson : parser_backend::nlohmann;
+
 // A parsed exported-program document and what was read on the way. Its tree is dismantled on
 // destruction: nlohmann's destructor allocates for a non-empty array or object, and an
 // allocation failure there would terminate (see dispose.hpp).
@@ -1271,9 +1288,12 @@ struct ParsedDocument {
 };
 
 // Parses `json_text` into `out` (one pass, tensor_values streamed into out.tensor_values; a
-// second, plain parse when that pass cannot be trusted). Throws serialization_error "JSON
-// nesting deeper than 512 levels (at byte N)" and "malformed JSON: <nlohmann's message>".
-inline void parse_document(std::string_view json_text, ParsedDocument& out) {
+// second, plain parse when that pass cannot be trusted) with `backend` (simdjson reads only the
+// texts it reads as nlohmann does and leaves the others to nlohmann, see simdjson_feed.hpp: the
+// document and the errors are the same with both). Throws serialization_error "JSON nesting
+// deeper than 512 levels (at byte N)" and "malformed JSON: <nlohmann's message>".
+inline void parse_document(std::string_view json_text, ParsedDocument& out,
+                           parser_backend backend = default_parser_backend) {
   out.text = json_text;
   for (;;) {
     out.tensor_values.emplace();
@@ -1281,7 +1301,20 @@ inline void parse_document(std::string_view json_text, ParsedDocument& out) {
       OrderedDomBuilder builder;
       builder.limit_depth(max_json_depth);
       builder.watch({"graph_module", "graph", "tensor_values"}, &*out.tensor_values);
-      ojson::sax_parse(out.text.begin(), out.text.end(), &builder);
+      bool parsed = false;
+#if EPGRAPH_JSON_HAS_SIMDJSON
+      if (backend == parser_backend::simdjson) {
+        SimdjsonFeeder feeder;
+        parsed = feeder.feed(out.text, builder);
+        if (!parsed) {  // left to nlohmann: what was fed is forgotten
+          builder.clear();
+          out.tensor_values.emplace();
+        }
+      }
+#else
+      (void)backend;
+#endif
+      if (!parsed) ojson::sax_parse(out.text.begin(), out.text.end(), &builder);
       out.doc = builder.take();
       if (!builder.watched_seen()) {
         out.tensor_values.reset();  // nothing was taken from the tree
@@ -1485,13 +1518,23 @@ inline void read_document_rest(const ojson& doc, bool legacy, ProgramMetadata& m
 /// would call the last one from every node)", "unknown ScalarType 99", "JSON nesting deeper than
 /// 512 levels (at byte N)" (see max_json_depth; checked before parsing), and a spec breaking the
 /// signature rules (the InputSpec/OutputSpec message at the spec's path). O(size of the text).
+///
+/// The text is parsed by simdjson when epgraph::json links it (CMake option EPGRAPH_SIMDJSON,
+/// on by default, used when simdjson is found; the macro EPGRAPH_JSON_HAS_SIMDJSON is then 1),
+/// else by nlohmann's parser: the program and the error messages are the same either way (a text
+/// simdjson would read differently, or refuses, is parsed by nlohmann; see simdjson_feed.hpp).
 template <class Tensor = HostTensor>
-[[nodiscard]] ExportedProgram<Tensor> load_exported_program_from_string(
-    std::string_view json_text) {
-  using detail::field;
-  using detail::ojson;
+[[nodiscard]] ExportedProgram<Tensor> load_exported_program_from_string(std::string_view json_text);
+
+namespace detail {
+
+// load_exported_program_from_string with the text parsed by `backend` (the same program and the
+// same errors with both; tests compare them).
+template <class Tensor>
+[[nodiscard]] ExportedProgram<Tensor> load_program(std::string_view json_text,
+                                                   parser_backend backend) {
   detail::ParsedDocument parsed;
-  detail::parse_document(json_text, parsed);
+  detail::parse_document(json_text, parsed, backend);
   const ojson& doc = parsed.doc;
   detail::expect_object(doc, "");
   ProgramMetadata md;
@@ -1528,6 +1571,13 @@ template <class Tensor = HostTensor>
   ExportedProgram<Tensor> ep(std::move(graph), std::move(signature), {}, {}, std::move(md));
   if (version.newer_minor()) detail::check_newer_minor_kept(ep, parsed.text, version.text());
   return ep;
+}
+
+}  // namespace detail
+
+template <class Tensor>
+ExportedProgram<Tensor> load_exported_program_from_string(std::string_view json_text) {
+  return detail::load_program<Tensor>(json_text, detail::default_parser_backend);
 }
 
 /// Reads `json_file` (an exported-program JSON record) and builds the program; see

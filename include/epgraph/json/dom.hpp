@@ -62,11 +62,13 @@ class OrderedDomBuilder {
   bool number_float(ojson::number_float_t v, const ojson::string_t& /*text*/) {
     return value(ojson(v));
   }
-  bool string(ojson::string_t& v) { return value(ojson(v)); }
+  // Strings and keys are moved from: the parser passes its scratch buffer, which it clears
+  // before reusing (nlohmann's SAX interface takes them by non-const reference for this).
+  bool string(ojson::string_t& v) { return value(ojson(std::move(v))); }
   bool binary(ojson::binary_t& v) { return value(ojson(ojson::binary_t(v))); }
   bool start_object(std::size_t /*elements*/) { return open(true); }
   bool key(ojson::string_t& k) {
-    keys_.push_back(k);
+    keys_.push_back(std::move(k));
     return true;
   }
   bool end_object() {

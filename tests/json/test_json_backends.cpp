@@ -1,0 +1,301 @@
+// The two parser backends of the JSON reader (nlohmann, simdjson) give the same programs and
+// errors. SPDX-License-Identifier: BSD-3-Clause
+//
+// load_exported_program_from_string parses with simdjson when epgraph::json links it
+// (EPGRAPH_JSON_HAS_SIMDJSON) and with nlohmann's parser otherwise; the reader above the parser is
+// one. Every program file the json tests read (the golden files, the example, the fuzz_json
+// regressions, the real corpus ../shared/corpus/real when present), every document obtained by
+// removing or retyping one member of them, and a table of malformed and edge-case texts are
+// loaded through both backends: the saved text (or the error message) must be byte-identical.
+// Without simdjson both backends are nlohmann's and the comparisons are skipped with a warning.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstddef>
+#include <epgraph/json/json.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+using epgraph::json::detail::parser_backend;
+using ojson = nlohmann::ordered_json;
+
+std::string read_text(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  REQUIRE(in);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// "ok:" + the saved text of the program loaded from `text`, or "error:" + the load's message
+// ("save error:" + the message when the program loads but cannot be saved).
+std::string load_outcome(std::string_view text, parser_backend backend) {
+  try {
+    const auto ep = epgraph::json::detail::load_program<epgraph::HostTensor>(text, backend);
+    try {
+      return "ok:" + epgraph::json::save_exported_program_to_string(ep);
+    } catch (const epgraph::json::serialization_error& e) {
+      return std::string("save error:") + e.what();
+    }
+  } catch (const epgraph::json::serialization_error& e) {
+    return std::string("error:") + e.what();
+  }
+}
+
+// The kinds of every value of `j` in document order ('i'nteger, 'f'loat, 's'tring, ...), which
+// dump() does not tell apart for every value (1 and 1.0 differ, but the kinds make it explicit).
+void kinds(const ojson& j, std::string& out) {
+  if (j.is_object()) {
+    out.push_back('{');
+    for (auto it = j.begin(); it != j.end(); ++it) kinds(it.value(), out);
+    out.push_back('}');
+  } else if (j.is_array()) {
+    out.push_back('[');
+    for (const auto& x : j) kinds(x, out);
+    out.push_back(']');
+  } else if (j.is_number_integer()) {
+    out.push_back('i');
+  } else if (j.is_number_float()) {
+    out.push_back('f');
+  } else if (j.is_string()) {
+    out.push_back('s');
+  } else if (j.is_boolean()) {
+    out.push_back('b');
+  } else {
+    out.push_back('n');
+  }
+}
+
+// The tree parse_document makes of `text` (its dump and value kinds), or "error:" + the message.
+std::string parse_outcome(std::string_view text, parser_backend backend) {
+  epgraph::json::detail::ParsedDocument parsed;
+  try {
+    epgraph::json::detail::parse_document(text, parsed, backend);
+  } catch (const epgraph::json::serialization_error& e) {
+    return std::string("error:") + e.what();
+  }
+  std::string out = "ok:" + parsed.doc.dump() + " kinds:";
+  kinds(parsed.doc, out);
+  return out;
+}
+
+bool have_simdjson() {
+  if (EPGRAPH_JSON_HAS_SIMDJSON) return true;
+  WARN("epgraph::json was built without simdjson: both backends are nlohmann's");
+  return false;
+}
+
+// Every program file the json tests read.
+std::vector<std::filesystem::path> program_files() {
+  namespace fs = std::filesystem;
+  const fs::path src(EPGRAPH_SOURCE_DIR);
+  std::vector<fs::path> out{src / "examples/data/decoder_block.json"};
+  for (const fs::path& dir :
+       {src / "tests/data/json_golden", src / "tests/fuzz/regressions/fuzz_json",
+        src / "../shared/corpus/real"}) {
+    if (!fs::is_directory(dir)) continue;  // the corpus is optional
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(dir)) {
+      if (e.is_regular_file()) files.push_back(e.path());
+    }
+    std::sort(files.begin(), files.end());
+    out.insert(out.end(), files.begin(), files.end());
+  }
+  return out;
+}
+
+// Documents derived from `doc`, each with one member removed or its value replaced by a value of
+// another kind, at every object of the first `max_depth` levels (the reader's error paths).
+void mutations(const ojson& doc, std::vector<std::string>& out, std::size_t max_depth) {
+  std::vector<std::vector<std::string>> paths;  // JSON pointers' tokens of the objects visited
+  std::vector<std::pair<std::vector<std::string>, const ojson*>> todo{{{}, &doc}};
+  while (!todo.empty()) {
+    auto [path, j] = todo.back();
+    todo.pop_back();
+    if (path.size() >= max_depth) continue;
+    if (j->is_object()) {
+      for (auto it = j->begin(); it != j->end(); ++it) {
+        auto child = path;
+        child.push_back(it.key());
+        paths.push_back(child);
+        todo.emplace_back(child, &it.value());
+      }
+    } else if (j->is_array()) {
+      for (std::size_t i = 0; i < j->size() && i < 3; ++i) {
+        auto child = path;
+        child.push_back(std::to_string(i));
+        paths.push_back(child);
+        todo.emplace_back(child, &(*j)[i]);
+      }
+    }
+  }
+  for (const auto& p : paths) {
+    std::string pointer;
+    for (const auto& t : p) {
+      pointer += '/';
+      for (const char c : t)
+        pointer += c == '~' ? std::string("~0") : c == '/' ? "~1" : std::string(1, c);
+    }
+    const ojson::json_pointer ptr(pointer);
+    for (int kind = 0; kind < 4; ++kind) {
+      ojson m = doc;
+      ojson& parent = m[ptr.parent_pointer()];
+      if (kind == 0) {
+        if (parent.is_object()) parent.erase(p.back());
+        if (parent.is_array()) parent.erase(std::stoul(p.back()));
+      } else {
+        m[ptr] = kind == 1 ? ojson("x") : kind == 2 ? ojson(-7) : ojson(nullptr);
+      }
+      out.push_back(m.dump());
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("json backends: the simdjson feeder reads what nlohmann reads and refuses the rest",
+          "[json][backends]") {
+#if EPGRAPH_JSON_HAS_SIMDJSON
+  using epgraph::json::detail::OrderedDomBuilder;
+  using epgraph::json::detail::SimdjsonFeeder;
+  SimdjsonFeeder feeder;
+  auto fed = [&](std::string_view text) {
+    OrderedDomBuilder builder;
+    builder.limit_depth(epgraph::json::max_json_depth);
+    if (!feeder.feed(text, builder)) return std::string("refused");
+    return builder.take().dump();
+  };
+  // Read like nlohmann: the last of duplicate keys wins at the first key's position.
+  CHECK(fed(R"({"a":1,"b":[true,null,-2,2.5,"s"],"a":3})") ==
+        R"({"a":3,"b":[true,null,-2,2.5,"s"]})");
+  CHECK(fed(R"("\u00e9\ud83d\ude00")") == "\"\u00e9\U0001F600\"");
+  CHECK(fed("18446744073709551615") == "18446744073709551615");
+  CHECK(fed("-9223372036854775808") == "-9223372036854775808");
+  CHECK(fed("1E2") == "100.0");
+  // Left to nlohmann: what simdjson refuses or would read differently.
+  CHECK(fed("18446744073709551616") == "refused");  // nlohmann: a float
+  CHECK(fed(R"(["\udc00"])") == "refused");         // a lone surrogate: nlohmann refuses it
+  CHECK(fed("[1,]") == "refused");
+  CHECK(fed("\xEF\xBB\xBF{}") == "refused");  // a byte order mark, which nlohmann skips
+  CHECK(fed(std::string(600, '[') + std::string(600, ']')) == "refused");
+#else
+  WARN("epgraph::json was built without simdjson");
+#endif
+}
+
+TEST_CASE("json backends: every program file loads to the same saved text", "[json][backends]") {
+  if (!have_simdjson()) return;
+  const auto files = program_files();
+  CHECK(files.size() >= 14);  // the example, 10 golden files, 3 fuzz regressions
+  for (const auto& file : files) {
+    INFO(file.string());
+    const std::string text = read_text(file);
+    const std::string simd = load_outcome(text, parser_backend::simdjson);
+    CHECK(simd == load_outcome(text, parser_backend::nlohmann));
+    CHECK(parse_outcome(text, parser_backend::simdjson) ==
+          parse_outcome(text, parser_backend::nlohmann));
+  }
+}
+
+TEST_CASE("json backends: documents with a member removed or retyped give the same errors",
+          "[json][backends]") {
+  if (!have_simdjson()) return;
+  const std::filesystem::path src(EPGRAPH_SOURCE_DIR);
+  std::size_t errors = 0;
+  std::size_t variants = 0;
+  for (const char* name : {"tests/data/json_golden/awkward.json",
+                           "tests/data/json_golden/tokens_with_user_output.json",
+                           "tests/data/json_golden/constants.json"}) {
+    std::vector<std::string> docs;
+    mutations(ojson::parse(read_text(src / name)), docs, 5);
+    for (const auto& d : docs) {
+      INFO(name << ": " << d.substr(0, 300));
+      const std::string simd = load_outcome(d, parser_backend::simdjson);
+      REQUIRE(simd == load_outcome(d, parser_backend::nlohmann));
+      errors += simd.rfind("error:", 0) == 0 ? 1 : 0;
+      ++variants;
+    }
+  }
+  // Most variants are refused (the comparison covers the reader's error paths).
+  CHECK(variants > 300);
+  CHECK(errors > variants / 2);
+}
+
+TEST_CASE("json backends: malformed and edge-case texts give the same values and errors",
+          "[json][backends]") {
+  if (!have_simdjson()) return;
+  const std::string program =
+      read_text(std::filesystem::path(EPGRAPH_SOURCE_DIR) / "tests/data/json_golden/plain.json");
+  const std::vector<std::string> texts = {
+      "",
+      " ",
+      "{",
+      "[1]",
+      "{} x",
+      "{\"a\":1,}",
+      "{\"a\" 1}",
+      "nul",
+      "\xEF\xBB\xBF{\"a\":1}",
+      "{\"a\":\"\x01\"}",
+      "{\"a\":\"\\x\"}",
+      "{\"a\":\"\\ud800\"}",
+      "{\"a\":\"\\udc00\"}",
+      "{\"a\":\"\\ud800\\u0041\"}",
+      "{\"a\":\"\xC3\"}",
+      "{\"a\":\"\xED\xA0\x80\"}",
+      "{\"a\":01}",
+      "{\"a\":-}",
+      "{\"a\":1.}",
+      "{\"a\":1e400}",
+      "{\"a\":-1e400}",
+      "{\"a\":1e-400}",
+      "{\"a\":-0}",
+      "{\"a\":-0.0}",
+      "{\"a\":5e-324}",
+      "{\"a\":0.1,\"b\":1E5,\"c\":123456789012345678901234567890}",
+      "{\"a\":9223372036854775807,\"b\":9223372036854775808,\"c\":18446744073709551615}",
+      "{\"a\":18446744073709551616,\"b\":-9223372036854775809}",
+      "{\"a\":NaN}",
+      "{\"a\":[Infinity,-Infinity]}",
+      "{\"a\":1,\"a\":2,\"b\":{\"c\":1,\"c\":[2]}}",
+      "{\"\\u00e9\\n\\\"\\/\":\"\\ud83d\\ude00\"}",
+      std::string(511, '[') + std::string(511, ']'),
+      std::string(512, '[') + std::string(512, ']'),
+      std::string(513, '[') + std::string(513, ']'),
+      std::string(2000, '[') + std::string(2000, ']'),
+      std::string(600, '[') + "x" + std::string(600, ']'),
+      program,
+      program.substr(0, program.size() / 2),
+      program + "x",
+  };
+  // The program with duplicate keys in its streamed tensor_values and elsewhere.
+  ojson doc = ojson::parse(program);
+  const std::string tv = "\"tensor_values\":{";
+  std::string dup = doc.dump();
+  const std::size_t at = dup.find(tv);
+  REQUIRE(at != std::string::npos);
+  for (const std::string& member : {std::string("\"x\":{},"), std::string("\"x\":1,\"x\":{},")}) {
+    std::string d = dup;
+    d.insert(at + tv.size(), member);
+    std::vector<std::string> more = {d, "{\"schema_version\":1," + d.substr(1)};
+    for (const auto& text : more) {
+      INFO(text.substr(0, 200));
+      CHECK(load_outcome(text, parser_backend::simdjson) ==
+            load_outcome(text, parser_backend::nlohmann));
+    }
+  }
+  std::size_t refused = 0;
+  for (const auto& text : texts) {
+    INFO(text.substr(0, 200));
+    const std::string simd = parse_outcome(text, parser_backend::simdjson);
+    CHECK(simd == parse_outcome(text, parser_backend::nlohmann));
+    CHECK(load_outcome(text, parser_backend::simdjson) ==
+          load_outcome(text, parser_backend::nlohmann));
+    refused += simd.rfind("error:", 0) == 0 ? 1 : 0;
+  }
+  CHECK(refused >= 20);
+}
