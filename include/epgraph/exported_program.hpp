@@ -47,19 +47,67 @@ struct RangeConstraint {
 };
 
 /// One record (zip entry) of an archive, kept verbatim. The bytes are immutable and shared
-/// between copies of the metadata (copying a program does not copy them).
-struct ArchiveRecord {
+/// between copies of the metadata (copying a program does not copy them). load_archive leaves
+/// them unread (a `source` and no `data`) until first asked for through bytes().
+class ArchiveRecord {
+ public:
   /// Full entry name in the archive, including any root folder
   /// (`linear_3/data/sample_inputs/model.pt`).
   std::string name;
-  /// The entry's bytes; never null in records made by epgraph.
+  /// The entry's bytes when the record holds them: records made in code, and records whose bytes
+  /// the caller replaced (assign a new pointer: the record then counts as changed and is
+  /// written from these bytes). Null in a record load_archive left unread (see `source`); read
+  /// such a record through bytes().
   std::shared_ptr<const std::vector<std::byte>> data;
-  /// Same name and same bytes.
+  /// Where an unread record's bytes come from (load_archive: its archive entry, checked against
+  /// the file's size and mtime at each read), or null. While `data` is null the record is
+  /// unchanged and save_archive copies its entry from the source archive without reading it.
+  std::shared_ptr<const tensor_source> source;
+
+  /// An empty record.
+  ArchiveRecord() = default;
+  /// A record holding `bytes` (`source` optional: normally null). No-throw moves.
+  ArchiveRecord(std::string entry_name, std::shared_ptr<const std::vector<std::byte>> bytes,
+                std::shared_ptr<const tensor_source> from = {}) noexcept
+      : name(std::move(entry_name)), data(std::move(bytes)), source(std::move(from)) {}
+
+  /// The entry's bytes: `*data`, else the bytes read from `source` on the first call and kept
+  /// (a record with neither gives an empty vector). Throws what the source's read() throws
+  /// (archive_error when the archive changed on disk or its entry is corrupt); the record is
+  /// unchanged then. The first read must not race with another access to the same record (as
+  /// for a non-const call). O(bytes) for the first read, O(1) after.
+  [[nodiscard]] const std::vector<std::byte>& bytes() const { return *shared_bytes(); }
+  /// The same bytes as a shared pointer (never null). Throws as bytes() does.
+  [[nodiscard]] std::shared_ptr<const std::vector<std::byte>> shared_bytes() const {
+    if (data) return data;
+    if (!read_) {
+      read_ = source ? std::make_shared<const std::vector<std::byte>>(source->read())
+                     : std::make_shared<const std::vector<std::byte>>();
+    }
+    return read_;
+  }
+  /// Whether the bytes are in memory (`data` set, or read from `source` already). No-throw.
+  [[nodiscard]] bool is_loaded() const noexcept { return data != nullptr || read_ != nullptr; }
+  /// Whether the record still has the bytes of its source (a source and no `data`). No-throw.
+  [[nodiscard]] bool is_unchanged_from_source() const noexcept {
+    return source != nullptr && data == nullptr;
+  }
+
+  /// Same name and same bytes (two unchanged records of the same source are equal without
+  /// reading it). Throws as bytes() does.
   friend bool operator==(const ArchiveRecord& a, const ArchiveRecord& b) {
     if (a.name != b.name) return false;
-    if (a.data == b.data) return true;
-    return a.data && b.data && *a.data == *b.data;
+    if (a.data && a.data == b.data) return true;
+    if (a.is_unchanged_from_source() && b.is_unchanged_from_source() && a.source == b.source) {
+      return true;
+    }
+    return a.bytes() == b.bytes();
   }
+  friend bool operator!=(const ArchiveRecord& a, const ArchiveRecord& b) { return !(a == b); }
+
+ private:
+  // Bytes read from `source` by the first bytes() call (shared by copies made after it).
+  mutable std::shared_ptr<const std::vector<std::byte>> read_;
 };
 
 /// What epgraph remembers about the archive (.pt2 / .ep zip file) a program was loaded from, so

@@ -66,7 +66,7 @@ TEST_CASE("allocation failure: load_archive", "[alloc-load][archive]") {
       [&](long) { return !loaded.has_value(); });
   REQUIRE(loaded.has_value());
   CHECK(epgraph_test::snapshot(*loaded) == expected);
-  CHECK(failures > 100);
+  CHECK(failures > 50);  // pass-through records are not read at load (lazy): fewer than before
   fs::remove_all(dir);
 }
 

@@ -137,3 +137,48 @@ def test_refused_edit_over_the_source_leaves_it(pt2_edit, program):
     assert own.read_bytes() == original
     _, got = _run(own, x)
     torch.testing.assert_close(got, expected, rtol=0, atol=0)
+
+
+def _records(path):
+    """{name: (compress_type, CRC, compressed size, raw bytes)} of the entries epgraph passes
+    through (everything but the program JSON, the configs and the weight / constant files)."""
+    out = {}
+    with zipfile.ZipFile(path) as z:
+        for info in z.infolist():
+            name = info.filename
+            if ("/models/" in name or name.endswith("_config.json")
+                    or "/data/weights/weight_" in name or "/data/constants/tensor_" in name):
+                continue
+            out[name] = (info.compress_type, info.CRC, info.compress_size, z.read(info))
+    return out
+
+
+def test_pass_through_records_are_copied_raw(pt2_edit, program):
+    """Sample inputs, version records and an entry torch does not know are copied entry to entry
+    (lazy records: never read into memory), compressed ones staying compressed; torch loads and
+    runs the result, with its sample inputs intact."""
+    folder, path, x, expected = program
+    src = folder / "records.pt2"
+    with zipfile.ZipFile(path) as zin, zipfile.ZipFile(src, "w") as zout:
+        for info in zin.infolist():
+            data = zin.read(info)
+            if "/data/sample_inputs/" in info.filename:
+                info.compress_type = zipfile.ZIP_DEFLATED
+            zout.writestr(info, data)
+        prefix = zin.infolist()[0].filename.split("/", 1)[0]
+        zout.writestr(zipfile.ZipInfo(prefix + "/extra/notes.txt"), b"kept " * 100,
+                      compress_type=zipfile.ZIP_DEFLATED)
+    before = _records(src)
+    assert any(v[0] == zipfile.ZIP_DEFLATED for k, v in before.items() if "sample_inputs" in k)
+    out = folder / "records_copy.pt2"
+    pt2_edit.run("copy", src, "-o", out)
+    assert _records(out) == before
+    _, got = _run(out, x)
+    torch.testing.assert_close(got, expected, rtol=0, atol=0)
+    # Over its own source too.
+    pt2_edit.run("add-buffer", src, "--name", "b_rec", "--dtype", "float32", "--shape", "2",
+                 "-o", src)
+    assert _records(src) == before
+    loaded, got = _run(src, x)
+    torch.testing.assert_close(got, expected, rtol=0, atol=0)
+    assert loaded.example_inputs is not None

@@ -687,6 +687,28 @@ class archive_tensor_source final : public tensor_source {
   TensorMeta meta_;
 };
 
+// The bytes of one pass-through record (an entry epgraph does not interpret), read from its
+// archive entry when first needed (ArchiveRecord::bytes) and CRC-checked. Holds the archive open
+// like archive_tensor_source; a file rewritten in place is refused by name.
+class archive_entry_source final : public tensor_source {
+ public:
+  archive_entry_source(std::shared_ptr<const zip_reader> zip, std::size_t index)
+      : zip_(std::move(zip)), index_(index) {}
+
+  // Throws archive_error "<file>: <entry>: the archive changed on disk since it was opened ..."
+  // and the zip reader's read errors (CRC mismatch, truncated data).
+  [[nodiscard]] std::vector<std::byte> read() const override {
+    zip_->check_unchanged(zip_->entries().at(index_).name);
+    return zip_->read(index_);
+  }
+  [[nodiscard]] const std::shared_ptr<const zip_reader>& zip() const noexcept { return zip_; }
+  [[nodiscard]] std::size_t index() const noexcept { return index_; }
+
+ private:
+  std::shared_ptr<const zip_reader> zip_;
+  std::size_t index_;
+};
+
 // The archive source of a tensor whose bytes are unchanged since load_archive made it, or null
 // (a changed tensor, a tensor made otherwise, or a Tensor type without the lazy hooks).
 template <class Tensor>
@@ -807,12 +829,11 @@ ExportedProgram<Tensor> load_archive_impl(const std::filesystem::path& file,
   load_config(zip, info, ep.graph_signature(), others_files, paths.constants_config,
               paths.legacy_constants, paths.constants_dir, true, loaded);
 
-  // Everything else passes through verbatim.
+  // Everything else passes through verbatim, unread until asked for (ArchiveRecord::bytes).
   for (std::size_t i = 0; i < zip->entries().size(); ++i) {
     const std::string& name = zip->entries()[i].name;
     if (name == paths.program || loaded.files.count(name)) continue;
-    info.records.push_back(
-        ArchiveRecord{name, std::make_shared<const std::vector<std::byte>>(zip->read(i))});
+    info.records.emplace_back(name, nullptr, std::make_shared<const archive_entry_source>(zip, i));
   }
 
   // Commit: nothing below throws except allocation in the moves of small containers.
@@ -872,9 +893,9 @@ struct config_out {
 struct save_context {
   std::string out_path;
   bool legacy = false;
-  std::map<std::string, bytes_ptr> records;  // pass-through records by name
-  std::set<std::string> taken;               // every entry name of the input
-  std::set<std::string> others_files;        // payload files of the archive's other programs
+  std::map<std::string, const ArchiveRecord*> records;  // pass-through records by name
+  std::set<std::string> taken;                          // every entry name of the input
+  std::set<std::string> others_files;  // payload files of the archive's other programs
 };
 
 // Regenerates one weights or constants config from the program's tensors (see save_archive).
@@ -888,7 +909,7 @@ class config_writer {
   config_out run(const std::string& config_name) {
     const auto rec = ctx_.records.find(config_name);
     if (rec != ctx_.records.end()) {
-      original_ = parse_payload_config(ctx_.out_path, config_name, *rec->second);
+      original_ = parse_payload_config(ctx_.out_path, config_name, rec->second->bytes());
     }
     index_original();
     keep_storage_layouts();
@@ -902,12 +923,12 @@ class config_writer {
     bool unchanged = false;
     if (rec != ctx_.records.end()) {
       try {
-        unchanged = ordered_json::parse(to_text(*rec->second)) == doc;
+        unchanged = ordered_json::parse(to_text(rec->second->bytes())) == doc;
       } catch (const nlohmann::json::exception&) {  // parse_error or out_of_range
         unchanged = false;
       }
     }
-    r_.config = unchanged ? rec->second : to_bytes(doc.dump());
+    r_.config = unchanged ? rec->second->shared_bytes() : to_bytes(doc.dump());
     return std::move(r_);
   }
 
@@ -1049,6 +1070,23 @@ class config_writer {
     return it->second;
   }
 
+  // An unchanged tensor whose source is a whole archive entry (its bytes exactly: contiguous,
+  // offset 0, nothing else in the entry) is copied raw from that entry under whatever name it
+  // is written now (a renamed tensor, a tensor moved between state_dict and constants): sets
+  // `file` and returns true. Reads nothing.
+  bool whole_entry_of(const Tensor& t, dtype type, const std::vector<std::int64_t>& sizes,
+                      payload_file& file) const {
+    std::shared_ptr<const tensor_source> keep;
+    const archive_tensor_source* s = archive_source_of(t, keep);
+    if (!s || s->meta().dtype != type) return false;
+    const auto l = layout_of(s->meta());
+    if (!l || l->sizes != sizes || l->offset != 0 || !is_contiguous_view(*l)) return false;
+    if (s->zip()->entries().at(s->index()).size != l->numel * l->esize) return false;
+    file.zip = s->zip();
+    file.index = s->index();
+    return true;
+  }
+
   void add_tensor(const std::string& fqn, const Tensor& t) {
     const payload_entry* o = original_of(fqn, is_constants_);  // null: replaces a pickled entry
     const std::string path_name = pick_path(o, is_constants_ ? kTensorPrefix : kWeightPrefix);
@@ -1061,17 +1099,20 @@ class config_writer {
           ctx_.out_path, entry,
           fqn + ": dtype " + std::to_string(static_cast<int>(type)) + " has no known element size");
     }
-    std::uint64_t numel = 1;
-    for (auto s : sizes) numel *= static_cast<std::uint64_t>(s < 0 ? 0 : s);
-    const auto& data = tensor_data_traits<Tensor>::to_bytes(t);
-    if (static_cast<std::uint64_t>(data.size()) != numel * esize) {
-      throw archive_error(ctx_.out_path, entry,
-                          fqn + ": the tensor's data has " + std::to_string(data.size()) +
-                              " bytes but dtype " + std::string(dtype_name(type)) + " and sizes " +
-                              shape_text(sizes) + " need " + std::to_string(numel * esize));
-    }
     payload_file file;
-    file.data = std::make_shared<std::vector<std::byte>>(data.begin(), data.end());
+    if (!whole_entry_of(t, type, sizes, file)) {
+      std::uint64_t numel = 1;
+      for (auto s : sizes) numel *= static_cast<std::uint64_t>(s < 0 ? 0 : s);
+      const auto& data = tensor_data_traits<Tensor>::to_bytes(t);
+      if (static_cast<std::uint64_t>(data.size()) != numel * esize) {
+        throw archive_error(ctx_.out_path, entry,
+                            fqn + ": the tensor's data has " + std::to_string(data.size()) +
+                                " bytes but dtype " + std::string(dtype_name(type)) +
+                                " and sizes " + shape_text(sizes) + " need " +
+                                std::to_string(numel * esize));
+      }
+      file.data = std::make_shared<std::vector<std::byte>>(data.begin(), data.end());
+    }
     TensorMeta meta;
     meta.dtype = type;
     for (auto s : sizes) meta.sizes.emplace_back(s);
@@ -1148,6 +1189,21 @@ config_out regenerate_config(const ExportedProgram<Tensor>& ep, const save_conte
   return config_writer<Tensor>(ep, ctx, dir, is_constants).run(config_name);
 }
 
+// How a pass-through record is written: copied raw from its source archive entry while
+// unchanged (not read), else from its bytes (read now when it has not been).
+inline payload_file record_file(const ArchiveRecord& r) {
+  payload_file f;
+  if (r.is_unchanged_from_source()) {
+    if (const auto* s = dynamic_cast<const archive_entry_source*>(r.source.get())) {
+      f.zip = s->zip();
+      f.index = s->index();
+      return f;
+    }
+  }
+  f.data = r.shared_bytes();
+  return f;
+}
+
 // The entries to write, in the input's order: the program, the configs with their new files
 // just before them, kept and rewritten payload files, pass-through records.
 inline std::vector<std::pair<std::string, payload_file>> assemble_entries(
@@ -1181,7 +1237,7 @@ inline std::vector<std::pair<std::string, payload_file>> assemble_entries(
     } else if (weights.dropped.count(name) || constants.dropped.count(name)) {
       continue;
     } else if (auto it = ctx.records.find(name); it != ctx.records.end()) {
-      entries.emplace_back(name, bytes_file(it->second));
+      entries.emplace_back(name, record_file(*it->second));
     }
   }
   if (!weights_done && weights.config) emit_config(weights, paths.weights_config);
@@ -1196,11 +1252,11 @@ void save_archive_impl(const ExportedProgram<Tensor>& ep, const std::filesystem:
   save_context ctx;
   ctx.out_path = out.string();
   ctx.legacy = info.layout == "legacy";
-  for (const auto& r : info.records) ctx.records.emplace(r.name, r.data);
+  for (const auto& r : info.records) ctx.records.emplace(r.name, &r);
   ctx.taken.insert(info.entry_order.begin(), info.entry_order.end());
   ctx.others_files = other_programs_files(ctx.out_path, info, [&](const std::string& name) {
     const auto it = ctx.records.find(name);
-    return it != ctx.records.end() ? std::optional<std::vector<std::byte>>(*it->second)
+    return it != ctx.records.end() ? std::optional<std::vector<std::byte>>(it->second->bytes())
                                    : std::nullopt;
   });
   const config_out weights = regenerate_config(ep, ctx, paths.weights_config, paths.legacy_weights,
@@ -1236,8 +1292,11 @@ void save_archive_impl(const ExportedProgram<Tensor>& ep, const std::filesystem:
 /// <entry>: the archive changed on disk since it was opened (size <a> -> <b>, mtime <m> -> <n>
 /// ns): load it again", and a corrupt entry the errors listed below ("corrupt data (CRC
 /// mismatch)", ...), at the first access instead of at load. Without the hooks every payload is
-/// read at load (from_bytes). The program JSON, the configs, custom objects and pass-through
-/// records (pickles, sample inputs) are read at load.
+/// read at load (from_bytes). The program JSON, the configs and custom objects are read at load.
+/// Pass-through records (legacy pickles, sample inputs, version records, configs, other
+/// programs' files: `metadata().archive->records`) are not kept in memory: each record holds a
+/// source naming its entry and reads it on the first ArchiveRecord::bytes() call (is_loaded()
+/// tells), refusing a file rewritten in place as tensors do.
 ///
 /// Layouts:
 /// - current ("pt2", torch >= 2.8; `package_pt2`): an optional root folder holding
@@ -1297,8 +1356,8 @@ void save_archive_impl(const ExportedProgram<Tensor>& ep, const std::filesystem:
 ///   rejected by epgraph::json (its serialization_error text after the entry name);
 /// - what tensor_data_traits<Tensor>::from_bytes / from_source throws.
 ///
-/// Complexity: O(number of entries + program size + size of the records read): the lazy
-/// payloads cost nothing until read (then O(entry size) each).
+/// Complexity: O(number of entries + program size + size of the configs and format records):
+/// the lazy payloads and pass-through records cost nothing until read (then O(entry size) each).
 template <class Tensor = HostTensor>
 [[nodiscard]] ExportedProgram<Tensor> load_archive(const std::filesystem::path& file,
                                                    std::string_view program = {}) {
@@ -1357,7 +1416,12 @@ template <class Tensor = HostTensor>
 /// data() since), is copied from that entry of the archive it was loaded from without reading it
 /// into memory or decompressing it (stored stays stored, compressed keeps its method and bytes;
 /// libzip `zip_source_zip` with ZIP_FL_COMPRESSED), and its config entries are kept verbatim;
-/// only new or changed tensors are written from their bytes. `out` may be that archive itself.
+/// only new or changed tensors are written from their bytes. A tensor whose bytes are a whole
+/// entry (contiguous, offset 0, the entry's size) is copied raw the same way when it is written
+/// under another name (renamed in the program: a new file and config entry, bytes not read).
+/// Pass-through records are copied raw from their entries too while unchanged (no `data` set on
+/// them), whether or not they were read; a record given new `data` is written from it. `out`
+/// may be that archive itself.
 ///
 /// The file is written to a temporary file and renamed over `out` at the end, so on any error
 /// `out` is untouched. Throws:

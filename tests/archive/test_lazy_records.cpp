@@ -1,0 +1,271 @@
+// Tests for lazy pass-through records: load_archive reads no record bytes, save_archive copies
+// unchanged records (and renamed unchanged tensors) raw, changed records are written, a source
+// changed on disk is refused by name, failures change nothing.
+// SPDX-License-Identifier: BSD-3-Clause
+#include <zip.h>
+
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <epgraph/archive/archive.hpp>
+#include <epgraph/json/json.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../support/archive_files.hpp"
+#include "../support/archive_programs.hpp"
+
+namespace {
+using epgraph::ArchiveRecord;
+using epgraph::HostTensor;
+using epgraph::archive::archive_error;
+using epgraph::archive::load_archive;
+using epgraph::archive::save_archive;
+using Program = epgraph::ExportedProgram<HostTensor>;
+using epgraph_test::Bytes;
+using epgraph_test::TempDir;
+
+const std::string kSample = "in/data/sample_inputs/model.pt";
+const std::string kNotes = "in/extra/notes.bin";  // an entry epgraph does not know
+const std::string kW = "in/data/weights/weight_0";
+
+// Rewrites `file` with the same entries plus kNotes; the payloads, kSample and kNotes deflated,
+// the others stored.
+void add_notes_and_deflate(const std::string& file) {
+  epgraph_test::ZipEntries entries = epgraph_test::read_zip(file);
+  entries.emplace_back(kNotes, epgraph_test::bytes_of(std::string(4096, 'n') + "end"));
+  std::filesystem::remove(file);
+  int code = 0;
+  zip_t* z = zip_open(file.c_str(), ZIP_CREATE | ZIP_EXCL, &code);
+  REQUIRE(z != nullptr);
+  for (const auto& [name, data] : entries) {
+    zip_source_t* src = zip_source_buffer(z, data.data(), data.size(), 0);
+    REQUIRE(src != nullptr);
+    const zip_int64_t i = zip_file_add(z, name.c_str(), src, ZIP_FL_ENC_UTF_8);
+    REQUIRE(i >= 0);
+    const bool deflate = name == kSample || name == kNotes ||
+                         name.find("/weight_") != std::string::npos ||
+                         name.find("/tensor_") != std::string::npos;
+    REQUIRE(zip_set_file_compression(z, static_cast<zip_uint64_t>(i),
+                                     deflate ? ZIP_CM_DEFLATE : ZIP_CM_STORE, 9) == 0);
+  }
+  REQUIRE(zip_close(z) == 0);
+}
+
+// The compression method and compressed size of entry `name` of `file`.
+std::pair<int, std::uint64_t> method_of(const std::string& file, const std::string& name) {
+  int code = 0;
+  zip_t* z = zip_open(file.c_str(), ZIP_RDONLY, &code);
+  REQUIRE(z != nullptr);
+  zip_stat_t st;
+  zip_stat_init(&st);
+  const int rc = zip_stat(z, name.c_str(), 0, &st);
+  zip_discard(z);
+  REQUIRE(rc == 0);
+  return {st.comp_method, st.comp_size};
+}
+
+std::string file_bytes(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// The bytes of entry `name` of `file`.
+std::string entry_of(const std::string& file, const std::string& name) {
+  for (const auto& [n, data] : epgraph_test::read_zip(file)) {
+    if (n == name) return epgraph_test::text_of(data);
+  }
+  FAIL("no entry " << name);
+  return "";
+}
+
+// `dir`/in.pt2: small_program(4) saved, plus kNotes, payloads and records deflated.
+std::string archive_with_records(const TempDir& dir) {
+  const std::string in = dir / "in.pt2";
+  save_archive(epgraph_test::small_program(4), in);
+  add_notes_and_deflate(in);
+  return in;
+}
+
+ArchiveRecord& record(Program& ep, const std::string& name) {
+  for (auto& r : ep.metadata().archive->records) {
+    if (r.name == name) return r;
+  }
+  FAIL("no record " << name);
+  return ep.metadata().archive->records.front();
+}
+
+}  // namespace
+
+TEST_CASE("lazy records: load reads no record, the first bytes() call reads it",
+          "[archive][lazy]") {
+  TempDir dir;
+  const std::string in = archive_with_records(dir);
+  Program ep = load_archive(in);
+  REQUIRE(ep.metadata().archive);
+  std::set<std::string> names;
+  for (const ArchiveRecord& r : ep.metadata().archive->records) {
+    names.insert(r.name);
+    INFO(r.name);
+    CHECK_FALSE(r.is_loaded());
+    CHECK(r.data == nullptr);
+    CHECK(r.source != nullptr);
+    CHECK(r.is_unchanged_from_source());
+  }
+  CHECK(names.count(kSample) == 1);
+  CHECK(names.count(kNotes) == 1);
+  CHECK(names.count("in/archive_format") == 1);
+  const ArchiveRecord& notes = record(ep, kNotes);
+  CHECK(epgraph_test::text_of(notes.bytes()) == entry_of(in, kNotes));
+  CHECK(notes.is_loaded());
+  CHECK(notes.is_unchanged_from_source());              // reading is not a change
+  CHECK(notes.shared_bytes() == notes.shared_bytes());  // read once, kept
+  CHECK_FALSE(record(ep, kSample).is_loaded());
+
+  // Copies of an unread record share its source and compare equal without reading it.
+  const ArchiveRecord copy = record(ep, kSample);
+  CHECK(copy == record(ep, kSample));
+  CHECK_FALSE(copy.is_loaded());
+  CHECK_FALSE(record(ep, kSample).is_loaded());
+  // A record made in code holds its bytes.
+  const ArchiveRecord made("x/y", std::make_shared<const Bytes>(epgraph_test::bytes_of("abc")));
+  CHECK(made.is_loaded());
+  CHECK_FALSE(made.is_unchanged_from_source());
+  CHECK(epgraph_test::text_of(made.bytes()) == "abc");
+  CHECK(made != copy);
+}
+
+TEST_CASE("lazy records: save copies unchanged records raw (bytes and compression kept)",
+          "[archive][lazy]") {
+  TempDir dir;
+  const std::string in = archive_with_records(dir);
+  Program ep = load_archive(in);
+  (void)record(ep, kSample).bytes();  // a record that was read is still copied raw
+  const std::string out = dir / "out.pt2";
+  save_archive(ep, out);
+  for (const std::string& name : {kNotes, kSample, std::string("in/archive_format")}) {
+    INFO(name);
+    CHECK(entry_of(out, name) == entry_of(in, name));
+    CHECK(method_of(out, name) == method_of(in, name));
+  }
+  CHECK(method_of(out, kNotes).first == ZIP_CM_DEFLATE);
+  CHECK_FALSE(record(ep, kNotes).is_loaded());  // never read, not even by the save
+  // The copy loads with the same records.
+  Program back = load_archive(out);
+  CHECK(record(back, kNotes) == record(ep, kNotes));
+  CHECK(epgraph_test::text_of(record(back, kNotes).bytes()) == std::string(4096, 'n') + "end");
+}
+
+TEST_CASE("lazy records: a changed record is written from its new bytes", "[archive][lazy]") {
+  TempDir dir;
+  const std::string in = archive_with_records(dir);
+  Program ep = load_archive(in);
+  record(ep, kNotes).data = std::make_shared<const Bytes>(epgraph_test::bytes_of("changed"));
+  CHECK_FALSE(record(ep, kNotes).is_unchanged_from_source());
+  CHECK(epgraph_test::text_of(record(ep, kNotes).bytes()) == "changed");
+  const std::string out = dir / "out.pt2";
+  save_archive(ep, out);
+  CHECK(entry_of(out, kNotes) == "changed");
+  CHECK(method_of(out, kNotes).first == ZIP_CM_STORE);  // written by epgraph: stored
+  CHECK(method_of(out, kSample) == method_of(in, kSample));
+  // Saved over its own source: the new file holds the change, the other records their bytes.
+  save_archive(ep, in);
+  CHECK(entry_of(in, kNotes) == "changed");
+  CHECK(entry_of(in, kSample) == entry_of(out, kSample));
+}
+
+TEST_CASE("lazy records: a source rewritten in place is refused by name, failures change nothing",
+          "[archive][lazy]") {
+  TempDir dir;
+  const std::string in = archive_with_records(dir);
+  Program ep = load_archive(in);
+  (void)record(ep, kSample).bytes();  // read before the change: kept in memory
+  {                                   // rewrite in place (same inode), a different size
+    std::ofstream f(in, std::ios::binary | std::ios::app);
+    f << "trailing junk";
+  }
+  const ArchiveRecord& notes = record(ep, kNotes);
+  try {
+    (void)notes.bytes();
+    FAIL("no error");
+  } catch (const archive_error& e) {
+    CHECK(e.archive() == in);
+    CHECK(e.entry() == kNotes);
+    CHECK(std::string(e.what()).find(in + ": " + kNotes +
+                                     ": the archive changed on disk since it was opened (size ") ==
+          0);
+  }
+  CHECK_FALSE(notes.is_loaded());
+  CHECK(notes.is_unchanged_from_source());
+  CHECK(record(ep, kSample).is_loaded());
+  // A save (which would copy the record from the changed file) refuses and leaves both the
+  // destination and the program's records as they were.
+  std::vector<std::pair<bool, const void*>> before;
+  for (const auto& r : ep.metadata().archive->records)
+    before.emplace_back(r.is_loaded(), r.data.get());
+  const std::string out = dir / "out.pt2";
+  std::ofstream(out) << "previous";
+  CHECK_THROWS_AS(save_archive(ep, out), archive_error);
+  CHECK(file_bytes(out) == "previous");
+  std::vector<std::pair<bool, const void*>> after;
+  for (const auto& r : ep.metadata().archive->records)
+    after.emplace_back(r.is_loaded(), r.data.get());
+  CHECK(after == before);
+}
+
+TEST_CASE("lazy records: a renamed unchanged tensor is copied raw under its new name",
+          "[archive][lazy]") {
+  TempDir dir;
+  const std::string in = archive_with_records(dir);
+  Program ep = load_archive(in);
+  // Rename the parameter `w` to `w_renamed` (state_dict key and input spec target).
+  HostTensor w = ep.state_dict().at("w");
+  REQUIRE_FALSE(w.is_loaded());
+  REQUIRE(ep.state_dict().erase("w"));
+  ep.state_dict().insert("w_renamed", w);
+  for (auto& s : ep.graph_signature().input_specs) {
+    if (s.target() && *s.target() == "w") {
+      s = epgraph::InputSpec(s.kind(), s.arg(), std::string("w_renamed"));
+    }
+  }
+  const std::string out = dir / "out.pt2";
+  save_archive(ep, out);
+  CHECK_FALSE(ep.state_dict().at("w_renamed").is_loaded());  // bytes never read
+  const auto config = nlohmann::ordered_json::parse(
+      entry_of(out, "in/data/weights/model_weights_config.json"))["config"];
+  REQUIRE(config.contains("w_renamed"));
+  CHECK_FALSE(config.contains("w"));
+  const std::string entry =
+      "in/data/weights/" + config["w_renamed"]["path_name"].get<std::string>();
+  CHECK(entry_of(out, entry) == entry_of(in, kW));
+  CHECK(method_of(out, entry) == method_of(in, kW));  // compressed bytes copied as they are
+  CHECK(method_of(out, entry).first == ZIP_CM_DEFLATE);
+  Program back = load_archive(out);
+  CHECK(epgraph_test::floats_of(back.state_dict().at("w_renamed")) ==
+        std::vector<float>{1, 2, 3, 4});
+
+  // A renamed tensor that was changed is written from its bytes (stored).
+  Program ep2 = load_archive(in);
+  HostTensor w2 = ep2.state_dict().at("w");
+  w2.data()[3] = std::byte{0x40};  // 1.0f -> 2.0f
+  REQUIRE(ep2.state_dict().erase("w"));
+  ep2.state_dict().insert("w_renamed", w2);
+  for (auto& s : ep2.graph_signature().input_specs) {
+    if (s.target() && *s.target() == "w") {
+      s = epgraph::InputSpec(s.kind(), s.arg(), std::string("w_renamed"));
+    }
+  }
+  const std::string out2 = dir / "out2.pt2";
+  save_archive(ep2, out2);
+  const auto config2 = nlohmann::ordered_json::parse(
+      entry_of(out2, "in/data/weights/model_weights_config.json"))["config"];
+  const std::string entry2 =
+      "in/data/weights/" + config2["w_renamed"]["path_name"].get<std::string>();
+  CHECK(method_of(out2, entry2).first == ZIP_CM_STORE);
+  CHECK(entry_of(out2, entry2) != entry_of(in, kW));
+}
