@@ -19,9 +19,11 @@
 
 #include "argument.hpp"
 #include "detail/call_check.hpp"
+#include "detail/edges.hpp"
 #include "detail/graph_lint.hpp"
 #include "detail/impure_targets.hpp"
 #include "detail/name_index.hpp"
+#include "detail/node_arena.hpp"
 #include "detail/stale_nodes.hpp"
 #include "error.hpp"
 #include "names.hpp"
@@ -134,7 +136,7 @@ class [[nodiscard]] InsertingGuard {
 class Graph {
  public:
   /// An empty graph (no nodes, no output node yet).
-  Graph() noexcept { namespace_.attach(this, &holds_name, &count_names); }
+  Graph() noexcept : arena_(this) { namespace_.attach(this, &holds_name, &count_names); }
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
   Graph(Graph&&) = delete;
@@ -147,10 +149,6 @@ class Graph {
       std::allocator_traits<std::allocator<Node>>::destroy(alloc, n);
       n = next;
     }
-#if EPGRAPH_STALE_NODE_CHECKS
-    for (const std::uint32_t id : quarantine_)
-      detail::unpoison_memory(slot_address(id), sizeof(Node));
-#endif
   }
 
   /// Forward iterator over the nodes in order, yielding `Node&`. Erasing the node an iterator
@@ -258,7 +256,7 @@ class Graph {
   [[nodiscard]] bool contains(const Node* node) const {
     if (node == nullptr) return false;
 #if EPGRAPH_STALE_NODE_CHECKS
-    if (slot_state(node) != SlotState::live) return false;
+    if (arena_.slot_state(node) != detail::NodeArena::SlotState::live) return false;
 #endif
     return &node->graph() == this && find_node(node->name()) == node;
   }
@@ -392,16 +390,18 @@ class Graph {
       throw runtime_error("Cannot erase node '" + node->name_ +
                           "' while it anchors an insertion point");
     }
-    const std::vector<Node*> inputs = node->all_input_nodes();
+    detail::EdgeUpdate edges;
+    edges.stage_erase(node);
+    edges.finish_stage();
     (void)namespace_.retire(node->name_);  // the name stays taken
     // No-throw from here on.
-    for (Node* input : inputs) input->remove_user(node);
+    edges.commit();
     if (node == last_placeholder_) last_placeholder_ = node->prev_;  // a placeholder or null
     unlink(node);
     if (node == output_) output_ = nullptr;
     if (node->op_ == OpCode::placeholder) --num_placeholders_;
     index_.erase(id_of(node), node->name(), name_of());
-    destroy_node(node);
+    arena_.destroy(node);
   }
 
   /// Renames `node` to the name the namespace assigns `candidate` and returns it (FX
@@ -493,39 +493,42 @@ class Graph {
   [[nodiscard]] std::unique_ptr<Graph> clone() const {
     auto copy = std::make_unique<Graph>();
     copy->namespace_.assign_names(namespace_);
-    CloneMap map{this, std::vector<Node*>(chunks_.size() * detail::node_chunk_slots, nullptr)};
+    CloneMap map{this, std::vector<Node*>(arena_.slot_count(), nullptr)};
     auto remap = [&](const Node* user) {
       return [&map, user](const Argument& arg) { return remap_argument(arg, map, user); };
     };
+    detail::EdgeUpdate edges;  // one node's arguments at a time, then every users list
     for (const Node* n = head_; n != nullptr; n = n->next_) {
-      // Everything that can throw comes before the node is constructed in its slot.
+      // Everything that can throw comes before the node is linked.
       detail::CompactString name(n->name_);
       const std::uint32_t target = copy->intern(n->target());
       auto fn = remap(n);
       ArgumentList args;
       args.reserve(n->args_size_);
       for (const Argument& a : n->args()) args.push_back(fn(a));
+      Kwargs kwargs;
       std::unique_ptr<Node::Extra> extra;
       if (n->extra_) {
         extra = std::make_unique<Node::Extra>();
         extra->meta = n->extra_->meta;
-        for (const auto& kv : n->extra_->kwargs)
-          extra->kwargs.emplace_back(kv.first, fn(kv.second));
+        for (const auto& kv : n->extra_->kwargs) kwargs.emplace_back(kv.first, fn(kv.second));
       }
-      copy->reserve_node_slot();
+      copy->arena_.reserve_slot();
       copy->index_.reserve_more(1, copy->name_of(), copy->each_indexed());
-      Node* raw = copy->construct_node(n->op_, target);
-      Node::ArgumentBox box;
+      Node* raw = copy->arena_.construct(n->op_, target);
+      raw->name_.swap(name);
+      raw->extra_ = std::move(extra);
       try {
-        box = raw->prepare_args(args.size());
+        edges.clear();
+        // The users lists are copied verbatim below (in the source's order), not derived.
+        edges.stage_arguments(raw, std::move(args), std::move(kwargs), nullptr, false);
+        edges.finish_stage();
       } catch (...) {
-        copy->destroy_node(raw);
+        copy->arena_.destroy(raw);
         throw;
       }
       // No-throw from here on for this node.
-      raw->name_.swap(name);
-      raw->extra_ = std::move(extra);
-      raw->commit_args(std::move(args), std::move(box));
+      edges.commit();
       copy->index_.insert(copy->id_of(raw), raw->name());
       copy->link_before(raw, nullptr);
       if (raw->op_ == OpCode::placeholder) {
@@ -535,19 +538,19 @@ class Graph {
       if (n == output_) copy->output_ = raw;
       map.by_id[id_of(n)] = raw;
     }
+    edges.clear();
     for (const Node* n = head_; n != nullptr; n = n->next_) {
-      Node* c = map.find(n);
-      const NodeSpan users = n->users();
-      c->reserve_users(users.size());
-      for (const Node* u : users) {
+      edges.stage_users(map.find(n), n->users(), [&](const Node* u) {
         Node* cu = map.find(u);
         if (cu == nullptr) {
           throw runtime_error("Cannot clone graph: node '" + n->name_ + "' lists user '" +
                               u->name_ + "' that is not in this graph");
         }
-        c->push_user(cu);
-      }
+        return cu;
+      });
     }
+    edges.finish_stage();
+    edges.commit();
     return copy;
   }
 
@@ -568,7 +571,7 @@ class Graph {
   /// guarantee (the dead set is computed first, then erased with no-throw steps). O(nodes + edges)
   /// plus one registry lookup per distinct target.
   bool eliminate_dead_code(const std::function<bool(const Node&)>& is_impure = {}) {
-    const std::size_t slots = chunks_.size() * detail::node_chunk_slots;
+    const std::size_t slots = arena_.slot_count();
     std::vector<bool> dead(slots, false);     // by node id
     std::vector<bool> touched(slots, false);  // inputs of dead nodes, by node id
     std::vector<signed char> impurity(target_table_.size(), -1);  // by interned target
@@ -629,7 +632,7 @@ class Graph {
     for (Node* n : doomed) {  // users before the nodes they use
       unlink(n);
       index_.erase(id_of(n), n->name(), name_of());
-      destroy_node(n);
+      arena_.destroy(n);
     }
     return true;
   }
@@ -867,17 +870,23 @@ class Graph {
   // Undoes the creation of `node` (no users, not the output node) whose name was taken by
   // `taken`, the last namespace step not yet undone: the name is given back. No-throw.
   void uncreate(Node* node, Namespace::Proposal& taken) noexcept {
-    auto drop = [node](Node* input) { input->remove_user(node); };
-    for (const Argument& a : node->args()) for_each_node(a, drop);
-    for (const auto& kv : node->kwargs()) for_each_node(kv.second, drop);
+    drop_from_inputs(node);
     if (node->op_ == OpCode::placeholder) {
       if (node == last_placeholder_) last_placeholder_ = node->prev_;
       --num_placeholders_;
     }
     unlink(node);
     index_.erase(id_of(node), node->name(), name_of());
-    destroy_node(node);
+    arena_.destroy(node);
     namespace_.uncommit(taken);
+  }
+
+  // Removes `node` from the users of every node it reads (undoing the commit of its creation:
+  // it was appended last, so the others keep their order). No-throw.
+  static void drop_from_inputs(Node* node) noexcept {
+    auto drop = [node](Node* input) { input->remove_user(node); };
+    for (const Argument& a : node->args()) for_each_node(a, drop);
+    for (const auto& kv : node->kwargs()) for_each_node(kv.second, drop);
   }
 
   // Node::prepend (before == true) and Node::append: moves `x` next to `anchor`. Strong.
@@ -964,7 +973,7 @@ class Graph {
     // turned into positions afterwards (an input may come later in the list).
     std::vector<Node*> by_pos;
     by_pos.reserve(n);
-    std::vector<std::uint32_t> pos_by_id(chunks_.size() * detail::node_chunk_slots);
+    std::vector<std::uint32_t> pos_by_id(arena_.slot_count());
     struct Wait {
       std::uint32_t begin;  // first input occurrence of this position
       std::uint32_t scan;   // occurrences from here to the next position's begin are ready
@@ -1058,7 +1067,7 @@ class Graph {
   // reading it. Otherwise does nothing.
   void check_not_erased(const Node* node, const char* what) const {
 #if EPGRAPH_STALE_NODE_CHECKS
-    if (node != nullptr && slot_state(node) == SlotState::erased) {
+    if (node != nullptr && arena_.slot_state(node) == detail::NodeArena::SlotState::erased) {
       throw value_error(std::string("Cannot ") + what +
                         " an erased node (a Node* kept after Graph::erase_node)");
     }
@@ -1106,138 +1115,11 @@ class Graph {
     return index;
   }
 
-  // --- node storage: chunks of slots (see detail::NodeChunk), a free list of erased slots.
-  struct FreeSlot {
-    FreeSlot* next;
-    std::uint8_t slot;
-  };
-  static_assert(sizeof(FreeSlot) <= sizeof(Node));
-  // Node ids (chunk * slots + slot) stay below the name index's limit.
-  static constexpr std::size_t max_chunks = detail::NameIndex::id_limit / detail::node_chunk_slots;
-
-  // Makes sure construct_node has a slot. May throw std::bad_alloc; changes nothing observable.
-  void reserve_node_slot() {
-#if EPGRAPH_STALE_NODE_CHECKS
-    quarantine_.reserve(detail::stale_quarantine_slots);  // once: destroy_node cannot allocate
-#endif
-    if (free_slots_ != nullptr || (!chunks_.empty() && chunk_used_ < detail::node_chunk_slots)) {
-      return;
-    }
-    if (chunks_.size() >= max_chunks) {
-      throw runtime_error("Graph cannot hold more than " +
-                          std::to_string(max_chunks * detail::node_chunk_slots) + " nodes");
-    }
-    detail::reserve_more(chunks_, 1);
-#if EPGRAPH_STALE_NODE_CHECKS
-    detail::reserve_more(chunks_by_address_, 1);
-    detail::reserve_more(live_bits_, detail::node_chunk_slots / 64);
-#endif
-    auto chunk = std::make_unique<detail::NodeChunk>();
-    chunk->header.graph = this;
-    chunk->header.index = static_cast<std::uint32_t>(chunks_.size());
-#if EPGRAPH_STALE_NODE_CHECKS  // room reserved: none of this throws
-    const detail::NodeChunk* c = chunk.get();
-    chunks_by_address_.insert(std::upper_bound(chunks_by_address_.begin(), chunks_by_address_.end(),
-                                               c, std::less<const detail::NodeChunk*>()),
-                              c);
-    live_bits_.resize(live_bits_.size() + detail::node_chunk_slots / 64, 0);
-#endif
-    chunks_.push_back(std::move(chunk));  // room reserved: does not throw
-    chunk_used_ = 0;
+  // Node ids (see detail::NodeArena::id_of): tables by id have arena_.slot_count() entries.
+  [[nodiscard]] static std::uint32_t id_of(const Node* node) noexcept {
+    return detail::NodeArena::id_of(node);
   }
-
-  // Where a slot of this graph is, from its id.
-  [[nodiscard]] unsigned char* slot_address(std::uint32_t id) const noexcept {
-    return chunks_[id / detail::node_chunk_slots]->storage +
-           (id % detail::node_chunk_slots) * sizeof(Node);
-  }
-
-  // What a pointer points at, found from its address alone (the slot is not read): a slot of this
-  // graph holding a live node, an erased slot of this graph, or something else. Maintained only
-  // with EPGRAPH_STALE_NODE_CHECKS. O(log chunks).
-  enum class SlotState { live, erased, not_here };
-  [[nodiscard]] SlotState slot_state(const Node* node) const noexcept {
-    const auto* chunk_of = reinterpret_cast<const detail::NodeChunk*>(node);
-    auto it = std::upper_bound(chunks_by_address_.begin(), chunks_by_address_.end(), chunk_of,
-                               std::less<const detail::NodeChunk*>());
-    if (it == chunks_by_address_.begin()) return SlotState::not_here;
-    const detail::NodeChunk* c = *(it - 1);
-    const auto* p = reinterpret_cast<const unsigned char*>(node);
-    std::less<const unsigned char*> before;
-    if (before(p, c->storage) || !before(p, c->storage + sizeof c->storage)) {
-      return SlotState::not_here;
-    }
-    const auto offset = static_cast<std::size_t>(p - c->storage);
-    if (offset % sizeof(Node) != 0) return SlotState::not_here;
-    const std::uint32_t id =
-        c->header.index * static_cast<std::uint32_t>(detail::node_chunk_slots) +
-        static_cast<std::uint32_t>(offset / sizeof(Node));
-    if (id >= live_bits_.size() * 64) return SlotState::not_here;
-    return (live_bits_[id / 64] >> (id % 64)) & 1u ? SlotState::live : SlotState::erased;
-  }
-  // Constructs a node in the slot reserve_node_slot made sure of. No-throw.
-  Node* construct_node(OpCode op, std::uint32_t target) noexcept {
-    std::allocator<Node> alloc;
-    Node* n = nullptr;
-    if (FreeSlot* f = free_slots_) {
-      free_slots_ = f->next;
-      const std::uint8_t slot = f->slot;
-      void* where = f;
-      std::allocator_traits<std::allocator<FreeSlot>>::destroy(free_alloc_, f);
-      n = static_cast<Node*>(where);
-      std::allocator_traits<std::allocator<Node>>::construct(alloc, n, Node::create_key(), op,
-                                                             target, slot);
-    } else {
-      const std::size_t slot = chunk_used_++;
-      n = reinterpret_cast<Node*>(chunks_.back()->storage + slot * sizeof(Node));
-      std::allocator_traits<std::allocator<Node>>::construct(
-          alloc, n, Node::create_key(), op, target, static_cast<std::uint8_t>(slot));
-    }
-#if EPGRAPH_STALE_NODE_CHECKS
-    const std::uint32_t id = id_of(n);
-    live_bits_[id / 64] |= std::uint64_t{1} << (id % 64);
-#endif
-    return n;
-  }
-  // Destroys `node` (not linked, not indexed) and frees its slot for reuse: at once, or with
-  // EPGRAPH_STALE_NODE_CHECKS after `stale_quarantine_slots` more slots were freed (poisoned for
-  // AddressSanitizer meanwhile). No-throw.
-  void destroy_node(Node* node) noexcept {
-    std::uint8_t slot = node->slot_;
-#if EPGRAPH_STALE_NODE_CHECKS
-    const std::uint32_t id = id_of(node);
-#endif
-    std::allocator<Node> alloc;
-    std::allocator_traits<std::allocator<Node>>::destroy(alloc, node);
-#if EPGRAPH_STALE_NODE_CHECKS
-    live_bits_[id / 64] &= ~(std::uint64_t{1} << (id % 64));
-    detail::poison_memory(node, sizeof(Node));
-    if (quarantine_.size() < detail::stale_quarantine_slots) {
-      quarantine_.push_back(id);  // capacity reserved by reserve_node_slot: does not allocate
-      return;
-    }
-    const std::uint32_t oldest = quarantine_[quarantine_next_];
-    quarantine_[quarantine_next_] = id;
-    quarantine_next_ = (quarantine_next_ + 1) % detail::stale_quarantine_slots;
-    unsigned char* freed = slot_address(oldest);
-    detail::unpoison_memory(freed, sizeof(Node));
-    node = reinterpret_cast<Node*>(freed);
-    slot = static_cast<std::uint8_t>(oldest % detail::node_chunk_slots);
-#endif
-    FreeSlot* f = reinterpret_cast<FreeSlot*>(static_cast<void*>(node));
-    std::allocator_traits<std::allocator<FreeSlot>>::construct(free_alloc_, f,
-                                                               FreeSlot{free_slots_, slot});
-    free_slots_ = f;
-  }
-  [[nodiscard]] std::uint32_t id_of(const Node* node) const noexcept {
-    return node->chunk_header().index * static_cast<std::uint32_t>(detail::node_chunk_slots) +
-           node->slot_;
-  }
-  [[nodiscard]] Node* node_by_id(std::uint32_t id) const noexcept {
-    unsigned char* storage = chunks_[id / detail::node_chunk_slots]->storage;
-    return std::launder(
-        reinterpret_cast<Node*>(storage + (id % detail::node_chunk_slots) * sizeof(Node)));
-  }
+  [[nodiscard]] Node* node_by_id(std::uint32_t id) const noexcept { return arena_.node_by_id(id); }
   // lint, step by step (the edge checks live in detail/graph_lint.hpp).
   static constexpr std::size_t lint_unseen = SIZE_MAX;
   // What lint's walk over the node list found.
@@ -1253,7 +1135,7 @@ class Graph {
   // placeholders; collects the output nodes. Appends a message per violation. O(nodes).
   LintWalk lint_node_list(std::vector<std::string>& problems) const {
     LintWalk walk;
-    walk.position_by_id.assign(chunks_.size() * detail::node_chunk_slots, lint_unseen);
+    walk.position_by_id.assign(arena_.slot_count(), lint_unseen);
     const Node* first_non_placeholder = nullptr;
     for (const Node* n = head_; n != nullptr; n = n->next_) {
       if (n->prev_ != walk.last) {
@@ -1347,8 +1229,9 @@ class Graph {
   };
   [[nodiscard]] EachIndexed each_indexed() const noexcept { return EachIndexed{this}; }
 
-  // A fresh epoch for Node::diff_inputs' scratch marks: a multiple of 16, never 0. When the
-  // counter wraps (after 2^28 edits) every mark is cleared first, so no stale mark can match.
+  // A fresh epoch for the nodes' scratch marks (detail::EdgeUpdate, move_node): a multiple of 16,
+  // never 0. When the counter wraps (after 2^28 edits) every mark is cleared first, so no stale
+  // mark can match.
   std::uint32_t next_mark_epoch() noexcept {
     mark_epoch_ += 16;
     if (mark_epoch_ == 0) {
@@ -1460,40 +1343,29 @@ class Graph {
     Node* next = resolve_position(op, proposal.name);
     detail::CompactString name(proposal.name);
     const std::uint32_t interned = intern(target);
-    std::unique_ptr<Node::Extra> extra;
-    if (!kwargs.empty()) extra = std::make_unique<Node::Extra>();
-    reserve_node_slot();
+    arena_.reserve_slot();
     index_.reserve_more(1, name_of(), each_indexed());
-    Node* raw = construct_node(op, interned);
-    Node::InputChange change;
-    Node::ArgumentBox box;
+    Node* raw = arena_.construct(op, interned);
+    detail::EdgeUpdate edges;
     try {
       raw->name_.swap(name);
-      raw->check_argument_nodes(args, kwargs);
-      if (op == OpCode::call_function && schema_checks_) {
-        check_call_interned(interned, args, kwargs, proposal.name, "create");
-      }
-      const std::vector<Node*> inputs = detail::collect_input_nodes(args, kwargs);
-      change = raw->prepare_input_change({}, inputs);
-      box = raw->prepare_args(args.size());
+      edges.stage_arguments(raw, std::move(args), std::move(kwargs), "create");
+      edges.finish_stage();
       namespace_.commit(proposal);
     } catch (...) {
-      destroy_node(raw);
+      arena_.destroy(raw);
       throw;
     }
-    // No-throw until prepare: store the arguments, index the name.
-    raw->commit_args(std::move(args), std::move(box));
-    if (extra) {
-      extra->kwargs = std::move(kwargs);
-      raw->extra_ = std::move(extra);
-    }
+    // No-throw until prepare: store the arguments and the users of its inputs, index the name.
+    edges.commit();
     index_.insert(id_of(raw), raw->name());
     if (prepare != nullptr) {
       try {
         (*prepare)(*raw);
       } catch (...) {
+        drop_from_inputs(raw);
         index_.erase(id_of(raw), raw->name(), name_of());
-        destroy_node(raw);
+        arena_.destroy(raw);
         namespace_.uncommit(proposal);
         throw;
       }
@@ -1506,7 +1378,6 @@ class Graph {
       // Placeholders form a prefix: the new one is the last when it follows the last one.
       if (raw->prev_ == last_placeholder_) last_placeholder_ = raw;
     }
-    raw->commit_input_change(change);
     if (insert_.anchor != nullptr && !insert_.before) insert_.anchor = raw;
     if (taken != nullptr) *taken = std::move(proposal);
     return raw;
@@ -1518,10 +1389,7 @@ class Graph {
   std::size_t num_placeholders_ = 0;
   Node* last_placeholder_ = nullptr;  // where default placeholder insertion goes after; O(1)
   Node* output_ = nullptr;
-  std::vector<std::unique_ptr<detail::NodeChunk>> chunks_;  // own the nodes' storage
-  std::size_t chunk_used_ = 0;                              // slots handed out from chunks_.back()
-  FreeSlot* free_slots_ = nullptr;                          // erased slots, in the chunks' storage
-  std::allocator<FreeSlot> free_alloc_;
+  detail::NodeArena arena_;  // the nodes' storage
   detail::NameIndex index_;  // live nodes by name
   Namespace namespace_;
   // Interned targets: their text by index, and the index by text (looked up without allocating).
@@ -1534,13 +1402,6 @@ class Graph {
   bool schema_checks_ = true;
   std::uint32_t mark_epoch_ = 0;  // see next_mark_epoch
   std::uint64_t version_ = 0;     // see version()
-  // Used only with EPGRAPH_STALE_NODE_CHECKS (present always, so the layout does not depend on
-  // it): erased slots kept out of reuse (a ring of ids), which slots hold live nodes (by id), and
-  // the chunks by address (to find a pointer's slot without reading it).
-  std::vector<std::uint32_t> quarantine_;
-  std::size_t quarantine_next_ = 0;
-  std::vector<std::uint64_t> live_bits_;
-  std::vector<const detail::NodeChunk*> chunks_by_address_;
 };
 
 inline InsertingGuard::~InsertingGuard() { graph_->pop_insert_point(); }
@@ -1551,28 +1412,43 @@ inline void Node::touch_graph() noexcept { ++graph().version_; }
 
 inline std::string_view Node::target() const noexcept { return *graph().target_table_[target_]; }
 
-inline void Node::check_schema(ArgumentView args, const Kwargs& kwargs) {
+inline void Node::check_schema(ArgumentView args, const Kwargs& kwargs, const char* verb) {
   Graph& g = graph();
   if (op_ == OpCode::call_function && g.schema_checks()) {
-    g.check_call_interned(target_, args, kwargs, name(), "set the arguments of");
+    g.check_call_interned(target_, args, kwargs, name(), verb);
   }
 }
 
-inline void Node::notify_replace(const Node& old_input, const Node& new_input) const {
+inline void Node::notify_replace(const Node& old_value, const Node& replacement,
+                                 bool output_uses) const {
   if (GraphObserver* o = graph().observer()) {
-    o->before_replace_uses(old_input, new_input, op_ == OpCode::output);
+    o->before_replace_uses(old_value, replacement, output_uses);
   }
 }
 
 inline void Node::reject_erased(const Node* n) const {
 #if EPGRAPH_STALE_NODE_CHECKS
-  if (graph().slot_state(n) == Graph::SlotState::erased) {
+  if (graph().arena_.slot_state(n) == detail::NodeArena::SlotState::erased) {
     throw value_error("Argument node of node '" + name_ +
                       "' is an erased node (a Node* kept after Graph::erase_node)");
   }
 #else
   (void)n;
 #endif
+}
+
+inline void Node::set_args(ArgumentList args) {
+  detail::EdgeUpdate edges;
+  edges.stage_arguments(this, std::move(args), kwargs(), "set the arguments of");
+  edges.finish_stage();
+  edges.commit();
+}
+
+inline void Node::set_kwargs(Kwargs kwargs) {
+  detail::EdgeUpdate edges;
+  edges.stage_arguments(this, args().to_vector(), std::move(kwargs), "set the arguments of");
+  edges.finish_stage();
+  edges.commit();
 }
 
 inline void Node::replace_input_with(Node* old_input, Node* new_input) {
@@ -1585,17 +1461,23 @@ inline void Node::replace_input_with(Node* old_input, Node* new_input) {
                       "' belongs to another graph");
   }
   if (old_input == new_input) return;
-  ArgumentList args;
-  args.reserve(args_size_);
-  for (const Argument& a : this->args()) args.push_back(replace_node_in(a, old_input, new_input));
-  Kwargs kwargs;
-  for (const auto& kv : this->kwargs()) {
-    kwargs.emplace_back(kv.first, replace_node_in(kv.second, old_input, new_input));
-  }
-  const auto inputs = all_input_nodes();
-  const bool uses_old = std::find(inputs.begin(), inputs.end(), old_input) != inputs.end();
+  bool uses_old = false;
+  auto find_old = [&](const Node* n) { uses_old = uses_old || n == old_input; };
+  for (const Argument& a : args()) for_each_node(a, find_old);
+  for (const auto& kv : kwargs()) for_each_node(kv.second, find_old);
   if (!uses_old) return;  // nothing to replace
-  reset_inputs(std::move(args), std::move(kwargs), old_input, new_input);
+  ArgumentList new_args;
+  new_args.reserve(args_size_);
+  for (const Argument& a : args()) new_args.push_back(replace_node_in(a, old_input, new_input));
+  Kwargs new_kwargs;
+  for (const auto& kv : kwargs()) {
+    new_kwargs.emplace_back(kv.first, replace_node_in(kv.second, old_input, new_input));
+  }
+  detail::EdgeUpdate edges;
+  edges.stage_replacement(this, std::move(new_args), std::move(new_kwargs), old_input, new_input);
+  edges.finish_stage();
+  edges.announce_replace(*old_input, *new_input);
+  edges.commit();
 }
 
 inline std::vector<Node*> Node::replace_all_uses_with(
@@ -1620,47 +1502,21 @@ inline std::vector<Node*> Node::replace_all_uses_with(
                         "' itself; pass a delete_user_cb that skips it");
     }
   }
-  struct Rewritten {
+  detail::EdgeUpdate edges;
+  edges.reserve(changed.size());
+  for (Node* user : changed) {
     ArgumentList args;
+    args.reserve(user->args_size_);
+    for (const Argument& a : user->args()) args.push_back(replace_node_in(a, this, replacement));
     Kwargs kwargs;
-    bool add_user;
-  };
-  std::vector<Rewritten> rewritten;
-  rewritten.reserve(changed.size());
-  bool output_uses = false;
-  {
-    const std::vector<Node*> existing_users = replacement->users();
-    detail::NodeLookup existing(existing_users);
-    std::size_t additions = 0;
-    for (Node* user : changed) {
-      Rewritten r;
-      r.args.reserve(user->args_size_);
-      for (const Argument& a : user->args())
-        r.args.push_back(replace_node_in(a, this, replacement));
-      for (const auto& kv : user->kwargs()) {
-        r.kwargs.emplace_back(kv.first, replace_node_in(kv.second, this, replacement));
-      }
-      r.add_user = !existing.contains(user);
-      additions += r.add_user ? 1 : 0;
-      output_uses = output_uses || user->op_ == OpCode::output;
-      rewritten.push_back(std::move(r));
+    for (const auto& kv : user->kwargs()) {
+      kwargs.emplace_back(kv.first, replace_node_in(kv.second, this, replacement));
     }
-    replacement->reserve_users(additions);
+    edges.stage_replacement(user, std::move(args), std::move(kwargs), this, replacement);
   }
-  detail::NodeLookup changed_lookup(changed);
-  if (!changed.empty()) {
-    if (GraphObserver* o = graph().observer())
-      o->before_replace_uses(*this, *replacement, output_uses);
-  }
-  // No-throw from here on.
-  for (std::size_t i = 0; i < changed.size(); ++i) {
-    Node* user = changed[i];
-    // Same argument count as before, so storing them does not allocate.
-    user->commit_args(std::move(rewritten[i].args), nullptr);
-    if (user->extra_) user->extra_->kwargs = std::move(rewritten[i].kwargs);
-    if (rewritten[i].add_user) replacement->push_user(user);
-  }
-  remove_users_if([&](Node* u) { return changed_lookup.contains(u); });
+  edges.finish_stage();
+  edges.announce_replace(*this, *replacement);
+  edges.commit();
   return changed;
 }
 

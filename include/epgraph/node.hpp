@@ -1,5 +1,9 @@
 // Node: one operation of a Graph, with torch.fx's op, target, args, kwargs, users and meta.
 // SPDX-License-Identifier: BSD-3-Clause
+//
+// This header does not include graph.hpp (which includes it): the members that need the complete
+// Graph (target(), set_args, replace_all_uses_with, is_impure, prepend, ...) are declared here and
+// defined in graph.hpp. Include <epgraph/graph.hpp> (or <epgraph/epgraph.hpp>) to call them.
 #pragma once
 
 #include <algorithm>
@@ -86,6 +90,8 @@ void reserve_more_hashed(HashMap& m, std::size_t extra) {
 
 // Declared only: tests define it to reach internals and break invariants on purpose.
 struct test_access;
+class NodeArena;        // detail/node_arena.hpp: constructs and destroys nodes in their slots
+class EdgeUpdate;       // detail/edges.hpp: the one way args <-> users edges change
 struct rewrite_access;  // subgraph_rewriter.hpp: builds and undoes replacements
 
 // Keeps the first occurrence of each pointer, in order. Small inputs are deduplicated by a
@@ -128,39 +134,15 @@ inline std::vector<Node*> collect_input_nodes(ArgumentView args, const Kwargs& k
   return out;
 }
 
-// Membership test that stays O(log n) for big inputs (a sorted copy; no hashing).
-class NodeLookup {
- public:
-  explicit NodeLookup(ConstSpan<Node*> nodes) : nodes_(nodes) {
-    if (nodes.size() > 16) {
-      sorted_.assign(nodes.begin(), nodes.end());
-      std::sort(sorted_.begin(), sorted_.end(), std::less<const Node*>());
-    }
-  }
-  bool contains(const Node* n) const {
-    if (nodes_.size() > 16) {
-      return std::binary_search(sorted_.begin(), sorted_.end(), n, std::less<const Node*>());
-    }
-    for (const Node* m : nodes_) {
-      if (m == n) return true;
-    }
-    return false;
-  }
-
- private:
-  ConstSpan<Node*> nodes_;
-  std::vector<const Node*> sorted_;
-};
-
 }  // namespace detail
 
 /// The users of a node, read-only (see ConstSpan).
 using NodeSpan = ConstSpan<Node*>;
 
 namespace detail {
-// Nodes live in chunks of `node_chunk_slots` slots that the graph allocates (see graph.hpp); a
-// node finds its chunk, and so its graph, from its slot number. Saves a graph pointer per node and
-// the allocator's per-allocation overhead.
+// Nodes live in chunks of `node_chunk_slots` slots that the graph's arena allocates (see
+// detail/node_arena.hpp); a node finds its chunk, and so its graph, from its slot number. Saves a
+// graph pointer per node and the allocator's per-allocation overhead.
 inline constexpr std::size_t node_chunk_slots = 256;
 struct NodeChunkHeader {
   Graph* graph;
@@ -184,6 +166,7 @@ class Node {
   /// Only a Graph can make one: nodes are created through Graph::create_node and friends.
   class create_key {
     friend class Graph;
+    friend class detail::NodeArena;
     create_key() noexcept {}
   };
   /// Used by Graph; not for direct use (a create_key cannot be made outside Graph).
@@ -265,10 +248,12 @@ class Node {
   /// and, on a call_function node whose operator schema is registered, when the arguments do
   /// not bind to it (Graph::check_call: "Cannot set the arguments of node 'add' (...): ...").
   /// Strong guarantee. O(size of old and new arguments).
-  void set_args(ArgumentList args) { reset_inputs(std::move(args), kwargs()); }
+  /// Defined in graph.hpp, as are the other members that need the graph.
+  void set_args(ArgumentList args);
 
   /// Replaces the keyword arguments (FX `node.kwargs = ...`); see set_args. Strong guarantee.
-  void set_kwargs(Kwargs kwargs) { reset_inputs(args().to_vector(), std::move(kwargs)); }
+  /// O(size of old and new arguments).
+  void set_kwargs(Kwargs kwargs);
 
   /// Replaces positional argument `index` (FX `node.update_arg`). Throws value_error
   /// "Argument index 3 out of range for node 'add' with 2 arguments". Strong guarantee.
@@ -366,6 +351,8 @@ class Node {
 
  private:
   friend class Graph;
+  friend class detail::NodeArena;
+  friend class detail::EdgeUpdate;
   friend struct detail::test_access;  // lets tests corrupt a graph to exercise lint()
 
   struct Extra {
@@ -410,9 +397,9 @@ class Node {
     }
     return nullptr;
   }
-  // Phase 2: stores `args` (a box from prepare_args for the same count). No-throw.
+  // Phase 2: stores `args` (a box from prepare_args for the same count); the graph's version is
+  // the caller's business (detail::EdgeUpdate::commit). No-throw.
   void commit_args(ArgumentList&& args, ArgumentBox box) noexcept {
-    touch_graph();
     const std::size_t count = args.size();
     if (count <= inline_args) {
       destroy_args();
@@ -474,7 +461,7 @@ class Node {
     }
   }
 
-  // The header of the chunk this node lives in. Defined below NodeChunk.
+  // The header of the chunk this node lives in. Defined below the class.
   [[nodiscard]] const detail::NodeChunkHeader& chunk_header() const noexcept;
 
   void check_argument_nodes(ArgumentView args, const Kwargs& kwargs) const {
@@ -493,115 +480,25 @@ class Node {
     for (const auto& kv : kwargs) for_each_node(kv.second, check);
   }
 
-  // Which nodes start and stop being read by this node when its inputs change.
-  struct InputChange {
-    std::vector<Node*> added;
-    std::vector<Node*> removed;
-  };
-
-  // Phase 1 of an edge change: computes the change and reserves room in the users() of nodes
-  // that become inputs. May throw; changes nothing observable.
-  InputChange prepare_input_change(const std::vector<Node*>& old_inputs,
-                                   const std::vector<Node*>& new_inputs) {
-    InputChange change;
-    detail::NodeLookup old_lookup(old_inputs);
-    detail::NodeLookup new_lookup(new_inputs);
-    for (Node* n : new_inputs) {
-      if (!old_lookup.contains(n)) change.added.push_back(n);
-    }
-    for (Node* n : old_inputs) {
-      if (!new_lookup.contains(n)) change.removed.push_back(n);
-    }
-    for (Node* n : change.added) n->reserve_users(1);
-    return change;
-  }
-
-  // Phase 2, no-throw: drops this node from users() of inputs no longer read and appends it to
-  // users() of new inputs (room reserved in phase 1).
-  void commit_input_change(const InputChange& change) noexcept {
-    for (Node* n : change.removed) n->remove_user(this);
-    for (Node* n : change.added) n->push_user(this);
-  }
-
   // With EPGRAPH_STALE_NODE_CHECKS, throws value_error when argument node `n` is an erased node
   // of this graph (see detail/stale_nodes.hpp). Defined in graph.hpp.
   void reject_erased(const Node* n) const;
 
-  // Refuses arguments that do not bind to this call_function node's schema (Graph::check_call).
+  // Refuses arguments that do not bind to this call_function node's schema when the graph checks
+  // schemas (Graph::check_call); `verb` is the message's ("create", "set the arguments of").
   // Defined in graph.hpp.
-  void check_schema(ArgumentView args, const Kwargs& kwargs);
+  void check_schema(ArgumentView args, const Kwargs& kwargs, const char* verb);
 
-  // Tells the owning graph's observer (the ExportedProgram) that uses of `old_input` by this node
-  // move to `new_input`. May throw; defined in graph.hpp.
-  void notify_replace(const Node& old_input, const Node& new_input) const;
+  // Tells the owning graph's observer (the ExportedProgram), if any, that uses of `old_value`
+  // move to `replacement` (`output_uses`: the output node is among the users that change). May
+  // throw; defined in graph.hpp.
+  void notify_replace(const Node& old_value, const Node& replacement, bool output_uses) const;
 
   // A fresh mark epoch of the graph (a multiple of 16, never 0). Defined in graph.hpp.
   std::uint32_t next_mark_epoch() noexcept;
 
   // Changes the owning graph's version() (see Graph::version). Defined in graph.hpp.
   void touch_graph() noexcept;
-
-  // Phase 1 of an edge change from the current arguments to `args`/`kwargs` (nodes already
-  // checked to be of this graph): which nodes become inputs (in first-occurrence order) and which
-  // stop being inputs (in old order). Uses the per-node scratch marks under a fresh epoch, so it
-  // is O(size of old and new arguments) with no sorting or hashing; needs exclusive access to
-  // the graph (any mutation has it). Reserves room in users() of the added nodes. May throw;
-  // changes nothing observable.
-  InputChange diff_inputs(const ArgumentList& args, const Kwargs& kwargs) {
-    const std::uint32_t epoch = next_mark_epoch();
-    auto flag = [epoch](Node* n, std::uint32_t f) {
-      if ((n->mark_ & ~15u) != epoch) n->mark_ = epoch;
-      n->mark_ |= f;
-    };
-    auto has = [epoch](const Node* n, std::uint32_t f) {
-      return (n->mark_ & ~15u) == epoch && (n->mark_ & f) != 0;
-    };
-    constexpr std::uint32_t in_old = 1, in_new = 2, added = 4, removed = 8;
-    auto each_old = [&](auto&& f) {
-      for (const Argument& a : this->args()) for_each_node(a, f);
-      for (const auto& kv : this->kwargs()) for_each_node(kv.second, f);
-    };
-    auto each_new = [&](auto&& f) {
-      for (const Argument& a : args) for_each_node(a, f);
-      for (const auto& kv : kwargs) for_each_node(kv.second, f);
-    };
-    each_old([&](Node* n) { flag(n, in_old); });
-    each_new([&](Node* n) { flag(n, in_new); });
-    InputChange change;
-    each_new([&](Node* n) {
-      if (!has(n, in_old) && !has(n, added)) {
-        flag(n, added);
-        change.added.push_back(n);
-      }
-    });
-    each_old([&](Node* n) {
-      if (!has(n, in_new) && !has(n, removed)) {
-        flag(n, removed);
-        change.removed.push_back(n);
-      }
-    });
-    for (Node* n : change.added) n->reserve_users(1);
-    return change;
-  }
-
-  // Replaces args and kwargs, keeping users() in sync. When `replaced` is set, the graph's observer
-  // hears of it after every allocation and before any change. Strong guarantee.
-  // O(size of old and new arguments).
-  void reset_inputs(ArgumentList args, Kwargs kwargs, const Node* replaced = nullptr,
-                    const Node* replacement = nullptr) {
-    check_argument_nodes(args, kwargs);
-    if (replaced == nullptr) check_schema(args, kwargs);
-    std::unique_ptr<Extra> new_extra;
-    if (!kwargs.empty() && !extra_) new_extra = std::make_unique<Extra>();
-    ArgumentBox box = prepare_args(args.size());
-    const InputChange change = diff_inputs(args, kwargs);
-    if (replaced != nullptr) notify_replace(*replaced, *replacement);
-    // No-throw from here on.
-    if (new_extra) extra_ = std::move(new_extra);
-    commit_args(std::move(args), std::move(box));
-    if (extra_) extra_->kwargs = std::move(kwargs);
-    commit_input_change(change);
-  }
 
   // 96 bytes on LP64: 3 pointers, 32 bytes of inline arguments, 8 of users, 16 of name, 16 more.
   Node* prev_ = nullptr;
@@ -620,24 +517,21 @@ class Node {
   detail::CompactString name_;
   std::uint32_t args_size_ = 0;
   std::uint32_t target_;    // index into the graph's interned targets
-  std::uint32_t mark_ = 0;  // scratch for diff_inputs (epoch | flags); not observable
+  std::uint32_t mark_ = 0;  // scratch for EdgeUpdate and Graph (epoch | flags); not observable
   OpCode op_;
   std::uint8_t slot_;  // position in its chunk (see detail::NodeChunkHeader)
   std::uint8_t user_state_ = 0;
 };
 
 namespace detail {
-// A block of node slots owned by a Graph. Slots are constructed and destroyed by the graph.
-struct NodeChunk {
-  NodeChunkHeader header;
-  alignas(Node) unsigned char storage[node_chunk_slots * sizeof(Node)];
-};
+// Where a chunk's slots start, after its header (detail::NodeChunk checks it).
+inline constexpr std::size_t node_chunk_storage_offset =
+    (sizeof(NodeChunkHeader) + alignof(Node) - 1) / alignof(Node) * alignof(Node);
 }  // namespace detail
 
 inline const detail::NodeChunkHeader& Node::chunk_header() const noexcept {
   const unsigned char* base = reinterpret_cast<const unsigned char*>(this) -
-                              std::size_t(slot_) * sizeof(Node) -
-                              offsetof(detail::NodeChunk, storage);
+                              std::size_t(slot_) * sizeof(Node) - detail::node_chunk_storage_offset;
   return *reinterpret_cast<const detail::NodeChunkHeader*>(base);
 }
 
@@ -645,5 +539,3 @@ inline Graph& Node::graph() noexcept { return *chunk_header().graph; }
 inline const Graph& Node::graph() const noexcept { return *chunk_header().graph; }
 
 }  // namespace epgraph
-
-#include "graph.hpp"  // Node::replace_input_with / replace_all_uses_with are defined there.

@@ -3,6 +3,8 @@
 // executable); the replacement behaves like the default one until a test arms it with
 // fail_allocation_after(n), which makes the (n+1)-th allocation from then on throw
 // std::bad_alloc, once. Allocations made with malloc (libzip, the C library) are not counted.
+// Further translation units of the same executable define EPGRAPH_TEST_ALLOC_FAILURE_NO_REPLACEMENT
+// before including it: they get the functions below without a second replacement.
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
@@ -64,8 +66,10 @@ long for_each_allocation_failure(Body body, AfterFailure after_failure, long lim
 
 }  // namespace epgraph_test
 
-// The replacements (this header is included by one translation unit of the executable).
+// The replacements (in one translation unit of the executable).
+#ifndef EPGRAPH_TEST_ALLOC_FAILURE_NO_REPLACEMENT
 #include "replace_operator_new.hpp"
 void* epgraph_test::replaced_operator_new(std::size_t size) {
   return epgraph_test::alloc_detail::checked_malloc(size);
 }
+#endif

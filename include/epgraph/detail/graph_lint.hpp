@@ -3,7 +3,7 @@
 //
 // Not part of the public API. Graph::lint (graph.hpp) walks the node list itself, then hands
 // the edges to lint_edges. The code is written against the node type `N` (epgraph::Node) so this
-// header needs neither node.hpp nor graph.hpp (they include each other).
+// header needs neither node.hpp nor graph.hpp (graph.hpp includes it before Graph is complete).
 #pragma once
 
 #include <algorithm>
