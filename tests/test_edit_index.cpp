@@ -8,6 +8,7 @@
 #include <epgraph/edit.hpp>
 #include <epgraph/verify.hpp>
 #include <functional>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -273,4 +274,93 @@ TEST_CASE("Graph::insert_result", "[graph][index]") {
   bare.create_node(epgraph::OpCode::output, "output", {x});
   CHECK_THROWS_WITH(bare.insert_result(0, x),
                     "Output node 'output' does not return a list of results");
+}
+
+TEST_CASE("HashCounts: counts, colliding runs, removal across the wrap, growth", "[edit][index]") {
+  // Keys chosen to share home slots (multiples of 16 collide in the first 16-slot table) and to
+  // form runs that wrap past the table's end (low bits 15), checked against a plain map after
+  // every step of a deterministic pseudo-random sequence of adds and removes.
+  epgraph::detail::HashCounts counts;
+  std::map<std::uint64_t, std::size_t> model;
+  std::vector<std::uint64_t> keys;
+  for (std::uint64_t k = 0; k < 12; ++k) keys.push_back(k * 16 + 15);  // home 15 at 16 slots
+  for (std::uint64_t k = 0; k < 12; ++k) keys.push_back(k * 64);       // home 0 at <= 64 slots
+  for (std::uint64_t k = 0; k < 40; ++k) keys.push_back(k * 0x9e3779b97f4a7c15ULL);
+  CHECK(counts.count(keys[0]) == 0);
+  counts.remove(keys[0]);  // absent from an empty table: nothing
+  std::uint64_t state = 12345;
+  auto next = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return state >> 33;
+  };
+  for (int step = 0; step < 4000; ++step) {
+    const std::uint64_t key = keys[next() % keys.size()];
+    const bool add = next() % 3 != 0;
+    if (add) {
+      counts.add(key);
+      ++model[key];
+    } else {
+      counts.remove(key);
+      auto it = model.find(key);
+      if (it != model.end() && --it->second == 0) model.erase(it);
+    }
+    INFO("step " << step << " key " << key << (add ? " added" : " removed"));
+    REQUIRE(counts.size() == model.size());
+    for (std::uint64_t k : keys) {
+      const auto it = model.find(k);
+      REQUIRE(counts.count(k) == (it == model.end() ? 0 : it->second));
+    }
+  }
+  // Emptied, the table answers 0 for every key and takes new ones.
+  for (const auto& [key, n] : model) {
+    for (std::size_t i = 0; i < n; ++i) counts.remove(key);
+  }
+  CHECK(counts.size() == 0);
+  for (std::uint64_t k : keys) CHECK(counts.count(k) == 0);
+  counts.add(keys[3]);
+  counts.add(keys[3]);
+  CHECK(counts.count(keys[3]) == 2);
+  counts.clear();
+  CHECK(counts.count(keys[3]) == 0);
+  CHECK(counts.size() == 0);
+}
+
+TEST_CASE("edit index: a target taken only in constants or only by a spec, on a stamped program",
+          "[edit][index]") {
+  const epgraph::HostTensor t = tensor({2});
+  Program ep = epgraph_test::constants_program();
+  epgraph::create_mutable_buffer(ep, "b_k", t);  // validated, stamped, lookups built
+  const auto before = snapshot(ep);
+  // The requested target is the assigned one and free in state_dict: constants is still probed.
+  CHECK_THROWS_WITH(epgraph::create_mutable_buffer(ep, "b_lifted_tensor_0", t),
+                    "Buffer target 'lifted_tensor_0' already exists in constants");
+  CHECK(snapshot(ep) == before);
+  // Only the input spec holds the target: found through the index's hash table.
+  (void)ep.constants().erase("lifted_tensor_0");
+  const auto without = snapshot(ep);
+  CHECK_THROWS_WITH(epgraph::create_mutable_buffer(ep, "b_lifted_tensor_0", t),
+                    "Buffer target 'lifted_tensor_0' already exists as the target of input spec "
+                    "'c_lifted_tensor_0'");
+  CHECK_THROWS_WITH(
+      epgraph::create_constant_placeholder(ep, "lifted_tensor_0", InputKind::PARAMETER, t),
+      "Constant target 'lifted_tensor_0' already exists as the target of input spec "
+      "'c_lifted_tensor_0'");
+  CHECK(snapshot(ep) == without);
+  // A target freed by a deletion on the stamped program is free again for the next edit.
+  ep.constants().insert("lifted_tensor_0", t);
+  Node* extra = epgraph::create_constant_placeholder(ep, "extra", InputKind::PARAMETER, t);
+  CHECK_THROWS_WITH(epgraph::create_mutable_buffer(ep, "b_extra", t),
+                    "Buffer target 'extra' already exists in state_dict");
+  epgraph::delete_constant_placeholder(ep, extra);
+  Node* b = epgraph::create_mutable_buffer(ep, "b_extra", t);
+  CHECK(b->name() == "b_extra");
+  CHECK(ep.state_dict().contains("extra"));
+  epgraph::verify(ep);
+  CHECK_THROWS_WITH(epgraph::create_mutable_buffer(ep, "b_extra", t),
+                    "Buffer target 'extra' already exists in state_dict");
+  // The deleted node's name stays taken (FX's namespace): the next "extra" is extra_1.
+  Node* again = epgraph::create_constant_placeholder(ep, "extra", InputKind::PARAMETER, t);
+  CHECK(again->name() == "extra_1");
+  CHECK(ep.state_dict().contains("extra_1"));
+  epgraph::verify(ep);
 }

@@ -230,9 +230,10 @@ void build_index(ExportedProgram<T>& ep, EditIndex& ix) {
     if (!ix.requested.try_emplace(r, n).second) ix.requested_duplicates = true;
   }
   const auto& inputs = ep.graph_signature().input_specs;
+  ix.target_hashes.reserve_more(inputs.size());
   ix.first_after.fill(inputs.size());
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    if (inputs[i].target()) ++ix.target_hashes[target_hash(*inputs[i].target())];
+    if (inputs[i].target()) ix.target_hashes.add_reserved(target_hash(*inputs[i].target()));
     const int rank = input_rank(inputs[i]);
     for (int r = 0; r < rank; ++r) {
       std::size_t& f = ix.first_after[static_cast<std::size_t>(r)];
@@ -264,19 +265,23 @@ inline Node* indexed_requested_placeholder(const EditIndex& ix, std::string_view
 }
 
 // Throws runtime_error "<what> target 't' already exists in state_dict" / "... in constants" /
-// "... as the target of input spec '<spec>'" when `target` is taken, looking input targets up in
-// the index. O(length of
-// target), plus O(input specs) only when the target's hash is taken.
+// "... as the target of input spec '<spec>'" when `target` (whose target_hash is `hash`) is
+// taken, looking input targets up in the index. `in_state_dict_checked`: the caller has just
+// found `target` absent from state_dict (that probe is not repeated). O(length of target), plus
+// O(input specs) only when the target's hash is taken.
 template <class T>
 void check_target_free_indexed(const ExportedProgram<T>& ep, const EditIndex& ix,
-                               const std::string& target, const char* what) {
-  const std::string head = std::string(what) + " target '" + target + "' already exists ";
-  if (ep.state_dict().contains(target)) throw runtime_error(head + "in state_dict");
-  if (ep.constants().contains(target)) throw runtime_error(head + "in constants");
-  if (ix.target_hashes.count(target_hash(target)) == 0) return;
+                               const std::string& target, std::size_t hash, const char* what,
+                               bool in_state_dict_checked = false) {
+  auto head = [&] { return std::string(what) + " target '" + target + "' already exists "; };
+  if (!in_state_dict_checked && ep.state_dict().contains(target)) {
+    throw runtime_error(head() + "in state_dict");
+  }
+  if (ep.constants().contains(target)) throw runtime_error(head() + "in constants");
+  if (ix.target_hashes.count(hash) == 0) return;
   for (const InputSpec& s : ep.graph_signature().input_specs) {
     if (s.target() && *s.target() == target) {
-      throw runtime_error(head + "as the target of input spec '" + s.name() + "'");
+      throw runtime_error(head() + "as the target of input spec '" + s.name() + "'");
     }
   }
 }
@@ -294,12 +299,12 @@ Node* placeholder_anchor(ExportedProgram<T>& ep, std::size_t index) {
   return graph.find_node(inputs.back().name())->next();
 }
 
-// Records a new target and requested name in the index after a committed edit; on failure the
-// index is marked unbuilt (rebuilt by the next edit). No-throw.
-inline void note_new_placeholder(EditIndex& ix, const std::string& target, std::string_view name,
+// Records a new target (by its hash) and requested name in the index after a committed edit; on
+// failure the index is marked unbuilt (rebuilt by the next edit). No-throw.
+inline void note_new_placeholder(EditIndex& ix, std::size_t target_hash, std::string_view name,
                                  Node* node) noexcept {
   try {
-    ++ix.target_hashes[target_hash(target)];
+    ix.target_hashes.add(target_hash);
     ix.requested.try_emplace(std::string(name), node);
   } catch (...) {
     ix.built = false;
@@ -377,6 +382,11 @@ Node* create_mutable_buffer(ExportedProgram<T>& ep, std::string_view name, T dat
   // ExecuTorch's first check, with its message: the target the caller asked for is a key of
   // state_dict (e.g. the same name requested twice). Its test suite pins this message.
   const std::string requested_target = detail::buffer_target_of(name);
+  // The target is usually the requested one: start loading its slot of the index (when built)
+  // while state_dict is probed below.
+  detail::EditIndex& kept = detail::edit_access::index(ep);
+  const std::size_t requested_hash = detail::target_hash(requested_target);
+  if (kept.built) kept.target_hashes.prefetch(requested_hash);
   if (ep.state_dict().contains(requested_target)) {
     throw runtime_error("Buffer target '" + requested_target + "' already exists in state_dict");
   }
@@ -393,7 +403,9 @@ Node* create_mutable_buffer(ExportedProgram<T>& ep, std::string_view name, T dat
   if (target.empty()) {
     throw value_error("Buffer target cannot be empty (from name '" + node_name + "')");
   }
-  detail::check_target_free_indexed(ep, ix, target, "Buffer");
+  const bool requested = target == requested_target;
+  const std::size_t target_hash = requested ? requested_hash : detail::target_hash(target);
+  detail::check_target_free_indexed(ep, ix, target, target_hash, "Buffer", requested);
 
   // Input position: before the first spec that ranks after a persistent buffer.
   const std::size_t in_pos = ix.first_after[2];
@@ -439,7 +451,7 @@ Node* create_mutable_buffer(ExportedProgram<T>& ep, std::string_view name, T dat
   detail::stamp(ep, ix);
   ix.note_input_inserted(in_pos, 2);
   ix.mutation_pos = out_pos + 1;
-  detail::note_new_placeholder(ix, target, name, node);
+  detail::note_new_placeholder(ix, target_hash, name, node);
   return node;
 }
 
@@ -522,7 +534,8 @@ Node* create_constant_placeholder(ExportedProgram<T>& ep, std::string_view name,
   const std::string node_name = graph.propose_name(name);
   detail::check_bindable(name, node_name, "Placeholder");
   std::string target = node_name;
-  detail::check_target_free_indexed(ep, ix, target, "Constant");
+  const std::size_t target_hash = detail::target_hash(target);
+  detail::check_target_free_indexed(ep, ix, target, target_hash, "Constant");
 
   InputSpec new_input(kind, TensorArgument{node_name}, target, persistent_buffer);
   const int rank = detail::input_rank(new_input);
@@ -584,7 +597,7 @@ Node* create_constant_placeholder(ExportedProgram<T>& ep, std::string_view name,
   detail::stamp(ep, ix);
   ix.note_input_inserted(index, rank);
   if (!keeps_mutation_pos) ix.mutation_pos = detail::EditIndex::unknown;
-  detail::note_new_placeholder(ix, target, name, node);
+  detail::note_new_placeholder(ix, target_hash, name, node);
   return node;
 }
 
@@ -656,12 +669,11 @@ void delete_constant_placeholder(ExportedProgram<T>& ep, Node* node) {
   detail::stamp(ep, ix);
   if (!ix.built) return;
   const std::size_t h = detail::target_hash(target);
-  const auto count = ix.target_hashes.find(h);
-  const bool unique_target = count != ix.target_hashes.end() && count->second == 1;
+  const bool unique_target = ix.target_hashes.count(h) == 1;
   if (!(rank <= 2 && pos < ix.first_after[2] && unique_target)) {
     ix.mutation_pos = detail::EditIndex::unknown;
   }
-  if (count != ix.target_hashes.end() && --count->second == 0) ix.target_hashes.erase(count);
+  ix.target_hashes.remove(h);
   for (int r = 0; r < detail::EditIndex::ranks; ++r) {
     std::size_t& f = ix.first_after[static_cast<std::size_t>(r)];
     if (f > pos) {

@@ -8,12 +8,116 @@
 #include <string>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 namespace epgraph {
 
 class Node;
 
 namespace detail {
+
+// A multiset of 64-bit hashes: how many times each was added. One flat table (open addressing,
+// linear probing, at most 3/4 full, 16 bytes a slot), so that a lookup in a big one costs one
+// cache miss (std::unordered_map's chained buckets cost two or three dependent ones). Removal
+// shifts the later entries of the run back (their keys are the hashes, so no name is read).
+// Not part of the public API; only reserve_more (and add, through it) allocates.
+class HashCounts {
+ public:
+  // How many times `h` was added and not removed. O(1) on average. No-throw.
+  [[nodiscard]] std::size_t count(std::uint64_t h) const noexcept {
+    if (slots_.empty()) return 0;
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = h & mask;; i = (i + 1) & mask) {
+      const Slot& s = slots_[i];
+      if (s.count == 0) return 0;
+      if (s.key == h) return s.count;
+    }
+  }
+  // Number of distinct hashes held. No-throw.
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+
+  // Starts loading the slot where `h` is looked up, so that a later count/add/remove of `h`
+  // finds it in cache. No-throw; changes nothing.
+  void prefetch(std::uint64_t h) const noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+    if (!slots_.empty()) __builtin_prefetch(&slots_[h & (slots_.size() - 1)]);
+#else
+    (void)h;
+#endif
+  }
+
+  // Room for `extra` more distinct hashes without allocating. Throws std::bad_alloc and then
+  // changes nothing. O(size) when it grows, else O(1).
+  void reserve_more(std::size_t extra) {
+    const std::size_t need = size_ + extra;
+    if (need * 4 <= slots_.size() * 3) return;
+    std::size_t capacity = slots_.empty() ? 16 : slots_.size();
+    while (need * 4 > capacity * 3) capacity *= 2;
+    std::vector<Slot> bigger(capacity);
+    const std::size_t mask = capacity - 1;
+    for (const Slot& s : slots_) {
+      if (s.count == 0) continue;
+      std::size_t i = s.key & mask;
+      while (bigger[i].count != 0) i = (i + 1) & mask;
+      bigger[i] = s;
+    }
+    slots_.swap(bigger);
+  }
+  // Adds `h` once; needs room (reserve_more(1)) when `h` may be new. No-throw.
+  void add_reserved(std::uint64_t h) noexcept {
+    const std::size_t mask = slots_.size() - 1;
+    std::size_t i = h & mask;
+    while (slots_[i].count != 0 && slots_[i].key != h) i = (i + 1) & mask;
+    if (slots_[i].count++ == 0) {
+      slots_[i].key = h;
+      ++size_;
+    }
+  }
+  // Adds `h` once. Strong guarantee (std::bad_alloc).
+  void add(std::uint64_t h) {
+    reserve_more(1);
+    add_reserved(h);
+  }
+  // Removes one addition of `h` (nothing when absent). No-throw. O(1) on average.
+  void remove(std::uint64_t h) noexcept {
+    if (slots_.empty()) return;
+    const std::size_t mask = slots_.size() - 1;
+    std::size_t i = h & mask;
+    for (;; i = (i + 1) & mask) {
+      if (slots_[i].count == 0) return;
+      if (slots_[i].key == h) break;
+    }
+    if (--slots_[i].count != 0) return;
+    --size_;
+    // Backward shift: move later entries of the run whose home is not in (hole, j] into the hole.
+    for (std::size_t j = (i + 1) & mask; slots_[j].count != 0; j = (j + 1) & mask) {
+      const std::size_t home = slots_[j].key & mask;
+      const bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+      if (stays) continue;
+      slots_[i] = slots_[j];
+      slots_[j].count = 0;
+      i = j;
+    }
+  }
+  // Forgets every hash, keeping the table's room. No-throw. O(room).
+  void clear() noexcept {
+    for (Slot& s : slots_) s.count = 0;
+    size_ = 0;
+  }
+  // Exchanges contents. No-throw.
+  void swap(HashCounts& other) noexcept {
+    slots_.swap(other.slots_);
+    std::swap(size_, other.size_);
+  }
+
+ private:
+  struct Slot {
+    std::uint64_t key = 0;
+    std::uint64_t count = 0;  // 0: empty
+  };
+  std::vector<Slot> slots_;  // size a power of two (or empty)
+  std::size_t size_ = 0;
+};
 
 // Kept by each ExportedProgram for the edits of edit.hpp, so that an edit costs what it touches
 // rather than the size of the program. Not observable: a cache that any doubt discards.
@@ -49,7 +153,7 @@ struct EditIndex {
   bool requested_duplicates = false;
   // Hash of each input spec's target -> how many input specs have a target with that hash
   // (a hit is confirmed by a scan, which only a taken target or a hash collision pays).
-  std::unordered_map<std::size_t, std::size_t> target_hashes;
+  HashCounts target_hashes;
   // first_after[r]: index of the first input spec whose rank exceeds r (the number of input
   // specs when there is none): where canonical_input_index puts a spec of rank r.
   std::array<std::size_t, ranks> first_after{};
