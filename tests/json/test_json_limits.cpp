@@ -93,3 +93,28 @@ TEST_CASE("limits: declared tensor sizes are metadata only when loading JSON", "
   CHECK(std::get<std::int64_t>(meta.sizes[0]) == 9223372036854775807);
   CHECK(std::get<std::int64_t>(meta.sizes[1]) == 9223372036854775807);
 }
+
+TEST_CASE("limits: a NUL byte anywhere is malformed JSON, not the end of the text",
+          "[json][limits]") {
+  // Regression: nlohmann's lexer reads a raw NUL as the end of input, so a program followed by
+  // "\0" and garbage loaded silently (garbage dropped), and "\0{}" was reported as an
+  // unexpected end of input at column 1. torch's json.loads refuses both ("Extra data").
+  const std::string text =
+      epgraph::json::save_exported_program_to_string(epgraph_test::plain_program());
+  const std::string trailing = text + std::string(1, '\0') + "this is garbage {{{{";
+  CHECK_THROWS_AS(epgraph::json::load_exported_program_from_string(trailing),
+                  epgraph::json::serialization_error);
+  CHECK_THROWS_WITH(epgraph::json::load_exported_program_from_string(trailing),
+                    "malformed JSON: NUL byte at byte " + std::to_string(text.size()));
+  CHECK_THROWS_WITH(epgraph::json::load_exported_program_from_string(std::string("\0{}", 3)),
+                    "malformed JSON: NUL byte at byte 0");
+  // Inside a string (unescaped) it is refused too; the escaped form \u0000 is ordinary text.
+  std::string in_string = text;
+  const std::size_t quote = in_string.find("\"graph_module\"");
+  REQUIRE(quote != std::string::npos);
+  in_string.insert(quote + 1, 1, '\0');
+  CHECK_THROWS_WITH(epgraph::json::load_exported_program_from_string(in_string),
+                    "malformed JSON: NUL byte at byte " + std::to_string(quote + 1));
+  // Without the NUL the same text loads.
+  CHECK_NOTHROW(epgraph::json::load_exported_program_from_string(text));
+}

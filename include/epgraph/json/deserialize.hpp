@@ -1291,9 +1291,16 @@ struct ParsedDocument {
 // second, plain parse when that pass cannot be trusted) with `backend` (simdjson reads only the
 // texts it reads as nlohmann does and leaves the others to nlohmann, see simdjson_feed.hpp: the
 // document and the errors are the same with both). Throws serialization_error "JSON nesting
-// deeper than 512 levels (at byte N)" and "malformed JSON: <nlohmann's message>".
+// deeper than 512 levels (at byte N)", "malformed JSON: NUL byte at byte N" and "malformed JSON:
+// <nlohmann's message>".
 inline void parse_document(std::string_view json_text, ParsedDocument& out,
                            parser_backend backend = default_parser_backend) {
+  // JSON text never holds a raw NUL (control characters in strings must be escaped), but
+  // nlohmann's lexer reads one as the end of input: "{...}\0garbage" loaded as "{...}" and the
+  // garbage was dropped without a word. Refused here, the same for both backends. O(size).
+  if (const std::size_t nul = json_text.find('\0'); nul != std::string_view::npos) {
+    throw serialization_error("", "malformed JSON: NUL byte at byte " + std::to_string(nul));
+  }
   out.text = json_text;
   for (;;) {
     out.tensor_values.emplace();
