@@ -19,6 +19,7 @@
 
 #include "../support/archive_files.hpp"
 #include "../support/archive_programs.hpp"
+#include "../support/zip_inspect.hpp"
 
 namespace {
 using epgraph::ArchiveRecord;
@@ -28,6 +29,9 @@ using epgraph::archive::load_archive;
 using epgraph::archive::save_archive;
 using Program = epgraph::ExportedProgram<HostTensor>;
 using epgraph_test::Bytes;
+using epgraph_test::entry_of;
+using epgraph_test::file_bytes;
+using epgraph_test::method_of;
 using epgraph_test::TempDir;
 
 const std::string kSample = "in/data/sample_inputs/model.pt";
@@ -39,49 +43,9 @@ const std::string kW = "in/data/weights/weight_0";
 void add_notes_and_deflate(const std::string& file) {
   epgraph_test::ZipEntries entries = epgraph_test::read_zip(file);
   entries.emplace_back(kNotes, epgraph_test::bytes_of(std::string(4096, 'n') + "end"));
-  std::filesystem::remove(file);
-  int code = 0;
-  zip_t* z = zip_open(file.c_str(), ZIP_CREATE | ZIP_EXCL, &code);
-  REQUIRE(z != nullptr);
-  for (const auto& [name, data] : entries) {
-    zip_source_t* src = zip_source_buffer(z, data.data(), data.size(), 0);
-    REQUIRE(src != nullptr);
-    const zip_int64_t i = zip_file_add(z, name.c_str(), src, ZIP_FL_ENC_UTF_8);
-    REQUIRE(i >= 0);
-    const bool deflate = name == kSample || name == kNotes ||
-                         name.find("/weight_") != std::string::npos ||
-                         name.find("/tensor_") != std::string::npos;
-    REQUIRE(zip_set_file_compression(z, static_cast<zip_uint64_t>(i),
-                                     deflate ? ZIP_CM_DEFLATE : ZIP_CM_STORE, 9) == 0);
-  }
-  REQUIRE(zip_close(z) == 0);
-}
-
-// The compression method and compressed size of entry `name` of `file`.
-std::pair<int, std::uint64_t> method_of(const std::string& file, const std::string& name) {
-  int code = 0;
-  zip_t* z = zip_open(file.c_str(), ZIP_RDONLY, &code);
-  REQUIRE(z != nullptr);
-  zip_stat_t st;
-  zip_stat_init(&st);
-  const int rc = zip_stat(z, name.c_str(), 0, &st);
-  zip_discard(z);
-  REQUIRE(rc == 0);
-  return {st.comp_method, st.comp_size};
-}
-
-std::string file_bytes(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-// The bytes of entry `name` of `file`.
-std::string entry_of(const std::string& file, const std::string& name) {
-  for (const auto& [n, data] : epgraph_test::read_zip(file)) {
-    if (n == name) return epgraph_test::text_of(data);
-  }
-  FAIL("no entry " << name);
-  return "";
+  epgraph_test::write_zip_compressed(file, entries, [](const std::string& name) {
+    return name == kSample || name == kNotes || epgraph_test::is_payload_entry(name);
+  });
 }
 
 // `dir`/in.pt2: small_program(4) saved, plus kNotes, payloads and records deflated.
@@ -268,4 +232,38 @@ TEST_CASE("lazy records: a renamed unchanged tensor is copied raw under its new 
       "in/data/weights/" + config2["w_renamed"]["path_name"].get<std::string>();
   CHECK(method_of(out2, entry2).first == ZIP_CM_STORE);
   CHECK(entry_of(out2, entry2) != entry_of(in, kW));
+}
+
+TEST_CASE("lazy records: a corrupt entry copied raw is named with its source file",
+          "[archive][lazy]") {
+  // Regression: libzip checks the CRC of a stored entry it copies only while writing, and its
+  // message named the file being written ("out.pt2: CRC error"), not the source or the entry.
+  TempDir dir;
+  const std::string in = dir / "in.pt2";
+  save_archive(epgraph_test::small_program(4), in);  // every entry stored
+  // Flip one byte of weight "w" (float32 1, 2, 3, 4), in place, before loading.
+  std::string bytes = file_bytes(in);
+  const Bytes w = epgraph_test::floats({1, 2, 3, 4});
+  const std::string pattern(reinterpret_cast<const char*>(w.data()), w.size());
+  const std::size_t at = bytes.find(pattern);
+  REQUIRE(at != std::string::npos);
+  REQUIRE(bytes.find(pattern, at + 1) == std::string::npos);
+  bytes[at + 1] = static_cast<char>(bytes[at + 1] ^ 0x55);
+  {
+    std::ofstream f(in, std::ios::binary | std::ios::trunc);
+    f << bytes;
+  }
+  const Program ep = load_archive(in);  // lazy: the weight is not read
+  const std::string out = dir / "out.pt2";
+  std::ofstream(out) << "previous";
+  try {
+    save_archive(ep, out);
+    FAIL("no error");
+  } catch (const archive_error& e) {
+    CHECK(e.archive() == in);
+    CHECK(e.entry() == kW);
+    CHECK(std::string(e.what()) ==
+          in + ": " + kW + ": corrupt data (CRC mismatch); " + out + " was not written");
+  }
+  CHECK(file_bytes(out) == "previous");
 }

@@ -20,6 +20,7 @@
 #include "../support/archive_files.hpp"
 #include "../support/archive_programs.hpp"
 #include "../support/snapshot.hpp"
+#include "../support/zip_inspect.hpp"
 
 namespace {
 using namespace epgraph;           // NOLINT: test file
@@ -27,58 +28,20 @@ using namespace epgraph::archive;  // NOLINT: test file
 namespace fs = std::filesystem;
 using Program = ExportedProgram<HostTensor>;
 using epgraph_test::Bytes;
+using epgraph_test::entry_of;
 using epgraph_test::f32;
+using epgraph_test::file_bytes;
 using epgraph_test::floats;
 using epgraph_test::floats_of;
+using epgraph_test::method_of;
 using epgraph_test::small_program;
 using epgraph_test::TempDir;
 
 // Rewrites `file` with the same entries, the payload files (data/weights/weight_*,
 // data/constants/tensor_*) deflate-compressed, the others stored.
 void deflate_payloads(const std::string& file) {
-  const epgraph_test::ZipEntries entries = epgraph_test::read_zip(file);
-  fs::remove(file);
-  int code = 0;
-  zip_t* z = zip_open(file.c_str(), ZIP_CREATE | ZIP_EXCL, &code);
-  REQUIRE(z != nullptr);
-  for (const auto& [name, data] : entries) {
-    zip_source_t* src = zip_source_buffer(z, data.data(), data.size(), 0);
-    REQUIRE(src != nullptr);
-    const zip_int64_t i = zip_file_add(z, name.c_str(), src, ZIP_FL_ENC_UTF_8);
-    REQUIRE(i >= 0);
-    const bool payload =
-        name.find("/weight_") != std::string::npos || name.find("/tensor_") != std::string::npos;
-    REQUIRE(zip_set_file_compression(z, static_cast<zip_uint64_t>(i),
-                                     payload ? ZIP_CM_DEFLATE : ZIP_CM_STORE, 9) == 0);
-  }
-  REQUIRE(zip_close(z) == 0);
-}
-
-// The compression method and compressed size of entry `name` of `file`.
-std::pair<int, std::uint64_t> method_of(const std::string& file, const std::string& name) {
-  int code = 0;
-  zip_t* z = zip_open(file.c_str(), ZIP_RDONLY, &code);
-  REQUIRE(z != nullptr);
-  zip_stat_t st;
-  zip_stat_init(&st);
-  const int rc = zip_stat(z, name.c_str(), 0, &st);
-  zip_discard(z);
-  REQUIRE(rc == 0);
-  return {st.comp_method, st.comp_size};
-}
-
-std::string file_bytes(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-// The bytes of entry `name` of `file`.
-std::string entry_of(const std::string& file, const std::string& name) {
-  for (const auto& [n, data] : epgraph_test::read_zip(file)) {
-    if (n == name) return epgraph_test::text_of(data);
-  }
-  FAIL("no entry " << name);
-  return "";
+  epgraph_test::write_zip_compressed(file, epgraph_test::read_zip(file),
+                                     epgraph_test::is_payload_entry);
 }
 
 // Makes `dir`/in.pt2: small_program saved, payloads deflated. Returns its path.

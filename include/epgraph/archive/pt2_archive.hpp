@@ -113,6 +113,12 @@ inline std::vector<payload_entry> parse_payload_config(const std::string& archiv
   } catch (const json::serialization_error& e) {
     throw archive_error(archive, entry, e.what());
   }
+  // nlohmann's lexer reads a raw NUL as the end of input; JSON never holds one (see
+  // parse_document), so a config with one is refused rather than cut short.
+  if (const std::size_t nul = text.find('\0'); nul != std::string::npos) {
+    throw archive_error(archive, entry,
+                        "invalid JSON (NUL byte at byte " + std::to_string(nul) + ")");
+  }
   ordered_json doc;
   json::detail::JsonDisposer dispose_doc(doc);
   try {
@@ -206,6 +212,37 @@ struct checked_layout {
   unsigned long long numel = 0;
   bool empty = false;
 };
+// The concrete sizes, strides and storage offset of `meta` (first step of check_payload).
+// Throws archive_error when one is symbolic or negative, or the counts differ.
+inline checked_layout concrete_layout(const std::string& archive, const std::string& entry,
+                                      const std::string& what, const TensorMeta& meta) {
+  checked_layout out;
+  for (const auto& s : meta.sizes) {
+    auto v = concrete(s);
+    if (!v || *v < 0)
+      throw archive_error(archive, entry, what + " has a symbolic or negative size");
+    out.sizes.push_back(*v);
+  }
+  for (const auto& s : meta.strides) {
+    auto v = concrete(s);
+    if (!v || *v < 0) {
+      throw archive_error(archive, entry, what + " has a symbolic or negative stride");
+    }
+    out.strides.push_back(*v);
+  }
+  const auto offset = concrete(meta.storage_offset);
+  if (!offset || *offset < 0) {
+    throw archive_error(archive, entry, what + " has a symbolic or negative storage_offset");
+  }
+  if (out.sizes.size() != out.strides.size()) {
+    throw archive_error(archive, entry,
+                        what + " has " + std::to_string(out.sizes.size()) + " sizes but " +
+                            std::to_string(out.strides.size()) + " strides");
+  }
+  out.offset = static_cast<std::uint64_t>(*offset);
+  return out;
+}
+
 inline checked_layout check_payload(const std::string& archive, const std::string& entry,
                                     const std::string& what, const TensorMeta& meta,
                                     std::uint64_t storage_size) {
@@ -215,32 +252,12 @@ inline checked_layout check_payload(const std::string& archive, const std::strin
                         what + " has dtype " + std::to_string(static_cast<int>(meta.dtype)) +
                             " of unknown element size");
   }
-  std::vector<std::int64_t> sizes, strides;
-  for (const auto& s : meta.sizes) {
-    auto v = concrete(s);
-    if (!v || *v < 0)
-      throw archive_error(archive, entry, what + " has a symbolic or negative size");
-    sizes.push_back(*v);
-  }
-  for (const auto& s : meta.strides) {
-    auto v = concrete(s);
-    if (!v || *v < 0) {
-      throw archive_error(archive, entry, what + " has a symbolic or negative stride");
-    }
-    strides.push_back(*v);
-  }
-  const auto offset = concrete(meta.storage_offset);
-  if (!offset || *offset < 0) {
-    throw archive_error(archive, entry, what + " has a symbolic or negative storage_offset");
-  }
-  if (sizes.size() != strides.size()) {
-    throw archive_error(archive, entry,
-                        what + " has " + std::to_string(sizes.size()) + " sizes but " +
-                            std::to_string(strides.size()) + " strides");
-  }
+  checked_layout out = concrete_layout(archive, entry, what, meta);
+  const std::vector<std::int64_t>& sizes = out.sizes;
+  const std::vector<std::int64_t>& strides = out.strides;
   const std::string layout = std::string(dtype_name(meta.dtype)) + ", sizes " + shape_text(sizes) +
                              ", strides " + shape_text(strides) + ", storage_offset " +
-                             std::to_string(*offset);
+                             std::to_string(out.offset);
   if (storage_size % esize != 0) {
     throw archive_error(archive, entry,
                         what + " (" + layout + "): the entry has " + std::to_string(storage_size) +
@@ -248,7 +265,7 @@ inline checked_layout check_payload(const std::string& archive, const std::strin
   }
   // Highest element index touched, with overflow checks; numel 0 touches nothing.
   const auto kMax = static_cast<unsigned long long>(std::numeric_limits<std::int64_t>::max());
-  unsigned long long numel = 1, last = static_cast<unsigned long long>(*offset);
+  unsigned long long numel = 1, last = static_cast<unsigned long long>(out.offset);
   bool empty = false, too_large = false;
   for (std::size_t d = 0; d < sizes.size(); ++d) {
     const auto n = static_cast<unsigned long long>(sizes[d]);
@@ -281,10 +298,6 @@ inline checked_layout check_payload(const std::string& archive, const std::strin
                             std::to_string(max_expanded_tensor_bytes) +
                             " bytes for a layout that repeats storage elements");
   }
-  checked_layout out;
-  out.sizes = std::move(sizes);
-  out.strides = std::move(strides);
-  out.offset = static_cast<std::uint64_t>(*offset);
   out.esize = esize;
   out.numel = numel;
   out.empty = empty;

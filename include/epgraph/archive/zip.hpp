@@ -358,8 +358,11 @@ class zip_writer {
 
   /// Writes the archive (temporary file in the destination's directory, then rename: libzip's
   /// `zip_close`). Throws archive_error "<source file>: <source entry>: the archive changed on
-  /// disk since it was opened ..." when the source of a copied entry changed, or "<file>: <libzip
-  /// text>" on failure, leaving the destination untouched. Call at most once. O(bytes written).
+  /// disk since it was opened ..." when the source of a copied entry changed, "<source file>:
+  /// <source entry>: corrupt data (CRC mismatch); <file> was not written" when the data of an
+  /// entry copied raw do not match their CRC, or "<file>: <libzip text>" on other failures,
+  /// leaving the destination untouched. Call at most once. O(bytes written) (a CRC failure
+  /// re-reads the copied entries to name the corrupt one).
   void commit() {
     for (const auto& [index, source] : copied_) {
       source->check_unchanged(source->entries().at(index).name);
@@ -370,7 +373,11 @@ class zip_writer {
     std::sort(order.begin(), order.end());
     std::vector<std::unique_lock<std::mutex>> locks;
     for (const zip_reader* s : order) locks.emplace_back(s->mutex());
-    if (zip_close(zip_.get()) != 0) throw archive_error(path_, "", zip_strerror(zip_.get()));
+    if (zip_close(zip_.get()) != 0) {
+      // libzip names only the file it writes ("CRC error"); the corrupt data are a source's.
+      if (zip_error_code_zip(zip_get_error(zip_.get())) == ZIP_ER_CRC) throw_corrupt_copy();
+      throw archive_error(path_, "", zip_strerror(zip_.get()));
+    }
     (void)zip_.release();  // zip_close freed it
     locks.clear();
     keep_.clear();
@@ -380,6 +387,27 @@ class zip_writer {
 
  private:
   static constexpr std::time_t kFixedTime = 315576000;  // 1980-01-01 12:00 UTC
+
+  // After zip_close failed with a CRC error: reads every copied entry through libzip (which
+  // checks the CRC at its end, 64 KiB at a time) and throws naming the first whose data do not
+  // match, or naming the written file when none is found. Callers hold the sources' locks.
+  [[noreturn]] void throw_corrupt_copy() const {
+    std::vector<char> buffer(std::size_t{1} << 16);
+    for (const auto& [index, source] : copied_) {
+      zip_file_t* f = zip_fopen_index(source->handle(), static_cast<zip_uint64_t>(index), 0);
+      if (f == nullptr) continue;
+      zip_int64_t n = 0;
+      while ((n = zip_fread(f, buffer.data(), buffer.size())) > 0) {
+      }
+      zip_fclose(f);
+      if (n < 0) {
+        throw archive_error(source->path(), source->entries().at(index).name,
+                            detail::zip_problem(ZIP_ER_CRC) + "; " + path_ + " was not written");
+      }
+    }
+    throw archive_error(path_, "", detail::zip_problem(ZIP_ER_CRC));
+  }
+
   std::string path_;
   // Declared before zip_ so that they outlive it: libzip reads them until zip_close / discard.
   std::vector<std::shared_ptr<const std::vector<std::byte>>> keep_;
