@@ -1037,8 +1037,12 @@ class Graph {
       }
       throw runtime_error("Graph has a cycle through node '" + by_pos[p]->name_ + "'");
     }
-    // No-throw from here on.
-    if (sorted) return;
+    if (!sorted) relink_in_order(order);
+  }
+
+  // Relinks the node list in `order` (every node of the graph, once) and bumps version().
+  // No-throw. O(nodes).
+  void relink_in_order(const std::vector<Node*>& order) noexcept {
     ++version_;
     Node* prev = nullptr;
     Node* last = nullptr;
