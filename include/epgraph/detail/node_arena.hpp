@@ -200,7 +200,7 @@ class NodeArena {
   // it): erased slots kept out of reuse (a ring of ids), which slots hold live nodes (by id), and
   // the chunks by address (to find a pointer's slot without reading it).
   std::vector<std::uint32_t> quarantine_;
-  std::size_t quarantine_next_ = 0;
+  [[maybe_unused]] std::size_t quarantine_next_ = 0;  // unread without the checks
   std::vector<std::uint64_t> live_bits_;
   std::vector<const NodeChunk*> chunks_by_address_;
 };
