@@ -643,8 +643,8 @@ TEST_CASE("weight records that disagree with their config are rejected", "[archi
   CHECK_THROWS_WITH(load_with(e5), f + ": " + cfg + ": invalid JSON (parse error at byte 12)");
   auto e5n = es;  // a raw NUL ended the text for nlohmann: the rest was dropped silently
   set_entry(e5n, cfg, bytes_of(kWeights + std::string(1, '\0') + "junk"));
-  CHECK_THROWS_WITH(load_with(e5n), f + ": " + cfg + ": invalid JSON (NUL byte at byte " +
-                                        std::to_string(kWeights.size()) + ")");
+  CHECK_THROWS_WITH(load_with(e5n), f + ": " + cfg + ": malformed JSON: NUL byte at byte " +
+                                        std::to_string(kWeights.size()));
   auto e5b = es;  // nlohmann throws out_of_range, not parse_error, for this number
   set_entry(e5b, cfg, bytes_of("{\"config\": 1e400}"));
   CHECK_THROWS_WITH(load_with(e5b), f + ": " + cfg +

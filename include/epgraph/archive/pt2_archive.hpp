@@ -110,14 +110,9 @@ inline std::vector<payload_entry> parse_payload_config(const std::string& archiv
   const std::string text = to_text(bytes);
   try {
     json::detail::check_nesting(text);
+    json::detail::check_no_nul(text);  // a raw NUL would end nlohmann's input early
   } catch (const json::serialization_error& e) {
     throw archive_error(archive, entry, e.what());
-  }
-  // nlohmann's lexer reads a raw NUL as the end of input; JSON never holds one (see
-  // parse_document), so a config with one is refused rather than cut short.
-  if (const std::size_t nul = text.find('\0'); nul != std::string::npos) {
-    throw archive_error(archive, entry,
-                        "invalid JSON (NUL byte at byte " + std::to_string(nul) + ")");
   }
   ordered_json doc;
   json::detail::JsonDisposer dispose_doc(doc);

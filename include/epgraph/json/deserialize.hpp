@@ -72,6 +72,18 @@ inline void check_nesting(std::string_view text) {
   }
 }
 
+// Throws serialization_error "malformed JSON: NUL byte at byte N" for the first raw NUL in `text`.
+// JSON text never holds one (control characters in strings must be escaped), but nlohmann's lexer
+// reads it as the end of input: "{...}\0garbage" would load as "{...}" with the garbage dropped
+// without a word. Every JSON entry point (program text, archive configs) calls this first, so
+// both parsers refuse the same texts with the same message. O(size of the text) (one memchr), no
+// allocation unless it throws.
+inline void check_no_nul(std::string_view text) {
+  if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    throw serialization_error("", "malformed JSON: NUL byte at byte " + std::to_string(nul));
+  }
+}
+
 inline bool is_hop_target(std::string_view t) {
   return t.find("torch.ops.higher_order.") != std::string_view::npos;
 }
@@ -1295,12 +1307,7 @@ struct ParsedDocument {
 // <nlohmann's message>".
 inline void parse_document(std::string_view json_text, ParsedDocument& out,
                            parser_backend backend = default_parser_backend) {
-  // JSON text never holds a raw NUL (control characters in strings must be escaped), but
-  // nlohmann's lexer reads one as the end of input: "{...}\0garbage" loaded as "{...}" and the
-  // garbage was dropped without a word. Refused here, the same for both backends. O(size).
-  if (const std::size_t nul = json_text.find('\0'); nul != std::string_view::npos) {
-    throw serialization_error("", "malformed JSON: NUL byte at byte " + std::to_string(nul));
-  }
+  check_no_nul(json_text);  // the same refusal for both backends
   out.text = json_text;
   for (;;) {
     out.tensor_values.emplace();
