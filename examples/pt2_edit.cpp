@@ -110,14 +110,50 @@ bool is_legacy(const epgraph::ExportedProgram<epgraph::HostTensor>& ep) {
   return ep.metadata().archive && ep.metadata().archive->layout == "legacy";
 }
 
-// Saves as an archive when OUT ends in .pt2 or .ep (returns true), else as a JSON record.
-bool save(const epgraph::ExportedProgram<epgraph::HostTensor>& ep, const std::string& out) {
+// The inputs whose values a program reads from its state_dict or constants (parameters,
+// buffers, tensor constants, custom objects) that `ep` does not hold, as "'<input>' -> '<target>'".
+std::vector<std::string> missing_state(const epgraph::ExportedProgram<epgraph::HostTensor>& ep) {
+  using epgraph::InputKind;
+  std::vector<std::string> missing;
+  for (const auto& spec : ep.graph_signature().input_specs) {
+    const InputKind kind = spec.kind();
+    if (kind == InputKind::USER_INPUT || kind == InputKind::TOKEN || !spec.target()) continue;
+    const std::string& target = *spec.target();
+    const bool held = ep.state_dict().contains(target) || ep.constants().contains(target);
+    if (!held) missing.push_back("'" + spec.name() + "' -> '" + target + "'");
+  }
+  return missing;
+}
+
+// Saves `ep`, loaded from `file`, as an archive when OUT ends in .pt2 or .ep (returns true), else
+// as a JSON record (returns false). A JSON record holds no weights: saving a program read from
+// one as an archive would write an archive whose weights are missing, which torch.export.load
+// refuses, so that is refused here (value_error naming the first missing input, OUT untouched);
+// saving an archive's program as a JSON record says what is left behind.
+bool save(const epgraph::ExportedProgram<epgraph::HostTensor>& ep, const std::string& file,
+          const std::string& out) {
   const bool archive_out = (out.size() > 4 && out.compare(out.size() - 4, 4, ".pt2") == 0) ||
                            (out.size() > 3 && out.compare(out.size() - 3, 3, ".ep") == 0);
+  const bool archive_in = ep.metadata().archive.has_value();
+  if (archive_out && !archive_in) {
+    const std::vector<std::string> missing = missing_state(ep);
+    if (!missing.empty()) {
+      throw epgraph::value_error(out + ": not written: " + file +
+                                 " is a JSON record, which holds no weights, and the " +
+                                 "program reads " + std::to_string(missing.size()) +
+                                 " tensor(s) or object(s) from them (first: " + missing.front() +
+                                 "); an archive without them does not load in torch.export.load");
+    }
+  }
   if (archive_out) {
     epgraph::archive::save_archive(ep, out);
   } else {
     epgraph::json::save_exported_program(ep, out);
+    if (archive_in) {
+      std::cout << "note: " << out << " is a JSON record, which holds no weights: the "
+                << ep.state_dict().size() << " state_dict tensor(s), " << ep.constants().size()
+                << " constant(s) and the other files of " << file << " are not in it\n";
+    }
   }
   return archive_out;
 }
@@ -257,12 +293,19 @@ int add_buffer(int argc, char** argv) {
     else
       return usage();
   }
-  if (name.empty() || shape.empty() || out.empty()) return usage();
+  for (const auto& [value, option] : {std::pair<const std::string&, const char*>{name, "--name"},
+                                      {shape, "--shape"},
+                                      {out, "-o"}}) {
+    if (value.empty()) {
+      std::cerr << "error: add-buffer needs " << option << "\n";
+      return usage();
+    }
+  }
   const epgraph::dtype type = epgraph::parse_dtype(dtype_name);
   epgraph::HostTensor data = fill_tensor(type, parse_shape(shape), parse_fill(fill));
   auto ep = load(file);
   epgraph::Node* node = epgraph::create_mutable_buffer(ep, name, std::move(data));
-  if (!save(ep, out)) {
+  if (!save(ep, file, out)) {
     std::cout << "note: " << out << " is a JSON record: the new buffer's data is not in it\n";
   } else if (is_legacy(ep)) {
     std::cout << "note: " << out
@@ -274,10 +317,13 @@ int add_buffer(int argc, char** argv) {
 }
 
 int copy(int argc, char** argv) {
-  if (argc != 5 || std::string(argv[3]) != "-o") return usage();
+  if (argc != 5 || std::string(argv[3]) != "-o") {
+    std::cerr << "error: copy needs FILE -o OUT\n";
+    return usage();
+  }
   const std::string out = argv[4];
   const auto ep = load(argv[2]);
-  save(ep, out);
+  save(ep, argv[2], out);
   std::cout << "copied " << argv[2] << " -> " << out << "\n";
   return 0;
 }

@@ -56,6 +56,12 @@ def pt2_edit() -> Tool:
 
 
 @pytest.fixture(scope="session")
+def edit_grid() -> str:
+    """The edit_grid test tool (tests/interop/edit_grid.cpp): epgraph's edit helpers on a .pt2."""
+    return tool_path("EPGRAPH_EDIT_GRID")
+
+
+@pytest.fixture(scope="session")
 def workdir(tmp_path_factory) -> pathlib.Path:
     path = os.environ.get("EPGRAPH_INTEROP_WORKDIR")
     if path:

@@ -15,12 +15,15 @@
 //     delete_constant_placeholder --node NODE
 //     get_param_tensor --node NODE
 //     set_param_tensor --node NODE --shape D0,D1 [--fill V]
+//     rename_state --from TARGET --to TARGET   (not an ExecuTorch helper: renames a state_dict
+//                                               entry and the input specs reading it)
 //
 // Tensors are float32, filled with V (default 0). `--before NODE` puts the graph's insertion
 // point before NODE (ExecuTorch's `with graph.inserting_before(node)`); without it the default
 // point is used. KIND is an InputKind name (PARAMETER, BUFFER, CONSTANT_TENSOR, USER_INPUT, ...).
 //
-// Prints one line per call: `node NAME target TARGET` (create_*), `deleted NAME`, `set NAME`, and
+// Prints one line per call: `node NAME target TARGET` (create_*), `deleted NAME`, `set NAME`,
+// `renamed FROM -> TO`, and
 // for get_param_tensor `tensor dtype=D sizes=[..] bytes=HEX` (the row-major bytes) or `none`.
 // When every call succeeded and -o is given the program is saved to OUT. Exit status: 0 on
 // success; 3 when a call refused, after printing `refused value_error|runtime_error|other:
@@ -160,6 +163,24 @@ bool apply(Program& ep, const Call& call) {
     std::cout << "set " << n->name() << "\n";
     return true;
   }
+  if (call.name == "rename_state") {
+    // Not an ExecuTorch helper: moves state_dict entry FROM to TO (the tensor itself untouched,
+    // its bytes not read) and points the input specs that read FROM at TO, so that the tests can
+    // see an unchanged tensor saved under a new name (copied raw by save_archive).
+    const std::string& from = call.need("--from");
+    const std::string& to = call.need("--to");
+    const epgraph::HostTensor* t = ep.state_dict().find(from);
+    if (t == nullptr || ep.state_dict().contains(to)) throw usage_error();
+    epgraph::HostTensor moved = *t;
+    (void)ep.state_dict().erase(from);
+    ep.state_dict().insert(to, std::move(moved));
+    for (auto& spec : ep.graph_signature().input_specs) {
+      if (spec.target() == from)
+        spec = epgraph::InputSpec(spec.kind(), spec.arg(), to, spec.persistent());
+    }
+    std::cout << "renamed " << from << " -> " << to << "\n";
+    return true;
+  }
   throw usage_error();
 }
 
@@ -168,7 +189,7 @@ int usage() {
       << "usage: edit_grid IN.pt2 [-o OUT.pt2] CALL [--opt V]... [then CALL [--opt V]...]...\n"
          "       edit_grid --batch IN.pt2 CASES.txt\n"
          "  CALL: create_mutable_buffer | create_constant_placeholder | "
-         "delete_constant_placeholder | get_param_tensor | set_param_tensor\n";
+         "delete_constant_placeholder | get_param_tensor | set_param_tensor | rename_state\n";
   return 2;
 }
 

@@ -46,6 +46,36 @@ def test_json_record(name, exported, pt2_edit):
     assert json.loads(copy.read_bytes()) == json.loads(record.read_bytes())
 
 
+@pytest.mark.parametrize("name", ["decoder_kv_cache_decomposed", "torchbind_decomposed"])
+def test_json_record_and_archive_conversions_say_what_is_lost(name, exported, pt2_edit):
+    """A JSON record holds no weights: an archive made from one would miss every tensor the
+    program reads from its state (torch.export.load refuses it), so pt2_edit refuses to write it;
+    a JSON record made from an archive says what it leaves behind."""
+    prog = exported(name)
+    ep = prog.load_fresh()
+    record = prog.folder / "model.json"
+    record.write_bytes(_model_json(prog.path))
+    stateful = [s for s in ep.graph_signature.input_specs if s.target is not None]
+    assert stateful, "the case needs a program with parameters, buffers or constants"
+    first = stateful[0]
+    out = prog.folder / "from_record.pt2"
+    proc = pt2_edit.run("copy", record, "-o", out, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr == (
+        f"error: {out}: not written: {record} is a JSON record, which holds no weights, and the "
+        f"program reads {len(stateful)} tensor(s) or object(s) from them (first: "
+        f"'{first.arg.name}' -> '{first.target}'); an archive without them does not load in "
+        f"torch.export.load\n")
+    assert not out.exists()
+
+    as_record = prog.folder / "from_archive.json"
+    proc = pt2_edit.run("copy", prog.path, "-o", as_record)
+    assert proc.stdout == (
+        f"note: {as_record} is a JSON record, which holds no weights: the {len(ep.state_dict)} "
+        f"state_dict tensor(s), {len(ep.constants)} constant(s) and the other files of "
+        f"{prog.path} are not in it\ncopied {prog.path} -> {as_record}\n")
+
+
 def _write_legacy(ep, path):
     """The torch <= 2.7 archive layout, from torch's own serializer."""
     from torch._export.serde.schema import SCHEMA_VERSION

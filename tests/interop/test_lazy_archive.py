@@ -8,8 +8,10 @@ with torch.export.load and runs it, and the outputs must equal the original prog
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
 import zipfile
 
 import pytest
@@ -182,3 +184,40 @@ def test_pass_through_records_are_copied_raw(pt2_edit, program):
     loaded, got = _run(src, x)
     torch.testing.assert_close(got, expected, rtol=0, atol=0)
     assert loaded.example_inputs is not None
+
+
+def _weight_entries(path):
+    """{fqn: (compress_type, CRC, compressed size, raw bytes)} of the weight files, through the
+    weights config."""
+    with zipfile.ZipFile(path) as z:
+        config_name = next(n for n in z.namelist() if n.endswith("_weights_config.json"))
+        config = json.loads(z.read(config_name))["config"]
+        folder = config_name.rsplit("/", 1)[0]
+        out = {}
+        for fqn, entry in config.items():
+            info = z.getinfo(f"{folder}/{entry['path_name']}")
+            out[fqn] = (info.compress_type, info.CRC, info.compress_size, z.read(info))
+    return out
+
+
+def test_renamed_tensor_is_copied_raw(edit_grid, program):
+    """A weight renamed without being read (state_dict key and input spec target) is written under
+    its new name from the source entry, raw: same method, CRC and bytes, deflated staying
+    deflated; torch loads the result with the weight under its new name and runs it."""
+    folder, path, x, expected = program
+    deflated = folder / "rename_src.pt2"
+    _deflated(path, deflated)
+    out = folder / "renamed.pt2"
+    proc = subprocess.run([edit_grid, str(deflated), "-o", str(out), "rename_state", "--from",
+                           "b.weight", "--to", "b.weight_renamed"],
+                          capture_output=True, text=True, check=False)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (
+        0, "renamed b.weight -> b.weight_renamed\n", "")
+    before, after = _weight_entries(deflated), _weight_entries(out)
+    assert "b.weight" not in after
+    assert after["b.weight_renamed"] == before["b.weight"]
+    assert after["b.weight_renamed"][0] == zipfile.ZIP_DEFLATED
+    loaded = torch.export.load(str(out))
+    assert torch.equal(loaded.state_dict["b.weight_renamed"],
+                       torch.export.load(str(path)).state_dict["b.weight"])
+    torch.testing.assert_close(loaded.module()(x), expected, rtol=0, atol=0)

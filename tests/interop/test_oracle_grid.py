@@ -29,7 +29,6 @@ import torch
 from torch.export.graph_signature import InputKind
 
 import zoo
-from conftest import tool_path
 
 pytest.importorskip("executorch", exc_type=ImportError)
 try:
@@ -40,11 +39,6 @@ except Exception as e:  # noqa: BLE001 - a broken install skips too, with the re
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")
 
 NAMES = [e.name for e in zoo.ZOO + zoo.ORACLE_ONLY]
-
-
-@pytest.fixture(scope="session")
-def edit_grid() -> str:
-    return tool_path("EPGRAPH_EDIT_GRID")
 
 
 # --- the grid -------------------------------------------------------------------------------------
