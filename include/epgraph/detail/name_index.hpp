@@ -34,6 +34,12 @@ class NameIndex {
 
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
 
+  // Starts loading the slot where `name` is looked up (and would be inserted), so that a later
+  // find/insert of `name` finds it in cache. No-throw; changes nothing.
+  void prefetch_slot(std::string_view name) const noexcept {
+    if (!slots_.empty()) prefetch(&slots_[hash(name) & (slots_.size() - 1)]);
+  }
+
   // The id stored under `name`, or no_id. O(1) on average.
   template <class NameOf>
   [[nodiscard]] std::uint32_t find(std::string_view name, const NameOf& name_of) const noexcept {

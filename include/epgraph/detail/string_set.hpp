@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "flat_table.hpp"
+
 namespace epgraph::detail {
 
 // The hash of a node name: names that differ only in their last decimal digit (`add_120` ...
@@ -26,7 +28,8 @@ inline std::size_t name_hash(std::string_view s) noexcept {
 }
 
 // A set of strings kept back to back in one character buffer and found through an
-// open-addressing table (linear probing, backward-shift deletion, load at most 3/4) of 16-byte
+// open-addressing table (detail/flat_table.hpp: linear probing, backward-shift deletion, load at
+// most 3/4) of 16-byte
 // slots that hold each string's position, length and hash. The namespace's set of names given
 // up by erased or renamed nodes: an std::unordered_set<std::string> costs a heap node and a
 // string per name (about 70 bytes and a cache miss or two per lookup); this costs the
@@ -53,19 +56,7 @@ class StringSet {
     if (chars_needed > chars_.capacity()) {
       chars_.reserve(std::max(chars_needed, chars_.capacity() * 2));
     }
-    const std::size_t need = size_ + count;
-    if (need * 4 <= slots_.size() * 3) return;
-    std::size_t capacity = slots_.empty() ? 16 : slots_.size();
-    while (need * 4 > capacity * 3) capacity *= 2;
-    std::vector<Slot> bigger(capacity);
-    const std::size_t mask = capacity - 1;
-    for (const Slot& s : slots_) {
-      if (s.length == empty_length) continue;
-      std::size_t i = s.hash & mask;
-      while (bigger[i].length != empty_length) i = (i + 1) & mask;
-      bigger[i] = s;
-    }
-    slots_.swap(bigger);
+    flat_reserve<Policy>(slots_, size_ + count);
   }
 
   // Adds `s` when absent and returns whether it was added. Strong guarantee (may throw
@@ -104,20 +95,11 @@ class StringSet {
 
   // Removes `s` when present and returns whether it was there. No-throw. O(1) on average.
   bool erase(std::string_view s) noexcept {
-    std::size_t hole = find_slot(s, name_hash(s));
+    const std::size_t hole = find_slot(s, name_hash(s));
     if (hole == npos) return false;
     const Slot gone = slots_[hole];
     if (gone.offset + gone.length == chars_.size()) chars_.resize(gone.offset);
-    const std::size_t mask = slots_.size() - 1;
-    for (std::size_t j = (hole + 1) & mask; slots_[j].length != empty_length; j = (j + 1) & mask) {
-      const std::size_t home = slots_[j].hash & mask;
-      const bool movable = hole <= j ? (home <= hole || home > j) : (home <= hole && home > j);
-      if (movable) {
-        slots_[hole] = slots_[j];
-        hole = j;
-      }
-    }
-    slots_[hole] = Slot{};
+    flat_erase_at<Policy>(slots_, hole);
     --size_;
     return true;
   }
@@ -145,6 +127,10 @@ class StringSet {
     std::uint64_t offset = 0;             // into chars_
     std::uint32_t length = empty_length;  // empty_length: a free slot
     std::uint32_t hash = 0;               // the low 32 bits of name_hash (the home slot's bits)
+  };
+  struct Policy {  // how detail/flat_table.hpp reads a slot
+    static bool is_free(const Slot& s) noexcept { return s.length == empty_length; }
+    static std::size_t home_hash(const Slot& s) noexcept { return s.hash; }
   };
 
   static void prefetch(const void* p) noexcept {
