@@ -272,19 +272,20 @@ class Namespace {
     const NameParts parts = split_name(name);
     std::string base(parts.base);
     std::string number;
-    if (parts.number.empty() || is_used(name)) {
+    if (!parts.number.empty() && !is_used(name)) {
+      // A free numbered name is the answer (FX's loop would find it free again: not probed).
+      number = detail::normalize_decimal(parts.number);
+    } else {
       auto it = base_count_.find(base);
       number = it == base_count_.end() ? "0" : it->second;
       if (is_reserved_name(name)) {
         number = detail::increment_decimal(number);
         name = base + "_" + number;
       }
-    } else {
-      number = detail::normalize_decimal(parts.number);
-    }
-    while (is_used(name)) {
-      number = detail::increment_decimal(number);
-      name = base + "_" + number;
+      while (is_used(name)) {
+        number = detail::increment_decimal(number);
+        name = base + "_" + number;
+      }
     }
     Proposal p;
     p.name = std::move(name);
