@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -9,12 +10,29 @@
 
 namespace epgraph {
 
+namespace detail {
+
+// `message` with each NUL character written as the six characters \u0000. what() is a C string:
+// a name holding a NUL (JSON's "\u0000" is a legal escape) would otherwise cut the message short
+// where the name is quoted, hiding the rest of it. O(size of the message).
+inline std::string visible_nuls(std::string message) {
+  for (std::size_t at = message.find('\0'); at != std::string::npos;
+       at = message.find('\0', at + 6)) {
+    message.replace(at, 1, "\\u0000");
+  }
+  return message;
+}
+
+}  // namespace detail
+
 /// A caller passed a bad value: an empty name, a node of another graph, a kind that the function
 /// does not accept. Mirrors Python's ValueError as raised by torch.fx and torch.export.
 class value_error : public std::invalid_argument {
  public:
-  /// Builds the error with the full message (which names the offending node, spec or field).
-  explicit value_error(const std::string& message) : std::invalid_argument(message) {}
+  /// Builds the error with the full message (which names the offending node, spec or field); a
+  /// NUL character in it reads as \u0000 in what(). O(size of the message).
+  explicit value_error(const std::string& message)
+      : std::invalid_argument(detail::visible_nuls(message)) {}
 };
 
 /// The program or graph is in a state that the operation cannot work with: the signature does not
@@ -22,8 +40,10 @@ class value_error : public std::invalid_argument {
 /// RuntimeError / AssertionError as raised by torch.export and ExecuTorch's graph helpers.
 class runtime_error : public std::runtime_error {
  public:
-  /// Builds the error with the full message.
-  explicit runtime_error(const std::string& message) : std::runtime_error(message) {}
+  /// Builds the error with the full message; a NUL character in it reads as \u0000 in what().
+  /// O(size of the message).
+  explicit runtime_error(const std::string& message)
+      : std::runtime_error(detail::visible_nuls(message)) {}
 };
 
 /// Several independent problems found by one check. `what()` lists them all, one per line, after

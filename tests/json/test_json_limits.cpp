@@ -94,6 +94,23 @@ TEST_CASE("limits: declared tensor sizes are metadata only when loading JSON", "
   CHECK(std::get<std::int64_t>(meta.sizes[1]) == 9223372036854775807);
 }
 
+TEST_CASE("limits: a name holding an escaped NUL does not cut the error message short",
+          "[json][limits]") {
+  // Regression: "\u0000" is a legal JSON escape, so a name may hold a NUL; what() is a C string,
+  // and the message stopped at the name ("... value 'gh"), hiding the rest. Errors now write the
+  // NUL as \u0000.
+  std::string text = epgraph::json::save_exported_program_to_string(epgraph_test::plain_program());
+  const std::string from = R"("outputs":[{"as_tensor":{"name":"x"}}])";
+  const std::size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, from.size(), R"("outputs":[{"as_tensor":{"name":"gh\u0000st"}}])");
+  const std::string expected =
+      R"(graph_module.graph.outputs[0].as_tensor: value 'gh\u0000st' is not produced by any )"
+      "graph input or node";
+  CHECK_THROWS_WITH(epgraph::json::load_exported_program_from_string(text), expected);
+  CHECK(std::string(epgraph::value_error(std::string("a\0b\0", 4)).what()) == "a\\u0000b\\u0000");
+}
+
 TEST_CASE("limits: a NUL byte anywhere is malformed JSON, not the end of the text",
           "[json][limits]") {
   // Regression: nlohmann's lexer reads a raw NUL as the end of input, so a program followed by
