@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <epgraph/archive/archive.hpp>
+#include <epgraph/edit.hpp>
 #include <epgraph/json/json.hpp>
 #include <filesystem>
 #include <fstream>
@@ -236,8 +237,9 @@ TEST_CASE("lazy records: a renamed unchanged tensor is copied raw under its new 
 
 TEST_CASE("lazy records: a corrupt entry copied raw is named with its source file",
           "[archive][lazy]") {
-  // Regression: libzip checks the CRC of a stored entry it copies only while writing, and its
-  // message named the file being written ("out.pt2: CRC error"), not the source or the entry.
+  // Regression: libzip checks the CRC of a stored entry it copies into a new archive only while
+  // writing, and its message named the file being written ("out.pt2: CRC error"), not the source
+  // or the entry. (A save that edits the source in place copies the entry unchecked: see below.)
   TempDir dir;
   const std::string in = dir / "in.pt2";
   save_archive(epgraph_test::small_program(4), in);  // every entry stored
@@ -253,7 +255,10 @@ TEST_CASE("lazy records: a corrupt entry copied raw is named with its source fil
     std::ofstream f(in, std::ios::binary | std::ios::trunc);
     f << bytes;
   }
-  const Program ep = load_archive(in);  // lazy: the weight is not read
+  Program ep = load_archive(in);  // lazy: the weight is not read
+  // A new buffer's file goes before the weights config, where the input has none: the archive
+  // is written new, and the copy is checked.
+  epgraph::create_mutable_buffer(ep, "b_kv", HostTensor::full(epgraph::dtype::float32, {4}, 2.0));
   const std::string out = dir / "out.pt2";
   std::ofstream(out) << "previous";
   try {
@@ -266,4 +271,31 @@ TEST_CASE("lazy records: a corrupt entry copied raw is named with its source fil
           in + ": " + kW + ": corrupt data (CRC mismatch); " + out + " was not written");
   }
   CHECK(file_bytes(out) == "previous");
+  CHECK_FALSE(ep.state_dict().at("w").is_loaded());
+}
+
+TEST_CASE("lazy records: a save that edits the source in place copies a corrupt entry as it is",
+          "[archive][lazy]") {
+  // The entries of an unchanged layout are written as the source archive edited in place
+  // (zip_writer), where libzip copies unchanged entries without a CRC pass, like `cp`: the
+  // corrupt bytes arrive as they were, and reading them from the copy reports them.
+  TempDir dir;
+  const std::string in = dir / "in.pt2";
+  save_archive(epgraph_test::small_program(4), in);
+  std::string bytes = file_bytes(in);
+  const Bytes w = epgraph_test::floats({1, 2, 3, 4});
+  const std::size_t at = bytes.find(std::string(reinterpret_cast<const char*>(w.data()), w.size()));
+  REQUIRE(at != std::string::npos);
+  bytes[at + 1] = static_cast<char>(bytes[at + 1] ^ 0x55);
+  {
+    std::ofstream f(in, std::ios::binary | std::ios::trunc);
+    f << bytes;
+  }
+  const Program ep = load_archive(in);
+  const std::string out = dir / "out.pt2";
+  save_archive(ep, out);
+  CHECK(file_bytes(out).find(bytes.substr(at, w.size())) != std::string::npos);
+  const Program back = load_archive(out);
+  CHECK_THROWS_WITH(back.state_dict().at("w").bytes(),
+                    out + ": " + kW + ": corrupt data (CRC mismatch)");
 }

@@ -1429,7 +1429,13 @@ template <class Tensor = HostTensor>
 /// under another name (renamed in the program: a new file and config entry, bytes not read).
 /// Pass-through records are copied raw from their entries too while unchanged (no `data` set on
 /// them), whether or not they were read; a record given new `data` is written from it. `out`
-/// may be that archive itself.
+/// may be that archive itself. When every raw copy comes from one archive, each entry under its
+/// own name, and the entries to write are that archive's in its order with some dropped or
+/// rewritten and new ones last (a copy, or edits that keep the layout; not, e.g., a new tensor,
+/// whose file goes before its config), the archive is written as that file edited in place
+/// (zip_writer): libzip then copies the unchanged entries as they are, without a CRC pass (a
+/// corrupt one arrives as it was, and reading it from `out` reports it); otherwise a copied
+/// entry whose data do not match their CRC fails the save (see below).
 ///
 /// The file is written to a temporary file and renamed over `out` at the end, so on any error
 /// `out` is untouched. Throws:
@@ -1440,6 +1446,8 @@ template <class Tensor = HostTensor>
 /// - archive_error "<out>: <config entry>: ..." when the config record kept from the input is
 ///   not valid (see load_archive);
 /// - archive_error "<out>: <libzip text>" when writing fails;
+/// - archive_error "<source>: <entry>: corrupt data (CRC mismatch); <out> was not written" when
+///   the data of an entry copied raw into a new archive do not match their CRC;
 /// - archive_error "<source>: <entry>: the archive changed on disk since it was opened ..." when
 ///   a tensor's source archive was rewritten in place since it was loaded (and what reading a
 ///   lazy tensor throws, see load_archive, when a changed tensor's bytes are needed);
@@ -1447,7 +1455,7 @@ template <class Tensor = HostTensor>
 /// The program is not changed (lazy tensors read for the save keep their bytes read).
 ///
 /// Complexity: O(archive size + program size); memory O(program size + records + the bytes of
-/// new or changed tensors): raw copies stream through a small buffer.
+/// new or changed tensors): raw copies stream through buffers of at most 2 MiB.
 template <class Tensor>
 void save_archive(const ExportedProgram<Tensor>& ep, const std::filesystem::path& out) {
   detail::save_archive_impl(ep, out);

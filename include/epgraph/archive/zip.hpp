@@ -16,10 +16,12 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -266,6 +268,8 @@ class zip_reader {
            static_cast<std::int64_t>(st.st_mtim.tv_nsec);
   }
 
+  friend class zip_writer;  // reads the file through fd_ for an in-place copy (commit)
+
   std::string path_;
   detail::fd_handle fd_;
   std::uint64_t size_ = 0;
@@ -276,10 +280,220 @@ class zip_reader {
   std::unordered_map<std::string, std::size_t> index_;
 };
 
+namespace detail {
+
+// A libzip source (zip_source_function_create) that reads one file and writes another: reads are
+// pread() calls on a descriptor of the opened input (`fd`, `size` bytes: the file the reader
+// opened, whatever is renamed over its path since), writes go to `out`, a libzip file source of
+// the output path (a temporary file renamed over the path at commit). libzip edits an archive it
+// opened from such a source into the output file, copying its unchanged entries as they are.
+// libzip moves data in 8 KiB pieces; sequential reads are served from a read-ahead buffer that
+// doubles up to 1 MiB while they stay sequential, and writes are gathered into 1 MiB blocks, so
+// the kernel sees few large reads and writes. It never removes a file: ZIP_SOURCE_REMOVE is
+// refused.
+class split_source {
+ public:
+  // Returns a new source owning `out` (freed with it), or null with `error` set (`out` is then
+  // freed too). `keep` stays alive as long as the source (it owns `fd`).
+  static zip_source_t* create(int fd, std::uint64_t size, std::time_t mtime,
+                              std::shared_ptr<const void> keep, zip_source_t* out,
+                              zip_error_t* error) {
+    auto* self = new (std::nothrow) split_source(fd, size, mtime, std::move(keep), out);
+    if (self == nullptr || !self->read_buf_ || !self->write_buf_) {
+      if (self == nullptr) zip_source_free(out);
+      delete self;
+      zip_error_set(error, ZIP_ER_MEMORY, 0);
+      return nullptr;
+    }
+    zip_source_t* src = zip_source_function_create(&split_source::callback, self, error);
+    if (src == nullptr) delete self;  // frees `out`
+    return src;
+  }
+
+  split_source(const split_source&) = delete;
+  split_source& operator=(const split_source&) = delete;
+  ~split_source() {
+    zip_source_free(out_);
+    zip_error_fini(&error_);
+  }
+
+ private:
+  static constexpr std::size_t kBlock = std::size_t{1} << 20;
+
+  split_source(int fd, std::uint64_t size, std::time_t mtime, std::shared_ptr<const void> keep,
+               zip_source_t* out) noexcept
+      : fd_(fd),
+        size_(size),
+        mtime_(mtime),
+        keep_(std::move(keep)),
+        out_(out),
+        read_buf_(new (std::nothrow) char[kBlock]),
+        write_buf_(new (std::nothrow) char[kBlock]) {
+    zip_error_init(&error_);
+  }
+
+  zip_int64_t fail(int code, int sys) noexcept {
+    zip_error_set(&error_, code, sys);
+    return -1;
+  }
+  zip_int64_t fail_from_out() noexcept {
+    zip_error_t* e = zip_source_error(out_);
+    return fail(zip_error_code_zip(e), zip_error_code_system(e));
+  }
+
+  // Reads up to `len` bytes at `at` (fewer only at the end of the file), -1 on error.
+  zip_int64_t pread_full(char* data, std::uint64_t len, std::uint64_t at) noexcept {
+    std::uint64_t got = 0;
+    while (got < len) {
+      const ssize_t r = ::pread(fd_, data + got, static_cast<std::size_t>(len - got),
+                                static_cast<off_t>(at + got));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) return fail(ZIP_ER_READ, errno);
+      if (r == 0) break;  // the file is shorter than it was: libzip reports the missing bytes
+      got += static_cast<std::uint64_t>(r);
+    }
+    return static_cast<zip_int64_t>(got);
+  }
+
+  zip_int64_t read(void* data, zip_uint64_t len) noexcept {
+    auto* dst = static_cast<char*>(data);
+    const std::uint64_t want = std::min<std::uint64_t>(len, size_ - std::min(offset_, size_));
+    if (want == 0) return 0;
+    const bool sequential = offset_ == last_end_;
+    last_end_ = offset_ + want;
+    if (offset_ >= buf_at_ && offset_ + want <= buf_at_ + buf_len_) {  // already read ahead
+      std::memcpy(dst, read_buf_.get() + (offset_ - buf_at_), static_cast<std::size_t>(want));
+      offset_ += want;
+      return static_cast<zip_int64_t>(want);
+    }
+    window_ = sequential ? std::min<std::uint64_t>(window_ * 2, kBlock) : 0;
+    if (window_ < want * 2) {  // not (yet) a long sequential read: straight into `data`
+      if (window_ == 0 && sequential) window_ = want;
+      const zip_int64_t r = pread_full(dst, want, offset_);
+      if (r > 0) offset_ += static_cast<std::uint64_t>(r);
+      return r;
+    }
+    const std::uint64_t ahead = std::min<std::uint64_t>(window_, size_ - offset_);
+    const zip_int64_t r = pread_full(read_buf_.get(), ahead, offset_);
+    if (r < 0) return r;
+    buf_at_ = offset_;
+    buf_len_ = static_cast<std::uint64_t>(r);
+    const std::uint64_t n = std::min<std::uint64_t>(want, buf_len_);
+    std::memcpy(dst, read_buf_.get(), static_cast<std::size_t>(n));
+    offset_ += n;
+    return static_cast<zip_int64_t>(n);
+  }
+
+  // Hands the gathered bytes to `out`. False (error set) on failure.
+  bool flush() noexcept {
+    if (pending_ == 0) return true;
+    const zip_int64_t n = zip_source_write(out_, write_buf_.get(), pending_);
+    if (n < 0) return fail_from_out(), false;
+    if (static_cast<std::uint64_t>(n) != pending_) return fail(ZIP_ER_WRITE, 0), false;
+    pending_ = 0;
+    return true;
+  }
+
+  zip_int64_t write(const void* data, zip_uint64_t len) noexcept {
+    if (pending_ + len > kBlock && !flush()) return -1;
+    if (len >= kBlock) {
+      const zip_int64_t n = zip_source_write(out_, data, len);
+      return n < 0 ? fail_from_out() : n;
+    }
+    std::memcpy(write_buf_.get() + pending_, data, static_cast<std::size_t>(len));
+    pending_ += len;
+    return static_cast<zip_int64_t>(len);
+  }
+
+  zip_int64_t handle(void* data, zip_uint64_t len, zip_source_cmd_t cmd) noexcept {
+    switch (cmd) {
+      case ZIP_SOURCE_OPEN: offset_ = 0; return 0;
+      case ZIP_SOURCE_READ: return read(data, len);
+      case ZIP_SOURCE_CLOSE: return 0;
+      case ZIP_SOURCE_SEEK: {
+        const zip_int64_t at = zip_source_seek_compute_offset(offset_, size_, data, len, &error_);
+        if (at < 0) return -1;
+        offset_ = static_cast<std::uint64_t>(at);
+        return 0;
+      }
+      case ZIP_SOURCE_TELL: return static_cast<zip_int64_t>(offset_);
+      case ZIP_SOURCE_STAT: {
+        auto* st = ZIP_SOURCE_GET_ARGS(zip_stat_t, data, len, &error_);
+        if (st == nullptr) return -1;
+        zip_stat_init(st);
+        st->size = size_;
+        st->mtime = mtime_;
+        st->valid = ZIP_STAT_SIZE | ZIP_STAT_MTIME;
+        return sizeof(zip_stat_t);
+      }
+      case ZIP_SOURCE_ERROR: return zip_error_to_data(&error_, data, len);
+      case ZIP_SOURCE_ACCEPT_EMPTY: return 0;  // a file: empty is not an archive
+      case ZIP_SOURCE_BEGIN_WRITE:
+        pending_ = 0;
+        return zip_source_begin_write(out_) < 0 ? fail_from_out() : 0;
+      case ZIP_SOURCE_WRITE: return write(data, len);
+      case ZIP_SOURCE_COMMIT_WRITE:
+        if (!flush()) return -1;
+        return zip_source_commit_write(out_) < 0 ? fail_from_out() : 0;
+      case ZIP_SOURCE_ROLLBACK_WRITE:
+        pending_ = 0;
+        zip_source_rollback_write(out_);
+        return 0;
+      case ZIP_SOURCE_SEEK_WRITE: {
+        auto* args = ZIP_SOURCE_GET_ARGS(zip_source_args_seek_t, data, len, &error_);
+        if (args == nullptr || !flush()) return -1;
+        return zip_source_seek_write(out_, args->offset, args->whence) < 0 ? fail_from_out() : 0;
+      }
+      case ZIP_SOURCE_TELL_WRITE: {
+        const zip_int64_t at = zip_source_tell_write(out_);
+        return at < 0 ? fail_from_out() : at + static_cast<zip_int64_t>(pending_);
+      }
+      case ZIP_SOURCE_REMOVE: return fail(ZIP_ER_REMOVE, 0);  // never deletes a file
+      case ZIP_SOURCE_SUPPORTS:
+        return zip_source_make_command_bitmap(
+            ZIP_SOURCE_OPEN, ZIP_SOURCE_READ, ZIP_SOURCE_CLOSE, ZIP_SOURCE_SEEK, ZIP_SOURCE_TELL,
+            ZIP_SOURCE_STAT, ZIP_SOURCE_ERROR, ZIP_SOURCE_FREE, ZIP_SOURCE_SUPPORTS,
+            ZIP_SOURCE_ACCEPT_EMPTY, ZIP_SOURCE_BEGIN_WRITE, ZIP_SOURCE_WRITE,
+            ZIP_SOURCE_COMMIT_WRITE, ZIP_SOURCE_ROLLBACK_WRITE, ZIP_SOURCE_SEEK_WRITE,
+            ZIP_SOURCE_TELL_WRITE, ZIP_SOURCE_REMOVE, -1);
+      default: return fail(ZIP_ER_OPNOTSUPP, 0);
+    }
+  }
+
+  static zip_int64_t callback(void* self, void* data, zip_uint64_t len, zip_source_cmd_t cmd) {
+    auto* s = static_cast<split_source*>(self);
+    if (cmd == ZIP_SOURCE_FREE) {
+      delete s;
+      return 0;
+    }
+    return s->handle(data, len, cmd);
+  }
+
+  int fd_;
+  std::uint64_t size_;
+  std::time_t mtime_;
+  std::shared_ptr<const void> keep_;
+  zip_source_t* out_;
+  zip_error_t error_;
+  std::uint64_t offset_ = 0;    // read position
+  std::uint64_t last_end_ = 0;  // where the previous read ended
+  std::uint64_t window_ = 0;    // read-ahead size, doubling while reads stay sequential
+  std::unique_ptr<char[]> read_buf_;
+  std::uint64_t buf_at_ = 0, buf_len_ = 0;  // file range held by read_buf_
+  std::unique_ptr<char[]> write_buf_;
+  std::uint64_t pending_ = 0;  // bytes gathered in write_buf_
+};
+
+}  // namespace detail
+
 /// A zip file being written (libzip `zip_open(..., ZIP_CREATE | ZIP_TRUNCATE)`): entries are
 /// added in order, all stored (uncompressed) with the fixed time 1980-01-01, and nothing touches
 /// the destination until commit(), which writes a temporary file and renames it over `file`
 /// (libzip's `zip_close`). Destroying an uncommitted writer leaves the destination untouched.
+/// When the copied entries all come from one source archive, each under its own name, and the
+/// entries as added are that archive's in its order with some dropped or rewritten and new ones
+/// last, commit writes the source archive edited that way instead (same entries, same order,
+/// same bytes and methods), which lets libzip copy the unchanged entries without its CRC pass.
 /// Movable, not copyable.
 class zip_writer {
  public:
@@ -310,6 +524,7 @@ class zip_writer {
       zip_source_free(src);
       throw archive_error(path_, name, zip_strerror(zip_.get()));
     }
+    plan_.push_back(planned{name, data, nullptr, 0});
     keep_.push_back(std::move(data));
     const auto u = static_cast<zip_uint64_t>(idx);
     if (zip_set_file_compression(zip_.get(), u, ZIP_CM_STORE, 0) != 0 ||
@@ -341,6 +556,7 @@ class zip_writer {
       zip_source_free(src);
       throw archive_error(path_, name, zip_strerror(zip_.get()));
     }
+    plan_.push_back(planned{name, nullptr, source, index});
     copied_.emplace_back(index, source);
     if (std::find(sources_.begin(), sources_.end(), source) == sources_.end()) {
       sources_.push_back(std::move(source));
@@ -363,6 +579,14 @@ class zip_writer {
   /// entry copied raw do not match their CRC, or "<file>: <libzip text>" on other failures,
   /// leaving the destination untouched. Call at most once. O(bytes written) (a CRC failure
   /// re-reads the copied entries to name the corrupt one).
+  ///
+  /// When the archive can be written as its one source edited in place (see the class), libzip
+  /// opens the source file (through the reader's descriptor) and writes it to the destination
+  /// with the dropped entries deleted and the rewritten ones replaced: the copied entries' bytes
+  /// go through as they are, without a CRC check (like `cp`; reading them reports a corrupt
+  /// one), so the CRC message above comes only from other archives (copies from several
+  /// sources, renamed or reordered ones). The entries, their order, bytes, methods and times are
+  /// those of the new-archive route; unchanged entries keep the source's other header fields.
   void commit() {
     for (const auto& [index, source] : copied_) {
       source->check_unchanged(source->entries().at(index).name);
@@ -373,13 +597,20 @@ class zip_writer {
     std::sort(order.begin(), order.end());
     std::vector<std::unique_lock<std::mutex>> locks;
     for (const zip_reader* s : order) locks.emplace_back(s->mutex());
-    if (zip_close(zip_.get()) != 0) {
-      // libzip names only the file it writes ("CRC error"); the corrupt data are a source's.
-      if (zip_error_code_zip(zip_get_error(zip_.get())) == ZIP_ER_CRC) throw_corrupt_copy();
-      throw archive_error(path_, "", zip_strerror(zip_.get()));
+    if (detail::zip_handle edited = edit_in_place()) {
+      if (zip_close(edited.get()) != 0) throw archive_error(path_, "", zip_strerror(edited.get()));
+      (void)edited.release();  // zip_close freed it
+    } else {
+      if (zip_close(zip_.get()) != 0) {
+        // libzip names only the file it writes ("CRC error"); the corrupt data are a source's.
+        if (zip_error_code_zip(zip_get_error(zip_.get())) == ZIP_ER_CRC) throw_corrupt_copy();
+        throw archive_error(path_, "", zip_strerror(zip_.get()));
+      }
+      (void)zip_.release();  // zip_close freed it
     }
-    (void)zip_.release();  // zip_close freed it
+    zip_.reset();  // discarded unwritten when the archive was edited in place; else null already
     locks.clear();
+    plan_.clear();
     keep_.clear();
     copied_.clear();
     sources_.clear();
@@ -387,6 +618,116 @@ class zip_writer {
 
  private:
   static constexpr std::time_t kFixedTime = 315576000;  // 1980-01-01 12:00 UTC
+
+  // One entry as added: bytes (`data`), or entry `index` of `source`.
+  struct planned {
+    std::string name;
+    std::shared_ptr<const std::vector<std::byte>> data;
+    std::shared_ptr<const zip_reader> source;
+    std::size_t index = 0;
+  };
+
+  // The index in `source` each planned entry takes when the archive is `source` edited in place
+  // (libzip keeps the entries of an opened archive in their order, drops deleted ones, appends
+  // added ones), or nothing when that would not give the planned order and contents: every copy
+  // must be its source entry under the same name, from one source, in the source's order, with
+  // the byte entries of names the source has in their place and the new names last.
+  static std::optional<std::vector<std::optional<std::size_t>>> in_place_slots(
+      const std::vector<planned>& plan, const zip_reader& source) {
+    std::vector<std::optional<std::size_t>> slots;
+    slots.reserve(plan.size());
+    std::optional<std::size_t> last;
+    bool appended = false, written = false;
+    for (const planned& p : plan) {
+      std::optional<std::size_t> at;
+      if (p.source) {
+        if (p.source.get() != &source || source.entries().at(p.index).name != p.name) {
+          return std::nullopt;
+        }
+        at = p.index;
+      } else {
+        written = true;
+        at = source.find(p.name);
+      }
+      if (at) {
+        if (appended || (last && *at <= *last)) return std::nullopt;
+        last = at;
+      } else {
+        appended = true;
+      }
+      slots.push_back(at);
+    }
+    if (!written) return std::nullopt;  // libzip writes nothing for an archive without changes
+    return slots;
+  }
+
+  // When every copied entry comes from one source and the planned archive is that source with
+  // entries deleted, replaced and appended (in_place_slots), returns the source opened through a
+  // split_source onto `path_` and so edited, ready for zip_close; else (or when libzip refuses
+  // a step: the new-archive route then reports it) null. zip_close copies the unchanged entries
+  // of an opened archive as they are (local header, then the stored or compressed bytes), without
+  // the CRC pass it gives the data of an added entry, so their data are not checked either.
+  // Callers hold the source's lock.
+  detail::zip_handle edit_in_place() const {
+    if (sources_.size() != 1) return nullptr;
+    const zip_reader& source = *sources_.front();
+    const auto slots = in_place_slots(plan_, source);
+    if (!slots) return nullptr;
+    zip_error_t error;
+    zip_error_init(&error);
+    zip_source_t* out = zip_source_file_create(path_.c_str(), 0, -1, &error);
+    zip_source_t* src =
+        out == nullptr
+            ? nullptr
+            : detail::split_source::create(source.fd_.get(), source.size_,
+                                           static_cast<std::time_t>(source.mtime_ns_ / 1000000000),
+                                           sources_.front(), out, &error);
+    zip_error_fini(&error);
+    if (src == nullptr) return nullptr;
+    zip_error_init(&error);
+    detail::zip_handle edited(zip_open_from_source(src, 0, &error));
+    zip_error_fini(&error);
+    if (!edited) {
+      zip_source_free(src);
+      return nullptr;
+    }
+    zip_t* z = edited.get();
+    if (zip_get_num_entries(z, 0) != static_cast<zip_int64_t>(source.entries().size())) {
+      return nullptr;
+    }
+    std::vector<bool> kept(source.entries().size(), false);
+    for (std::size_t i = 0; i < plan_.size(); ++i) {
+      const planned& p = plan_[i];
+      zip_int64_t idx = -1;
+      if ((*slots)[i]) {
+        idx = static_cast<zip_int64_t>(*(*slots)[i]);
+        kept[static_cast<std::size_t>(idx)] = true;
+      }
+      if (p.data) {
+        zip_source_t* data = zip_source_buffer(z, p.data->data(), p.data->size(), 0);
+        if (data == nullptr) return nullptr;
+        const zip_int64_t r =
+            idx >= 0
+                ? (zip_file_replace(z, static_cast<zip_uint64_t>(idx), data, 0) == 0 ? idx : -1)
+                : zip_file_add(z, p.name.c_str(), data, ZIP_FL_ENC_UTF_8);
+        if (r < 0) {
+          zip_source_free(data);
+          return nullptr;
+        }
+        idx = r;
+        if (zip_set_file_compression(z, static_cast<zip_uint64_t>(idx), ZIP_CM_STORE, 0) != 0) {
+          return nullptr;
+        }
+      }
+      if (zip_file_set_mtime(z, static_cast<zip_uint64_t>(idx), kFixedTime, 0) != 0) {
+        return nullptr;
+      }
+    }
+    for (std::size_t i = 0; i < kept.size(); ++i) {
+      if (!kept[i] && zip_delete(z, static_cast<zip_uint64_t>(i)) != 0) return nullptr;
+    }
+    return edited;
+  }
 
   // After zip_close failed with a CRC error: reads every copied entry through libzip (which
   // checks the CRC at its end, 64 KiB at a time) and throws naming the first whose data do not
@@ -413,6 +754,7 @@ class zip_writer {
   std::vector<std::shared_ptr<const std::vector<std::byte>>> keep_;
   std::vector<std::pair<std::size_t, std::shared_ptr<const zip_reader>>> copied_;
   std::vector<std::shared_ptr<const zip_reader>> sources_;
+  std::vector<planned> plan_;  // every entry in order
   detail::zip_handle zip_;
   std::unordered_set<std::string> names_;
 };
