@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <epgraph/detail/edit_index.hpp>
 #include <epgraph/graph.hpp>
 #include <epgraph/ordered_dict.hpp>
 #include <map>
@@ -166,4 +167,53 @@ TEST_CASE("Graph interns thousands of targets", "[graph][index]") {
   const std::unique_ptr<epgraph::Graph> copy = g.clone();
   CHECK(copy->find_node("in_1234")->target() == "in_1234");
   CHECK(copy->find_node("add_1")->target() == "torch.ops.aten.add.Tensor");
+}
+
+TEST_CASE("RequestedIndex: names found through their nodes, first kept, erasure shifts back",
+          "[edit][index]") {
+  // The index stores no names: the key of a slot is read through name_of(node). Nodes are
+  // stand-ins here (addresses of strings), so the test picks the names and checks every lookup
+  // against a std::map after growth (16 slots up to 4096) and erasing every fourth name.
+  using epgraph::detail::RequestedIndex;
+  std::vector<std::string> names;
+  for (int i = 0; i < 3000; ++i) names.push_back("b_l" + std::to_string(i) + "_k_cache");
+  names.push_back("");  // the empty name is a name like any other
+  const auto node_of = [&](std::size_t i) { return reinterpret_cast<epgraph::Node*>(&names[i]); };
+  const auto name_of = [](const epgraph::Node* n) {
+    return std::string_view(*reinterpret_cast<const std::string*>(n));
+  };
+  RequestedIndex ix;
+  CHECK(ix.lookup("b_l0_k_cache", name_of) == nullptr);
+  std::map<std::string, epgraph::Node*> model;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    REQUIRE(ix.insert(names[i], node_of(i), name_of));
+    model[names[i]] = node_of(i);
+  }
+  // A second node under a kept name is refused: the first stays.
+  std::string same = "b_l7_k_cache";
+  CHECK_FALSE(ix.insert(same, reinterpret_cast<epgraph::Node*>(&same), name_of));
+  CHECK(ix.lookup("b_l7_k_cache", name_of) == node_of(7));
+  CHECK(ix.size() == names.size());
+  for (std::size_t i = 0; i < names.size(); i += 4) {
+    const std::size_t at = ix.find(names[i], RequestedIndex::hash(names[i]), name_of);
+    REQUIRE(at != RequestedIndex::npos);
+    REQUIRE(ix.node_at(at) == node_of(i));
+    ix.erase_at(at);
+    model.erase(names[i]);
+  }
+  CHECK(ix.size() == model.size());
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    INFO(names[i]);
+    const auto it = model.find(names[i]);
+    REQUIRE(ix.lookup(names[i], name_of) == (it == model.end() ? nullptr : it->second));
+  }
+  CHECK(ix.lookup("b_l3000_k_cache", name_of) == nullptr);
+  RequestedIndex other;
+  other.swap(ix);
+  CHECK(ix.size() == 0);
+  CHECK(ix.lookup("b_l1_k_cache", name_of) == nullptr);
+  CHECK(other.lookup("b_l1_k_cache", name_of) == node_of(1));
+  other.clear();
+  CHECK(other.size() == 0);
+  CHECK(other.lookup("b_l1_k_cache", name_of) == nullptr);
 }

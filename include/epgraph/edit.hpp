@@ -224,6 +224,11 @@ inline std::size_t target_hash(std::string_view target) noexcept {
   return std::hash<std::string_view>()(target);
 }
 
+// The requested name a placeholder carries (EditIndex::requested's key). No-throw.
+inline std::string_view requested_name_of(const Node* n) noexcept {
+  return n->read_meta().requested_name;
+}
+
 // Builds the lookups of `ix` from scratch. On an exception (std::bad_alloc) `ix` stays unbuilt.
 // O(placeholders + input specs).
 template <class T>
@@ -237,7 +242,7 @@ void build_index(ExportedProgram<T>& ep, EditIndex& ix) {
        n = n->next()) {
     const std::string& r = n->read_meta().requested_name;
     if (r.empty()) continue;
-    if (!ix.requested.try_emplace(r, n).second) ix.requested_duplicates = true;
+    if (!ix.requested.insert(r, n, requested_name_of)) ix.requested_duplicates = true;
   }
   const auto& inputs = ep.graph_signature().input_specs;
   ix.target_hashes.reserve_more(inputs.size());
@@ -269,9 +274,8 @@ EditIndex& validated_index(ExportedProgram<T>& ep) {
 }
 
 // find_requested_placeholder through the index. O(length of name).
-inline Node* indexed_requested_placeholder(const EditIndex& ix, std::string_view name) {
-  const auto it = ix.requested.find(std::string(name));
-  return it == ix.requested.end() ? nullptr : it->second;
+inline Node* indexed_requested_placeholder(const EditIndex& ix, std::string_view name) noexcept {
+  return ix.requested.lookup(name, requested_name_of);
 }
 
 // Throws runtime_error "<what> target 't' already exists in state_dict" / "... in constants" /
@@ -315,7 +319,7 @@ inline void note_new_placeholder(EditIndex& ix, std::size_t target_hash, std::st
                                  Node* node) noexcept {
   try {
     ix.target_hashes.add(target_hash);
-    ix.requested.try_emplace(std::string(name), node);
+    (void)ix.requested.insert(name, node, requested_name_of);
   } catch (...) {
     ix.built = false;
   }
@@ -397,7 +401,10 @@ Node* create_mutable_buffer(ExportedProgram<T>& ep, std::string_view name, T dat
   // and interned targets) while the first of them is probed below.
   detail::EditIndex& kept = detail::edit_access::index(ep);
   const std::size_t requested_hash = detail::target_hash(requested_target);
-  if (kept.built) kept.target_hashes.prefetch(requested_hash);
+  if (kept.built) {
+    kept.target_hashes.prefetch(requested_hash);
+    kept.requested.prefetch(name);
+  }
   detail::edit_access::prefetch_buffer_lookups(std::as_const(ep), name, requested_target);
   if (ep.state_dict().contains(requested_target)) {
     throw runtime_error("Buffer target '" + requested_target + "' already exists in state_dict");
@@ -665,10 +672,13 @@ void delete_constant_placeholder(ExportedProgram<T>& ep, Node* node) {
   const std::size_t pos = static_cast<std::size_t>(spec - sig.input_specs.data());
   const int rank = detail::input_rank(*spec);
   const std::string& requested = node->read_meta().requested_name;
-  const auto requested_at = was_current && ix.built && !requested.empty()
-                                ? ix.requested.find(requested)
-                                : ix.requested.end();
-  const bool indexed_here = requested_at != ix.requested.end() && requested_at->second == node;
+  const std::size_t requested_at =
+      was_current && ix.built && !requested.empty()
+          ? ix.requested.find(requested, detail::RequestedIndex::hash(requested),
+                              detail::requested_name_of)
+          : detail::RequestedIndex::npos;
+  const bool indexed_here =
+      requested_at != detail::RequestedIndex::npos && ix.requested.node_at(requested_at) == node;
   graph.erase_node(node);  // strong; the last step that can throw
   auto& in_specs = detail::edit_access::signature(ep).input_specs;
   in_specs.erase(in_specs.begin() + static_cast<std::ptrdiff_t>(pos));  // no-throw moves
@@ -698,7 +708,7 @@ void delete_constant_placeholder(ExportedProgram<T>& ep, Node* node) {
     if (ix.requested_duplicates) {
       ix.built = false;  // another placeholder may carry the name: rebuild
     } else {
-      ix.requested.erase(requested_at);
+      ix.requested.erase_at(requested_at);
     }
   }
 }
