@@ -298,18 +298,32 @@ class split_source {
   static zip_source_t* create(int fd, std::uint64_t size, std::time_t mtime,
                               std::shared_ptr<const void> keep, zip_source_t* out,
                               zip_error_t* error) {
-    auto* self = new (std::nothrow) split_source(fd, size, mtime, std::move(keep), out);
-    if (self == nullptr || !self->read_buf_ || !self->write_buf_) {
-      if (self == nullptr) zip_source_free(out);
-      delete self;
+    std::unique_ptr<split_source> self;
+    try {
+      self = std::make_unique<split_source>(fd, size, mtime, std::move(keep), out);  // owns `out`
+    } catch (const std::bad_alloc&) {
+      if (!self) zip_source_free(out);
       zip_error_set(error, ZIP_ER_MEMORY, 0);
       return nullptr;
     }
-    zip_source_t* src = zip_source_function_create(&split_source::callback, self, error);
-    if (src == nullptr) delete self;  // frees `out`
+    zip_source_t* src = zip_source_function_create(&split_source::callback, self.get(), error);
+    if (src != nullptr) (void)self.release();  // libzip owns it: freed by ZIP_SOURCE_FREE
     return src;
   }
 
+  // Use create(). Takes `out` (freed by the destructor) once the buffers are allocated; throws
+  // std::bad_alloc before that, leaving `out` to the caller.
+  split_source(int fd, std::uint64_t size, std::time_t mtime, std::shared_ptr<const void> keep,
+               zip_source_t* out)
+      : fd_(fd),
+        size_(size),
+        mtime_(mtime),
+        keep_(std::move(keep)),
+        read_buf_(std::make_unique<char[]>(kBlock)),
+        write_buf_(std::make_unique<char[]>(kBlock)) {
+    out_ = out;
+    zip_error_init(&error_);
+  }
   split_source(const split_source&) = delete;
   split_source& operator=(const split_source&) = delete;
   ~split_source() {
@@ -319,18 +333,6 @@ class split_source {
 
  private:
   static constexpr std::size_t kBlock = std::size_t{1} << 20;
-
-  split_source(int fd, std::uint64_t size, std::time_t mtime, std::shared_ptr<const void> keep,
-               zip_source_t* out) noexcept
-      : fd_(fd),
-        size_(size),
-        mtime_(mtime),
-        keep_(std::move(keep)),
-        out_(out),
-        read_buf_(new (std::nothrow) char[kBlock]),
-        write_buf_(new (std::nothrow) char[kBlock]) {
-    zip_error_init(&error_);
-  }
 
   zip_int64_t fail(int code, int sys) noexcept {
     zip_error_set(&error_, code, sys);
@@ -463,7 +465,7 @@ class split_source {
   static zip_int64_t callback(void* self, void* data, zip_uint64_t len, zip_source_cmd_t cmd) {
     auto* s = static_cast<split_source*>(self);
     if (cmd == ZIP_SOURCE_FREE) {
-      delete s;
+      std::unique_ptr<split_source> owned(s);  // frees it (and `out`)
       return 0;
     }
     return s->handle(data, len, cmd);
@@ -473,7 +475,7 @@ class split_source {
   std::uint64_t size_;
   std::time_t mtime_;
   std::shared_ptr<const void> keep_;
-  zip_source_t* out_;
+  zip_source_t* out_ = nullptr;
   zip_error_t error_;
   std::uint64_t offset_ = 0;    // read position
   std::uint64_t last_end_ = 0;  // where the previous read ended
