@@ -299,3 +299,79 @@ TEST_CASE("json backends: malformed and edge-case texts give the same values and
   }
   CHECK(refused >= 20);
 }
+
+TEST_CASE("json backends: tensor_values entries in every form give the same program or error",
+          "[json][backends]") {
+  // simdjson reads the usual entries straight from its document (simdjson_tensor_meta) and leaves
+  // the others to the tree: every form below must load (or fail) as nlohmann's backend loads it.
+  if (!have_simdjson()) return;
+  const std::string program =
+      read_text(std::filesystem::path(EPGRAPH_SOURCE_DIR) / "tests/data/json_golden/plain.json");
+  const std::string plain = ojson::parse(program).dump();
+  const std::string entry =
+      R"({"dtype":7,"sizes":[{"as_int":2},{"as_int":3}],"requires_grad":false,)"
+      R"("device":{"type":"cpu","index":null},"strides":[{"as_int":3},{"as_int":1}],)"
+      R"("storage_offset":{"as_int":0},"layout":7})";
+  const std::size_t at = plain.find(entry);
+  REQUIRE(at != std::string::npos);
+  const std::vector<std::string> entries = {
+      // loaded
+      entry,
+      R"({"layout":7,"storage_offset":{"as_int":0},"strides":[{"as_int":3},{"as_int":1}],)"
+      R"("device":{"index":null,"type":"cpu"},"requires_grad":false,)"
+      R"("sizes":[{"as_int":2},{"as_int":3}],"dtype":7})",
+      R"({"dtype":7,"sizes":[2,3],"requires_grad":true,"device":{"type":"cuda","index":1},)"
+      R"("strides":[3,1],"storage_offset":0,"layout":7})",
+      R"({"dtype":7,"sizes":[{"as_int":2},{"as_int":3}],"requires_grad":false,)"
+      R"("device":{"type":"cpu"},"strides":[{"as_int":3},{"as_int":1}],)"
+      R"("storage_offset":{"as_int":0},"layout":0})",
+      R"({"dtype":7,"sizes":[{"as_int":2},{"as_int":3,"as_expr":null}],"requires_grad":false,)"
+      R"("device":{"type":"cpu","index":null},"strides":[{"as_int":3},{"as_int":1}],)"
+      R"("storage_offset":{"as_int":0},"layout":7})",
+      R"({"dtype":7,"sizes":[{"as_expr":{"expr_str":"s0","hint":4}},{"as_int":3}],)"
+      R"("requires_grad":false,"device":{"type":"cpu","index":null},)"
+      R"("strides":[{"as_int":3},{"as_int":1}],"storage_offset":{"as_int":0},"layout":7})",
+      R"({"dtype":1,"dtype":7,"sizes":[{"as_int":2},{"as_int":3}],"requires_grad":false,)"
+      R"("device":{"type":"cpu","index":null,"index":0},"strides":[{"as_int":3},{"as_int":1}],)"
+      R"("storage_offset":{"as_int":0},"layout":7})",
+      R"({"dtype":7,"sizes":[{"as_int":-2},{"as_int":3}],"requires_grad":false,)"
+      R"("device":{"type":"cpu","index":null},"strides":[{"as_int":3},{"as_int":1}],)"
+      R"("storage_offset":{"as_int":0},"layout":7,"extra":1})",
+      // refused
+      R"({"dtype":99,"sizes":[],"requires_grad":false,"device":{"type":"cpu","index":null},)"
+      R"("strides":[],"storage_offset":{"as_int":0},"layout":7})",
+      R"({"dtype":7,"sizes":[],"requires_grad":false,"device":{"type":"cpu","index":null},)"
+      R"("strides":[],"storage_offset":{"as_int":0},"layout":8})",
+      R"({"dtype":7,"sizes":[{"as_int":2}],"requires_grad":false,)"
+      R"("device":{"type":"cpu","index":null},"strides":[],"storage_offset":0,"layout":7})",
+      R"({"dtype":7,"sizes":[],"requires_grad":false,"device":{"type":"cpu","index":null},)"
+      R"("strides":[],"storage_offset":{"as_int":-1},"layout":7})",
+      R"({"dtype":7,"sizes":[],"requires_grad":0,"device":{"type":"cpu","index":null},)"
+      R"("strides":[],"storage_offset":0,"layout":7})",
+      R"({"dtype":7.0,"sizes":[],"requires_grad":false,"device":{"type":"cpu","index":null},)"
+      R"("strides":[],"storage_offset":0,"layout":7})",
+      R"({"dtype":18446744073709551615,"sizes":[],"requires_grad":false,)"
+      R"("device":{"type":"cpu","index":null},"strides":[],"storage_offset":0,"layout":7})",
+      R"({"dtype":7,"sizes":[],"requires_grad":false,"device":{"type":1,"index":null},)"
+      R"("strides":[],"storage_offset":0,"layout":7})",
+      R"({"dtype":7,"sizes":[],"requires_grad":false,"device":{"type":"cpu","index":"0"},)"
+      R"("strides":[],"storage_offset":0,"layout":7})",
+      R"({"dtype":7,"sizes":[{"as_int":1.5}],"requires_grad":false,)"
+      R"("device":{"type":"cpu","index":null},"strides":[1],"storage_offset":0,"layout":7})",
+      R"({"dtype":7,"sizes":[],"requires_grad":false,"strides":[],"storage_offset":0,)"
+      R"("layout":7})",
+      R"({"dtype":7,"sizes":{},"requires_grad":false,"device":{"type":"cpu","index":null},)"
+      R"("strides":[],"storage_offset":0,"layout":7})",
+      R"([])",
+  };
+  std::size_t loaded = 0;
+  for (const std::string& e : entries) {
+    std::string text = plain;
+    text.replace(at, entry.size(), e);
+    INFO(e);
+    const std::string simd = load_outcome(text, parser_backend::simdjson);
+    CHECK(simd == load_outcome(text, parser_backend::nlohmann));
+    loaded += simd.rfind("ok:", 0) == 0 ? 1 : 0;
+  }
+  CHECK(loaded >= 6);
+}

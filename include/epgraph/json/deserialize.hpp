@@ -155,8 +155,17 @@ using ValueTable = NamedTable<Node*>;
 // The first bad entry's error is kept and thrown where the tree's reading would have thrown it
 // (GraphReader::read_tables); a duplicate name makes the loader parse again without a sink, so
 // that ordered_json's rule for duplicates (the last value, at the first position) holds.
-class TensorValuesSink final : public MemberSink {
+// With simdjson, entries in the usual form are read straight from simdjson's document
+// (simdjson_tensor_meta) without building their tree; the others go through the tree as before.
+#if EPGRAPH_JSON_HAS_SIMDJSON
+using TensorValuesDirect = SimdjsonMemberSink;
+#else
+struct TensorValuesDirect {};
+#endif
+class TensorValuesSink final : public MemberSink, public TensorValuesDirect {
  public:
+  // One entry `key`: `value` of tensor_values, converted (or its error kept). Throws
+  // std::bad_alloc and serialization_error beyond NamedTable's limit. O(size of `value`).
   void member(std::string& key, ojson& value) override {
     const Path tp = "graph_module.graph.tensor_values";
     if (error_) {  // only duplicate names still matter
@@ -175,6 +184,24 @@ class TensorValuesSink final : public MemberSink {
       seen_after_error_.insert(key);
     }
   }
+
+#if EPGRAPH_JSON_HAS_SIMDJSON
+  // member() for an entry read straight from simdjson's document: takes it when no earlier entry
+  // was bad and simdjson_tensor_meta reads it (the same TensorMeta member() would give, no error
+  // possible), else returns false (the entry then comes to member() as a tree). Throws
+  // std::bad_alloc and serialization_error beyond NamedTable's limit. O(size of `value`).
+  bool member(std::string_view key, const simdjson::dom::element& value) override {
+    if (error_) return false;
+    if (tensors_.contains(key)) {
+      duplicates_ = true;
+      return true;
+    }
+    TensorMeta m;
+    if (!simdjson_tensor_meta(value, m)) return false;
+    (void)tensors_.add(std::string(key), std::move(m));
+    return true;
+  }
+#endif
 
   [[nodiscard]] bool duplicates() const noexcept { return duplicates_; }
   // The entries read; throws the first bad entry's error.
@@ -1354,7 +1381,7 @@ inline void parse_document(std::string_view json_text, ParsedDocument& out,
 #if EPGRAPH_JSON_HAS_SIMDJSON
       if (backend == parser_backend::simdjson) {
         SimdjsonFeeder feeder;
-        parsed = feeder.feed(out.text, builder);
+        parsed = feeder.feed(out.text, builder, &*out.tensor_values);
         if (!parsed) {  // left to nlohmann: what was fed is forgotten
           builder.clear();
           out.tensor_values.emplace();

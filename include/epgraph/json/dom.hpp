@@ -124,6 +124,11 @@ class OrderedDomBuilder {
   [[nodiscard]] bool watch_unreliable() const noexcept { return watch_unreliable_; }
   // Whether the watched object was met (its members, if any, went to the sink).
   [[nodiscard]] bool watched_seen() const noexcept { return watched_seen_; }
+  // Whether the innermost open container is the watched object (its members go to the sink).
+  // O(1).
+  [[nodiscard]] bool in_watched() const noexcept {
+    return !frames_.empty() && frames_.back().watched;
+  }
 
   // From the next parse on, throws nesting_too_deep when arrays and objects nest deeper than
   // `depth` levels (0: no limit).
