@@ -299,3 +299,72 @@ TEST_CASE("lazy records: a save that edits the source in place copies a corrupt 
   CHECK_THROWS_WITH(back.state_dict().at("w").bytes(),
                     out + ": " + kW + ": corrupt data (CRC mismatch)");
 }
+
+TEST_CASE("zip_reader::check_data names the corrupt entry that a raw copy passes on",
+          "[archive][lazy]") {
+  // A raw copy (and loading, which reads weights lazily) passes a corrupt entry on unread, like
+  // cp; check_data (pt2_edit validate --data) reads every byte and checks the CRC and size.
+  TempDir dir;
+  const std::string in = dir / "in.pt2";
+  save_archive(epgraph_test::small_program(4), in);
+  {
+    const epgraph::archive::zip_reader good(in);
+    REQUIRE(good.entries().size() > 3);
+    for (std::size_t i = 0; i < good.entries().size(); ++i) good.check_data(i);
+  }
+  std::string bytes = file_bytes(in);
+  const Bytes w = epgraph_test::floats({1, 2, 3, 4});
+  const std::size_t at = bytes.find(std::string(reinterpret_cast<const char*>(w.data()), w.size()));
+  REQUIRE(at != std::string::npos);
+  bytes[at + 2] = static_cast<char>(bytes[at + 2] ^ 0x01);
+  {
+    std::ofstream f(in, std::ios::binary | std::ios::trunc);
+    f << bytes;
+  }
+  const epgraph::archive::zip_reader bad(in);
+  std::vector<std::string> failed;
+  for (std::size_t i = 0; i < bad.entries().size(); ++i) {
+    try {
+      bad.check_data(i);
+    } catch (const archive_error& e) {
+      failed.push_back(e.what());
+    }
+  }
+  CHECK(failed == std::vector<std::string>{in + ": " + kW + ": corrupt data (CRC mismatch)"});
+}
+
+TEST_CASE("zip_reader: a stored entry whose directory sizes differ is refused when opened",
+          "[archive][lazy]") {
+  // Regression (new-user run): a stored entry whose central-directory size was patched to
+  // 0xFFFFFFF0 opened, validated and was copied raw with the wrong size, which torch then failed
+  // to read. A stored entry's compressed and uncompressed sizes must be equal.
+  TempDir dir;
+  const std::string in = dir / "in.pt2";
+  save_archive(epgraph_test::small_program(4), in);
+  std::string bytes = file_bytes(in);
+  // Both records of kW say 0xFFFFFFF0 bytes (where torch's writer leaves the local header's sizes
+  // to a data descriptor, libzip's consistency check has only the directory's): the central
+  // directory's (signature PK\1\2, uncompressed size at +24, name at +46) and the local
+  // header's (PK\3\4, uncompressed size at +22, name at +30).
+  const auto patch_size = [&](std::size_t name_at, std::size_t name_offset, const char* signature,
+                              std::size_t size_offset) {
+    const std::size_t header = name_at - name_offset;
+    REQUIRE(bytes.compare(header, 4, signature) == 0);
+    const char huge[4] = {'\xf0', '\xff', '\xff', '\xff'};
+    bytes.replace(header + size_offset, 4, huge, 4);
+  };
+  patch_size(bytes.rfind(kW), 46, "PK\x01\x02", 24);
+  patch_size(bytes.find(kW), 30, "PK\x03\x04", 22);
+  {
+    std::ofstream f(in, std::ios::binary | std::ios::trunc);
+    f << bytes;
+  }
+  CHECK_THROWS_WITH(epgraph::archive::zip_reader(in),
+                    in + ": " + kW +
+                        ": inconsistent sizes in the zip directory (a stored entry of 4294967280 "
+                        "bytes with 16 bytes of data)");
+  CHECK_THROWS_WITH(load_archive(in),
+                    in + ": " + kW +
+                        ": inconsistent sizes in the zip directory (a stored entry of 4294967280 "
+                        "bytes with 16 bytes of data)");
+}

@@ -221,3 +221,29 @@ def test_renamed_tensor_is_copied_raw(edit_grid, program):
     assert torch.equal(loaded.state_dict["b.weight_renamed"],
                        torch.export.load(str(path)).state_dict["b.weight"])
     torch.testing.assert_close(loaded.module()(x), expected, rtol=0, atol=0)
+
+
+def test_validate_data_names_a_corrupt_weight_that_copy_passes_on(pt2_edit, program):
+    """A raw copy passes a corrupt weight on unread, like cp (torch too reads stored entries
+    without checking their CRC, and runs with the flipped value); `validate --data` reads every
+    entry and names the corrupt one, while the untouched archive passes it."""
+    folder, path, x, expected = program
+    ok = pt2_edit.run("validate", "--data", path)
+    assert "every CRC and size checked" in ok.stdout
+    with zipfile.ZipFile(path) as z:
+        info = next(i for i in z.infolist() if i.filename.endswith("/data/weights/weight_0"))
+        assert info.compress_type == zipfile.ZIP_STORED
+    raw = bytearray(path.read_bytes())
+    # The data of a stored entry start after its local header (30 bytes + name + extra field).
+    name_len = int.from_bytes(raw[info.header_offset + 26:info.header_offset + 28], "little")
+    extra_len = int.from_bytes(raw[info.header_offset + 28:info.header_offset + 30], "little")
+    raw[info.header_offset + 30 + name_len + extra_len + 5] ^= 0x40
+    bad = folder / "corrupt_weight.pt2"
+    bad.write_bytes(bytes(raw))
+    copied = folder / "corrupt_copy.pt2"
+    pt2_edit.run("copy", bad, "-o", copied)  # raw copy: the corrupt bytes go on as they are
+    assert copied.read_bytes().count(bytes(raw[info.header_offset + 30 + name_len + extra_len:][:64])) == 1
+    for target in (bad, copied):
+        proc = pt2_edit.run("validate", target, "--data", check=False)
+        assert proc.returncode == 2
+        assert proc.stderr == f"error: {target}: {info.filename}: corrupt data (CRC mismatch)\n"
