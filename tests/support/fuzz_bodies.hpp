@@ -190,7 +190,33 @@ inline std::string fuzz_archive_body(const std::uint8_t* data, std::size_t size,
   } catch (const std::exception& e) {
     return std::string("reloading the saved archive threw: ") + e.what();
   }
-  if (snapshot(back) != snapshot(ep)) return "the reloaded archive differs from the loaded one";
+  // An entry whose data do not match their CRC is found only when read (weights are lazy), and a
+  // save that keeps the layout copies it raw, unread, like cp: the copy then reads with the same
+  // problem, under its own file name.
+  const auto snapshot_or_problem = [](const Program& p, const std::filesystem::path& file,
+                                      Snapshot& snap) -> std::string {
+    try {
+      snap = snapshot(p);
+      return "";
+    } catch (const epgraph::archive::archive_error& e) {
+      const std::string what = e.what();
+      const std::string prefix = file.string() + ": ";
+      return what.compare(0, prefix.size(), prefix) == 0 ? what.substr(prefix.size()) : what;
+    }
+  };
+  Snapshot loaded, reloaded;
+  const std::string loaded_problem = snapshot_or_problem(ep, scratch, loaded);
+  std::string reloaded_problem;
+  try {
+    reloaded_problem = snapshot_or_problem(back, again, reloaded);
+  } catch (const std::exception& e) {
+    return std::string("reading the reloaded archive threw: ") + e.what();
+  }
+  if (loaded_problem != reloaded_problem) {
+    return "reading the loaded archive gave '" + loaded_problem + "', the reloaded one '" +
+           reloaded_problem + "'";
+  }
+  if (reloaded != loaded) return "the reloaded archive differs from the loaded one";
   return "";
 }
 #endif
