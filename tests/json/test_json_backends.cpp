@@ -14,6 +14,7 @@
 #include <epgraph/json/json.hpp>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -78,6 +79,17 @@ std::string parse_outcome(std::string_view text, parser_backend backend) {
   } catch (const epgraph::json::serialization_error& e) {
     return std::string("error:") + e.what();
   }
+#if EPGRAPH_JSON_HAS_SIMDJSON
+  // The nodes simdjson's document keeps (the tree holds an empty array there), as trees.
+  if (parsed.nodes != nullptr) {
+    ojson& nodes = parsed.doc["graph_module"]["graph"]["nodes"];
+    REQUIRE(nodes == ojson::array());
+    epgraph::json::detail::OrderedDomBuilder builder;
+    for (const simdjson::dom::element e : *parsed.nodes) {
+      nodes.push_back(parsed.feeder->tree(e, builder));
+    }
+  }
+#endif
   std::string out = "ok:" + parsed.doc.dump() + " kinds:";
   kinds(parsed.doc, out);
   return out;
@@ -375,3 +387,115 @@ TEST_CASE("json backends: tensor_values entries in every form give the same prog
   }
   CHECK(loaded >= 6);
 }
+
+#if EPGRAPH_JSON_HAS_SIMDJSON
+namespace {
+
+// How many of the nodes of `text` (a program whose graph has no constant inputs) the reader
+// takes straight from simdjson's document; the others go through their tree.
+std::size_t nodes_read_direct(const std::string& text) {
+  namespace d = epgraph::json::detail;
+  d::ParsedDocument parsed;
+  d::parse_document(text, parsed, parser_backend::simdjson);
+  REQUIRE(parsed.nodes != nullptr);
+  epgraph::Graph g;
+  d::GraphReader reader(g, false);
+  reader.take_nodes_from(*parsed.feeder, *parsed.nodes);
+  reader.read_consuming(parsed.doc["graph_module"]["graph"], "graph_module.graph", {},
+                        parsed.tensor_values ? &*parsed.tensor_values : nullptr);
+  return reader.nodes_read_direct();
+}
+
+}  // namespace
+
+TEST_CASE("json backends: usual nodes are read from simdjson's document, the rest from a tree",
+          "[json][backends]") {
+  const std::string example =
+      read_text(std::filesystem::path(EPGRAPH_SOURCE_DIR) / "examples/data/decoder_block.json");
+  const ojson doc = ojson::parse(example);
+  const ojson& nodes = doc["graph_module"]["graph"]["nodes"];
+  REQUIRE(nodes.size() == 18);
+  // split (a list of outputs) and the 5-output batch norm go through their trees.
+  REQUIRE(nodes[2]["outputs"][0].contains("as_tensors"));
+  REQUIRE(nodes[2]["target"] == "torch.ops.aten.split.Tensor");
+  CHECK(nodes_read_direct(example) == 16);
+
+  // {description, edit of node 0 (layer_norm), nodes read directly after it}
+  struct Variant {
+    const char* what;
+    std::function<void(ojson&)> edit;
+    std::size_t direct;
+  };
+  const std::vector<Variant> variants = {
+      {"unchanged", [](ojson&) {}, 16},
+      {"a field of a newer schema", [](ojson& n) { n["future"] = 1; }, 15},
+      {"a null name", [](ojson& n) { n["name"] = nullptr; }, 16},
+      {"a given name", [](ojson& n) { n["name"] = "ln"; }, 16},
+      {"a null kind", [](ojson& n) { n["inputs"][0]["kind"] = nullptr; }, 15},
+      {"no kind", [](ojson& n) { n["inputs"][0].erase("kind"); }, 16},
+      {"a keyword input", [](ojson& n) { n["inputs"][5]["kind"] = 2; }, 16},
+      {"an integer float", [](ojson& n) { n["inputs"][4]["arg"]["as_float"] = 1; }, 16},
+      {"a legacy union", [](ojson& n) { n["inputs"][4]["arg"]["as_int"] = nullptr; }, 15},
+      {"null metadata", [](ojson& n) { n["metadata"] = nullptr; }, 16},
+      {"no is_hop_single_tensor_return", [](ojson& n) { n.erase("is_hop_single_tensor_return"); },
+       16},
+      {"is_hop_single_tensor_return true",
+       [](ojson& n) { n["is_hop_single_tensor_return"] = true; }, 16},
+
+      {"a sym int",
+       [](ojson& n) {
+         n["inputs"][1]["arg"] = {{"as_sym_ints", {{{"as_int", 16}}}}};
+       },
+       16},
+      {"a device",
+       [](ojson& n) {
+         n["inputs"][1]["arg"] = {{"as_device", {{"type", "cpu"}}}};
+       },
+       15},
+  };
+  for (const Variant& v : variants) {
+    INFO(v.what);
+    ojson d = doc;
+    v.edit(d["graph_module"]["graph"]["nodes"][0]);
+    const std::string text = d.dump();
+    CHECK(nodes_read_direct(text) == v.direct);
+    const std::string simd = load_outcome(text, parser_backend::simdjson);
+    CHECK(simd.rfind("ok:", 0) == 0);
+    CHECK(simd == load_outcome(text, parser_backend::nlohmann));
+  }
+
+  // A repeated key (the tree keeps the last value at the first position) and a name that is
+  // taken: through the tree, with its value or its error.
+  const std::string dumped = doc.dump();
+  const std::string md = "\"metadata\":{";
+  const std::size_t at = dumped.find(md);
+  REQUIRE(at != std::string::npos);
+  std::string repeated = dumped;
+  repeated.insert(at + md.size(), "\"zz\":\"first\",\"zz\":\"second\",");
+  CHECK(nodes_read_direct(repeated) == 15);
+  const std::string simd = load_outcome(repeated, parser_backend::simdjson);
+  CHECK(simd.find("\"zz\":\"second\"") != std::string::npos);
+  CHECK(simd == load_outcome(repeated, parser_backend::nlohmann));
+
+  // Nodes read_node refuses: the same error from both backends.
+  const std::vector<std::pair<std::function<void(ojson&)>, std::string>> refused = {
+      {[](ojson& n) { n["outputs"][0]["as_tensor"]["name"] = "x"; },
+       "error:graph_module.graph.nodes[0]: duplicate value name 'x'"},
+      {[](ojson& n) { n["metadata"]["k"] = 1; },
+       "error:graph_module.graph.nodes[0].metadata.k: expected a string, got integer"},
+      {[](ojson& n) { n["is_hop_single_tensor_return"] = 0; },
+       "error:graph_module.graph.nodes[0].is_hop_single_tensor_return: expected a boolean, got "
+       "integer"},
+      {[](ojson& n) { n["inputs"][0]["arg"]["as_tensor"]["name"] = "nowhere"; },
+       "error:graph_module.graph.nodes[0].inputs[0].arg.as_tensor: value 'nowhere' is not "
+       "produced by any graph input or node"},
+  };
+  for (const auto& r : refused) {
+    ojson d = doc;
+    r.first(d["graph_module"]["graph"]["nodes"][0]);
+    const std::string error = load_outcome(d.dump(), parser_backend::simdjson);
+    CHECK(error == r.second);
+    CHECK(error == load_outcome(d.dump(), parser_backend::nlohmann));
+  }
+}
+#endif

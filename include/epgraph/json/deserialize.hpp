@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -233,6 +234,9 @@ class GraphReader {
   ~GraphReader() {
     g_.set_schema_checks(schema_checks_);
     for (auto& s : syms_) dismantle(s.second.raw);
+#if EPGRAPH_JSON_HAS_SIMDJSON
+    for (auto& t : kept_) dismantle(t);
+#endif
   }
 
   // Reads the graph `jg` at `path` into the reader's graph. `input_spec_names[i]` names
@@ -253,6 +257,19 @@ class GraphReader {
                       TensorValuesSink* streamed = nullptr) {
     read_graph(jg, path, input_spec_names, streamed);
   }
+#if EPGRAPH_JSON_HAS_SIMDJSON
+  // Makes the next read_consuming take the graph's nodes from `nodes` (simdjson's document,
+  // parsed by `feeder`: ParsedDocument::nodes) instead of the tree's `nodes`, which must be
+  // empty; both must outlive that call. Each node in a form read_node_direct reads is read from
+  // the document; any other is built as the tree it would have been and read by read_node, so
+  // the graph and the errors are the same as from the tree.
+  void take_nodes_from(SimdjsonFeeder& feeder, const simdjson::dom::array& nodes) noexcept {
+    feeder_ = &feeder;
+    direct_nodes_ = &nodes;
+  }
+  // How many nodes read_node_direct read (tests tell the two routes apart with it).
+  [[nodiscard]] std::size_t nodes_read_direct() const noexcept { return direct_read_; }
+#endif
 
   // Serialized value name -> node.
   const ValueTable& values() const { return by_name_; }
@@ -276,6 +293,9 @@ class GraphReader {
     if constexpr (std::is_const_v<J>) {
       for (std::size_t i = 0; i < nodes.size(); ++i) read_node(nodes[i], at_index(np, i));
     } else {
+#if EPGRAPH_JSON_HAS_SIMDJSON
+      if (direct_nodes_ != nullptr) read_direct_nodes(np);
+#endif
       // The same array as `nodes` (found above: the key is present), reached without const.
       auto& entries = jg.find("nodes")->template get_ref<ojson::array_t&>();
       for (std::size_t i = 0; i < nodes.size(); ++i) {
@@ -775,6 +795,323 @@ class GraphReader {
     node->meta().serialized = record_buf_;
   }
 
+#if EPGRAPH_JSON_HAS_SIMDJSON
+  // The nodes of direct_nodes_ at `np`, in order (see take_nodes_from). Throws what read_node
+  // throws. O(size of the nodes).
+  void read_direct_nodes(const Path& np) {
+    const simdjson::dom::array& nodes = *direct_nodes_;
+    direct_nodes_ = nullptr;
+    OrderedDomBuilder builder;
+    std::size_t i = 0;
+    for (const simdjson::dom::element e : nodes) {
+      const Path p = at_index(np, i++);
+      if (read_node_direct(e, p)) {
+        ++direct_read_;
+        continue;
+      }
+      ojson tree = feeder_->tree(e, builder);
+      JsonDisposer guard(tree);
+      const std::size_t graphs_before = graphs_.size();
+      read_node(tree, p);
+      // graphs_ points into the tree when it held the first nested graph of a name.
+      if (graphs_.size() != graphs_before) kept_.push_back(std::move(tree));
+    }
+  }
+
+  // A tensor argument {"name": <string>} naming a value read before: its node; nullptr for any
+  // other form or name (tensor_ref's errors). No allocation. O(length of the name).
+  Node* direct_tensor(const simdjson::dom::element& e) const {
+    using simdjson::dom::element_type;
+    if (e.type() != element_type::OBJECT) return nullptr;
+    const simdjson::dom::object obj = e.get_object().value_unsafe();
+    auto it = obj.begin();
+    if (it == obj.end()) return nullptr;
+    const simdjson::dom::key_value_pair kv = *it;
+    if (kv.key != "name" || kv.value.type() != element_type::STRING || ++it != obj.end()) {
+      return nullptr;
+    }
+    Node* const* n = by_name_.find(kv.value.get_string().value_unsafe());
+    return n == nullptr ? nullptr : *n;
+  }
+
+  // The one member of a union object whose value is not null, when the object has exactly one
+  // member; false otherwise. No allocation. O(1).
+  struct DirectMember {
+    std::string_view key;
+    simdjson::dom::element value;
+  };
+  static bool direct_union(const simdjson::dom::element& e, DirectMember& out) {
+    if (e.type() != simdjson::dom::element_type::OBJECT) return false;
+    const simdjson::dom::object obj = e.get_object().value_unsafe();
+    auto it = obj.begin();
+    if (it == obj.end()) return false;
+    const simdjson::dom::key_value_pair kv = *it;
+    out = DirectMember{kv.key, kv.value};
+    return out.value.type() != simdjson::dom::element_type::NULL_VALUE && ++it == obj.end();
+  }
+
+  // One scalar element of a list argument of tag `tag`, or of a scalar argument of that list's
+  // element tag, as read_arg / read_list_item read it without an error; false (out unspecified)
+  // for any other form. Throws std::bad_alloc. O(1).
+  bool direct_scalar(ArgTag tag, const simdjson::dom::element& v, Argument& out) const {
+    using simdjson::dom::element_type;
+    switch (tag) {
+      case ArgTag::as_tensor: {
+        Node* n = direct_tensor(v);
+        if (n == nullptr) return false;
+        out = Argument(n);
+        return true;
+      }
+      case ArgTag::as_int: {
+        std::int64_t i = 0;
+        if (!simdjson_int(v, i)) return false;
+        out = Argument(i);
+        return true;
+      }
+      case ArgTag::as_float:
+        // get_float: any number, as a double (nlohmann's conversion of an integer).
+        if (v.type() == element_type::DOUBLE) {
+          out = Argument(v.get_double().value_unsafe());
+        } else if (v.type() == element_type::INT64) {
+          out = Argument(static_cast<double>(v.get_int64().value_unsafe()));
+        } else {
+          return false;
+        }
+        return true;
+      case ArgTag::as_bool:
+        if (v.type() != element_type::BOOL) return false;
+        out = Argument(v.get_bool().value_unsafe());
+        return true;
+      case ArgTag::as_string:
+        if (v.type() != element_type::STRING) return false;
+        out = Argument(std::string(v.get_string().value_unsafe()));
+        return true;
+      case ArgTag::as_sym_int: {  // {"as_name": <value>} or {"as_int": <integer>}
+        DirectMember kv;
+        if (!direct_union(v, kv)) return false;
+        std::int64_t i = 0;
+        if (kv.key == "as_int" && simdjson_int(kv.value, i)) {
+          out = Argument(i);
+          return true;
+        }
+        if (kv.key != "as_name" || kv.value.type() != element_type::STRING) return false;
+        Node* const* n = by_name_.find(kv.value.get_string().value_unsafe());
+        if (n == nullptr) return false;
+        out = Argument(*n);
+        return true;
+      }
+      default: return false;
+    }
+  }
+
+  // An argument union {"<tag>": <value>} in the forms direct_scalar reads, their lists, None and
+  // the enums, as read_arg reads it without an error; false (out unspecified) for any other
+  // form. `tag_out` receives the tag. Throws std::bad_alloc. O(size of the value).
+  bool direct_arg(const simdjson::dom::element& e, std::string_view& tag_out, Argument& out) const {
+    DirectMember kv;
+    if (!direct_union(e, kv)) return false;
+    tag_out = kv.key;
+    const simdjson::dom::element v = kv.value;
+    switch (const ArgTag tag = arg_tag(kv.key)) {
+      case ArgTag::as_none: out = Argument(none); return true;
+      case ArgTag::as_scalar_type:
+      case ArgTag::as_layout:
+      case ArgTag::as_memory_format: {
+        std::int64_t i = 0;
+        if (!simdjson_int(v, i)) return false;
+        if (tag == ArgTag::as_scalar_type) {
+          if (i < 0 || i > 64 || dtype_name(static_cast<dtype>(i)).empty()) return false;
+          out = Argument(static_cast<dtype>(i));
+        } else if (tag == ArgTag::as_layout) {
+          if (i < 0 || i > 7) return false;
+          out = Argument(static_cast<Layout>(i));
+        } else {
+          if (i < 0 || i > 4) return false;
+          out = Argument(static_cast<MemoryFormat>(i));
+        }
+        return true;
+      }
+      case ArgTag::as_tensors:
+      case ArgTag::as_ints:
+      case ArgTag::as_floats:
+      case ArgTag::as_bools:
+      case ArgTag::as_strings:
+      case ArgTag::as_sym_ints: {
+        if (v.type() != simdjson::dom::element_type::ARRAY) return false;
+        const ArgTag item = tag == ArgTag::as_tensors   ? ArgTag::as_tensor
+                            : tag == ArgTag::as_ints    ? ArgTag::as_int
+                            : tag == ArgTag::as_floats  ? ArgTag::as_float
+                            : tag == ArgTag::as_bools   ? ArgTag::as_bool
+                            : tag == ArgTag::as_strings ? ArgTag::as_string
+                                                        : ArgTag::as_sym_int;
+        const simdjson::dom::array arr = v.get_array().value_unsafe();
+        ArgumentList list;
+        list.reserve(arr.size());
+        for (const simdjson::dom::element x : arr) {
+          Argument a;
+          if (!direct_scalar(item, x, a)) return false;
+          list.push_back(std::move(a));
+        }
+        out = Argument(std::move(list));
+        return true;
+      }
+      default: return direct_scalar(tag, v, out);
+    }
+  }
+
+  // read_node for a node of simdjson's document in the forms torch writes for most nodes: the
+  // fields target, inputs, outputs, metadata and, optionally, name and a null or boolean
+  // is_hop_single_tensor_return (each once, no other), not a higher-order operator; inputs {"name",
+  // "arg", "kind"?} with the arguments direct_arg reads and values read before; no output or one
+  // tensor output {"as_tensor": {"name": <new value>}}; metadata null or string -> string without a
+  // repeated key. The node, its name, metadata and record are the ones read_node gives from the
+  // tree. Returns false, having changed nothing, for any other node (also every node read_node
+  // refuses); the caller then reads its tree. Throws std::bad_alloc and what Graph::call_function
+  // throws (as read_node would). O(size of the node).
+  bool read_node_direct(const simdjson::dom::element& e, const Path& path) {
+    using simdjson::dom::element_type;
+    // The fields by their index in `keys` (bit 1 << index in `seen`).
+    static constexpr std::array<std::string_view, 6> keys = {
+        node_key::target,   node_key::inputs, node_key::outputs,
+        node_key::metadata, node_key::name,   node_key::is_hop_single_tensor_return};
+    enum : unsigned { k_name = 16, k_hop = 32 };
+    std::array<simdjson::dom::element, 6> f;
+    unsigned seen = 0;
+    if (!simdjson_fields(e, keys, f, seen)) return false;
+    const simdjson::dom::element& target_e = f[0];
+    const simdjson::dom::element& inputs_e = f[1];
+    const simdjson::dom::element& outputs_e = f[2];
+    const simdjson::dom::element& meta_e = f[3];
+    const simdjson::dom::element& name_e = f[4];
+    const simdjson::dom::element& hop_e = f[5];
+    // torch writes null for every node that is not a higher-order operator's.
+    if ((seen & k_hop) != 0 && hop_e.type() != element_type::NULL_VALUE &&
+        hop_e.type() != element_type::BOOL) {
+      return false;
+    }
+    if ((seen & 15u) != 15u || target_e.type() != element_type::STRING ||
+        inputs_e.type() != element_type::ARRAY || outputs_e.type() != element_type::ARRAY) {
+      return false;
+    }
+    std::string target = target_from_json(target_e.get_string().value_unsafe());
+    if (is_hop_target(target)) return false;
+    // Outputs: none, or one new tensor value.
+    const simdjson::dom::array outputs = outputs_e.get_array().value_unsafe();
+    std::string_view out_name;
+    if (outputs.size() > 1) return false;
+    if (outputs.size() == 1) {
+      DirectMember kv;
+      if (!direct_union(outputs.at(0).value_unsafe(), kv) || kv.key != "as_tensor") return false;
+      DirectMember nkv;
+      if (!direct_union(kv.value, nkv) || nkv.key != record_key::name ||
+          nkv.value.type() != element_type::STRING) {
+        return false;
+      }
+      out_name = nkv.value.get_string().value_unsafe();
+    }
+    std::string_view given_name;
+    if ((seen & k_name) != 0) {
+      if (name_e.type() == element_type::STRING) {
+        given_name = name_e.get_string().value_unsafe();
+      } else if (name_e.type() != element_type::NULL_VALUE) {
+        return false;
+      }
+    }
+    const bool single_value = outputs.size() == 1;
+    const std::string_view name = single_value ? out_name : given_name;
+    if (!name.empty() && by_name_.contains(name)) return false;
+    // Metadata.
+    std::vector<std::pair<std::string, std::string>> meta;
+    if (meta_e.type() == element_type::OBJECT) {
+      const simdjson::dom::object md = meta_e.get_object().value_unsafe();
+      meta.reserve(md.size());
+      for (const simdjson::dom::key_value_pair kv : md) {
+        if (kv.value.type() != element_type::STRING) return false;
+        for (const auto& m : meta) {
+          if (m.first == kv.key) return false;
+        }
+        meta.emplace_back(std::string(kv.key), std::string(kv.value.get_string().value_unsafe()));
+      }
+    } else if (meta_e.type() != element_type::NULL_VALUE) {
+      return false;
+    }
+    // Inputs.
+    ArgumentList args;
+    Kwargs kwargs;
+    args_buf_.clear();
+    kwargs_buf_.clear();
+    const simdjson::dom::array inputs = inputs_e.get_array().value_unsafe();
+    for (const simdjson::dom::element in : inputs) {
+      static constexpr std::array<std::string_view, 3> in_keys = {record_key::name, "arg",
+                                                                  record_key::kind};
+      std::array<simdjson::dom::element, 3> in_f;
+      unsigned in_seen = 0;
+      std::int64_t kind = 0;
+      if (!simdjson_fields(in, in_keys, in_f, in_seen) || (in_seen & 3u) != 3u ||
+          in_f[0].type() != element_type::STRING ||
+          ((in_seen & 4u) != 0 && !simdjson_int(in_f[2], kind))) {
+        return false;
+      }
+      const std::string_view in_name = in_f[0].get_string().value_unsafe();
+      const simdjson::dom::element& arg_e = in_f[1];
+      std::string_view tag;
+      Argument a;
+      if (!direct_arg(arg_e, tag, a)) return false;
+      const bool has_kind = (in_seen & 4u) != 0;
+      const bool positional = !has_kind || kind != kKeyword;
+      if (positional && !kwargs.empty()) return false;
+      JsonText& rec = positional ? args_text_ : kwargs_text_;
+      append_input_record_with(rec, in_name, tag, {}, has_kind, [&] { rec.integer(kind); });
+      if (positional) {
+        args.push_back(std::move(a));
+      } else {
+        kwargs.emplace_back(std::string(in_name), std::move(a));
+      }
+    }
+    // The record, as read_node_fields writes it.
+    start_record();
+    if ((seen & k_hop) != 0) {
+      record_text_.raw(',');
+      record_text_.key(record_key::hop);
+      if (hop_e.type() == element_type::NULL_VALUE) {
+        record_text_.raw(std::string_view("null"));
+      } else {
+        record_text_.boolean(hop_e.get_bool().value_unsafe());
+      }
+    }
+    if ((seen & k_name) != 0) {
+      record_text_.raw(',');
+      record_text_.key(record_key::has_name);
+      record_text_.boolean(true);
+    }
+    record_text_.raw(',');
+    record_text_.key(record_key::out);
+    record_text_.raw('[');
+    if (single_value) {
+      record_text_.raw('{');
+      record_text_.key("as_tensor");
+      record_text_.raw('{');
+      record_text_.key(record_key::name);
+      record_text_.string(out_name);
+      record_text_.raw(std::string_view("}}"));
+    }
+    record_text_.raw(']');
+    Node* node = nullptr;
+    {
+      std::optional<VerbatimNames> keep;
+      if (single_value) keep.emplace(g_.names());
+      node = g_.call_function(target, std::move(args), std::move(kwargs), std::string(name));
+    }
+    node->meta().other = std::move(meta);
+    if (single_value) {
+      append_extra(register_value(std::string(out_name), node, path), record_text_);
+    }
+    record_text_.raw('}');
+    node->meta().serialized = record_buf_;
+    return true;
+  }
+#endif
+
   // Reads a node's `inputs` into `args` / `kwargs` (positional or keyword by their ArgumentKind,
   // or, without one, keyword when a higher-order operator's input has a name) and writes their
   // records to args_text_ / kwargs_text_.
@@ -813,12 +1150,8 @@ class GraphReader {
     }
   }
 
-  // Reads a node's other fields and writes the record up to its output layout ("out", with
-  // legacy null members dropped); the value's members ("sym"/"custom_obj") and the closing brace
-  // come after.
-  NodeFields read_node_fields(const ojson& jn, const Path& path, const ojson& outputs,
-                              const Path& op) {
-    NodeFields f;
+  // Starts a node's record in record_buf_: `{"args":[<args_buf_>],"kwargs":[<kwargs_buf_>]`.
+  void start_record() {
     record_buf_.clear();
     record_text_.raw('{');
     record_text_.key(record_key::args);
@@ -829,6 +1162,15 @@ class GraphReader {
     record_text_.raw('[');
     record_text_.raw(kwargs_buf_);
     record_text_.raw(']');
+  }
+
+  // Reads a node's other fields and writes the record up to its output layout ("out", with
+  // legacy null members dropped); the value's members ("sym"/"custom_obj") and the closing brace
+  // come after.
+  NodeFields read_node_fields(const ojson& jn, const Path& path, const ojson& outputs,
+                              const Path& op) {
+    NodeFields f;
+    start_record();
     if (const ojson* h = opt_field(jn, path, node_key::is_hop_single_tensor_return)) {
       record_text_.raw(',');
       record_text_.key(record_key::hop);
@@ -1026,6 +1368,13 @@ class GraphReader {
   JsonText record_text_{record_buf_};
   ValueTable by_name_;
   NamedTable<const ojson*> graphs_;  // nested graphs by name, the first read of each
+#if EPGRAPH_JSON_HAS_SIMDJSON
+  SimdjsonFeeder* feeder_ = nullptr;
+  const simdjson::dom::array* direct_nodes_ = nullptr;  // see take_nodes_from
+  std::size_t direct_read_ = 0;
+  // Trees of nodes read from simdjson's document that graphs_ points into.
+  std::vector<ojson> kept_;
+#endif
   TensorTable tensors_;
   std::unordered_map<std::string, SymValue> syms_;
   std::unordered_map<std::string, std::string> objs_;
@@ -1359,6 +1708,13 @@ struct ParsedDocument {
   // of torch <= 2.6 quoted as torch 2.13 writes them (quote_bare_nonfinite), held in `quoted`.
   std::string_view text;
   std::optional<std::string> quoted;
+#if EPGRAPH_JSON_HAS_SIMDJSON
+  // The parser of the text when simdjson read it, and graph_module.graph.nodes as its document
+  // has them (the tree then holds an empty array there; see SimdjsonFeeder::feed), or nullptr
+  // when the tree holds the nodes.
+  std::unique_ptr<SimdjsonFeeder> feeder;
+  const simdjson::dom::array* nodes = nullptr;
+#endif
 };
 
 // Parses `json_text` into `out` (one pass, tensor_values streamed into out.tensor_values; a
@@ -1379,12 +1735,15 @@ inline void parse_document(std::string_view json_text, ParsedDocument& out,
       builder.watch({"graph_module", "graph", "tensor_values"}, &*out.tensor_values);
       bool parsed = false;
 #if EPGRAPH_JSON_HAS_SIMDJSON
+      out.nodes = nullptr;
       if (backend == parser_backend::simdjson) {
-        SimdjsonFeeder feeder;
-        parsed = feeder.feed(out.text, builder, &*out.tensor_values);
+        if (!out.feeder) out.feeder = std::make_unique<SimdjsonFeeder>();
+        parsed = out.feeder->feed(out.text, builder, &*out.tensor_values, true);
         if (!parsed) {  // left to nlohmann: what was fed is forgotten
           builder.clear();
           out.tensor_values.emplace();
+        } else {
+          out.nodes = out.feeder->nodes();
         }
       }
 #else
@@ -1392,14 +1751,24 @@ inline void parse_document(std::string_view json_text, ParsedDocument& out,
 #endif
       if (!parsed) ojson::sax_parse(out.text.begin(), out.text.end(), &builder);
       out.doc = builder.take();
-      if (!builder.watched_seen()) {
+#if EPGRAPH_JSON_HAS_SIMDJSON
+      // The graph had `nodes` twice: the tree holds empty arrays for both.
+      const bool nodes_twice = parsed && out.feeder->nodes_twice();
+#else
+      const bool nodes_twice = false;
+#endif
+      if (!builder.watched_seen() && !nodes_twice) {
         out.tensor_values.reset();  // nothing was taken from the tree
-      } else if (builder.watch_unreliable() || out.tensor_values->duplicates()) {
+      } else if (builder.watch_unreliable() || nodes_twice || out.tensor_values->duplicates()) {
         dismantle(out.doc);
         out.doc = nullptr;
         out.tensor_values.reset();
+#if EPGRAPH_JSON_HAS_SIMDJSON
+        out.nodes = nullptr;
+#endif
         out.doc = parse_ordered(out.text);
       }
+
       return;
     } catch (const nesting_too_deep&) {
       check_nesting(out.text);  // throws, naming the byte
@@ -1636,6 +2005,9 @@ template <class Tensor>
   // them.
   (void)field(gm, "graph_module", "graph");              // throws when absent
   ojson& jg = *doc.find("graph_module")->find("graph");  // the value field() found
+#if EPGRAPH_JSON_HAS_SIMDJSON
+  if (parsed.nodes != nullptr) reader->take_nodes_from(*parsed.feeder, *parsed.nodes);
+#endif
   reader->read_consuming(jg, "graph_module.graph", detail::constant_input_names(in_specs, isp),
                          parsed.tensor_values ? &*parsed.tensor_values : nullptr);
   for (const char* key : {"custom_obj_values", "sym_float_values"}) {

@@ -130,9 +130,20 @@ class OrderedDomBuilder {
     return !frames_.empty() && frames_.back().watched;
   }
 
+  // Whether the innermost open container is the object holding the watched one (e.g.
+  // graph_module.graph when graph_module.graph.tensor_values is watched), as far as the keys
+  // read so far tell: a duplicate key on the path makes watch_unreliable() true when it closes.
+  // O(1).
+  [[nodiscard]] bool in_watched_parent() const noexcept {
+    return sink_ != nullptr && frames_.size() == watch_path_.size() && frames_.back().on_path;
+  }
+
   // From the next parse on, throws nesting_too_deep when arrays and objects nest deeper than
   // `depth` levels (0: no limit).
   void limit_depth(std::size_t depth) noexcept { max_depth_ = depth; }
+  // The limit set by limit_depth (0: none) and the number of containers open now.
+  [[nodiscard]] std::size_t depth_limit() const noexcept { return max_depth_; }
+  [[nodiscard]] std::size_t depth() const noexcept { return frames_.size(); }
 
   // The parsed value (valid once sax_parse returned true).
   ojson take() { return std::move(values_.front()); }

@@ -171,8 +171,11 @@ static_assert(arg_tags_in_order(), "kArgTags must be sorted by name and follow A
 // one input: {"name": name, "as": tag, "operator"?: operator_text, "kind"?: kind}, where
 // `operator_text` (empty: none) is an operator argument's spelling in the file and `kind` (null:
 // absent) the file's ArgumentKind value, kept as it was (it may be null).
-inline void append_input_record(JsonText& rec, std::string_view name, std::string_view tag,
-                                std::string_view operator_text, const ojson* kind) {
+// `write_kind()` writes the ArgumentKind's value (called when `has_kind`).
+template <class WriteKind>
+void append_input_record_with(JsonText& rec, std::string_view name, std::string_view tag,
+                              std::string_view operator_text, bool has_kind,
+                              WriteKind&& write_kind) {
   if (!rec.buffer().empty()) rec.raw(',');
   rec.raw('{');
   rec.key(record_key::name);
@@ -185,12 +188,18 @@ inline void append_input_record(JsonText& rec, std::string_view name, std::strin
     rec.key(record_key::op);
     rec.string(operator_text);
   }
-  if (kind != nullptr) {
+  if (has_kind) {
     rec.raw(',');
     rec.key(record_key::kind);
-    rec.value(*kind);
+    write_kind();
   }
   rec.raw('}');
+}
+// `kind`: the file's `kind` value, or nullptr when it had none.
+inline void append_input_record(JsonText& rec, std::string_view name, std::string_view tag,
+                                std::string_view operator_text, const ojson* kind) {
+  append_input_record_with(rec, name, tag, operator_text, kind != nullptr,
+                           [&] { rec.value(*kind); });
 }
 
 // The tag of an input record (`rec`, null for an input the file did not have: ArgTag::unknown).

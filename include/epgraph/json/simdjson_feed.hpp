@@ -25,8 +25,11 @@
 
 #include <simdjson.h>
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <new>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -104,36 +107,51 @@ inline bool simdjson_sym_ints(const simdjson::dom::element& e, std::vector<SymIn
   return true;
 }
 
+// The members of the object `e` under `keys`, each into `out` at its key's index, and the bit
+// (1 << index) of each set in `seen`; false when `e` is no object, or has another key or one
+// key twice. No allocation. O(members x N).
+template <std::size_t N>
+bool simdjson_fields(const simdjson::dom::element& e, const std::array<std::string_view, N>& keys,
+                     std::array<simdjson::dom::element, N>& out, unsigned& seen) noexcept {
+  static_assert(N < 32, "one bit per key");
+  seen = 0;
+  if (e.type() != simdjson::dom::element_type::OBJECT) return false;
+  // Held by value: value_unsafe() returns a reference into the temporary result.
+  const simdjson::dom::object obj = e.get_object().value_unsafe();
+  for (const simdjson::dom::key_value_pair kv : obj) {
+    std::size_t k = 0;
+    while (k < N && kv.key != keys[k]) ++k;
+    if (k == N || (seen & (1u << k)) != 0) return false;
+    seen |= 1u << k;
+    out[k] = kv.value;
+  }
+  return true;
+}
+
 // A tensor's device {"type": <string>, "index": <null or integer>} ("index" may be absent), as
 // tensor_meta_from_json_at reads it without an error; false for any other form (a missing or
 // repeated key, another key, another type, a string with a surrogate). Throws std::bad_alloc.
 // O(1).
 inline bool simdjson_device(const simdjson::dom::element& e, Device& out) {
-  if (e.type() != simdjson::dom::element_type::OBJECT) return false;
-  bool type = false;
-  bool index = false;
-  // Held by value: value_unsafe() returns a reference into the temporary result.
-  const simdjson::dom::object obj = e.get_object().value_unsafe();
-  for (const simdjson::dom::key_value_pair kv : obj) {
-    if (kv.key == "type" && !type) {
-      if (kv.value.type() != simdjson::dom::element_type::STRING) return false;
-      const std::string_view t = kv.value.get_string().value_unsafe();
-      if (!simdjson_plain(t)) return false;
-      out.type.assign(t.data(), t.size());
-      type = true;
-    } else if (kv.key == "index" && !index) {
-      std::int64_t v = 0;
-      if (simdjson_int(kv.value, v)) {
-        out.index = v;
-      } else if (kv.value.type() != simdjson::dom::element_type::NULL_VALUE) {
-        return false;
-      }
-      index = true;
-    } else {
+  static constexpr std::array<std::string_view, 2> keys = {"type", "index"};
+  std::array<simdjson::dom::element, 2> f;
+  unsigned seen = 0;
+  if (!simdjson_fields(e, keys, f, seen) || (seen & 1u) == 0 ||
+      f[0].type() != simdjson::dom::element_type::STRING) {
+    return false;
+  }
+  const std::string_view t = f[0].get_string().value_unsafe();
+  if (!simdjson_plain(t)) return false;
+  if ((seen & 2u) != 0) {
+    std::int64_t v = 0;
+    if (simdjson_int(f[1], v)) {
+      out.index = v;
+    } else if (f[1].type() != simdjson::dom::element_type::NULL_VALUE) {
       return false;
     }
   }
-  return type;
+  out.type.assign(t.data(), t.size());
+  return true;
 }
 
 // The TensorMeta that tensor_meta_from_json_at reads from the tree of `e`, when `e` has exactly
@@ -142,52 +160,19 @@ inline bool simdjson_device(const simdjson::dom::element& e, Device& out) {
 // caller reads the tree, which gives the value or the error). Never throws an error of its own;
 // throws std::bad_alloc. O(rank).
 inline bool simdjson_tensor_meta(const simdjson::dom::element& e, TensorMeta& out) {
-  if (e.type() != simdjson::dom::element_type::OBJECT) return false;
-  enum : unsigned {
-    k_dtype = 1,
-    k_sizes = 2,
-    k_requires_grad = 4,
-    k_device = 8,
-    k_strides = 16,
-    k_storage_offset = 32,
-    k_layout = 64,
-  };
+  static constexpr std::array<std::string_view, 7> keys = {
+      "dtype", "sizes", "requires_grad", "device", "strides", "storage_offset", "layout"};
+  std::array<simdjson::dom::element, 7> f;
   unsigned seen = 0;
   std::int64_t d = 0;
   std::int64_t l = 0;
-  // Held by value: value_unsafe() returns a reference into the temporary result.
-  const simdjson::dom::object obj = e.get_object().value_unsafe();
-  for (const simdjson::dom::key_value_pair kv : obj) {
-    const std::string_view k = kv.key;
-    unsigned bit = 0;
-    bool ok = false;
-    if (k == "dtype") {
-      bit = k_dtype;
-      ok = simdjson_int(kv.value, d);
-    } else if (k == "sizes") {
-      bit = k_sizes;
-      ok = simdjson_sym_ints(kv.value, out.sizes);
-    } else if (k == "requires_grad") {
-      bit = k_requires_grad;
-      ok = kv.value.type() == simdjson::dom::element_type::BOOL;
-      if (ok) out.requires_grad = kv.value.get_bool().value_unsafe();
-    } else if (k == "device") {
-      bit = k_device;
-      ok = simdjson_device(kv.value, out.device);
-    } else if (k == "strides") {
-      bit = k_strides;
-      ok = simdjson_sym_ints(kv.value, out.strides);
-    } else if (k == "storage_offset") {
-      bit = k_storage_offset;
-      ok = simdjson_sym_int(kv.value, out.storage_offset);
-    } else if (k == "layout") {
-      bit = k_layout;
-      ok = simdjson_int(kv.value, l);
-    }
-    if (!ok || (seen & bit) != 0) return false;
-    seen |= bit;
+  if (!simdjson_fields(e, keys, f, seen) || seen != 127u || !simdjson_int(f[0], d) ||
+      !simdjson_sym_ints(f[1], out.sizes) || f[2].type() != simdjson::dom::element_type::BOOL ||
+      !simdjson_device(f[3], out.device) || !simdjson_sym_ints(f[4], out.strides) ||
+      !simdjson_sym_int(f[5], out.storage_offset) || !simdjson_int(f[6], l)) {
+    return false;
   }
-  if (seen != 127u) return false;
+  out.requires_grad = f[2].get_bool().value_unsafe();
   // The checks of tensor_meta_from_json_at and check_tensor_meta (their errors come from the
   // tree's reading).
   if (d < 0 || d > 64 || dtype_name(static_cast<dtype>(d)).empty()) return false;
@@ -208,14 +193,23 @@ class SimdjsonFeeder {
   // caller. `direct`, when given, is offered each member of the object the builder watches
   // before the builder gets it. Throws std::bad_alloc (also when simdjson cannot allocate) and
   // what the builder's sink and `direct` throw. O(size of the text).
+  //
+  // With `keep_nodes`, the `nodes` array of the object holding the watched one (the graph whose
+  // tensor_values `direct` takes) is not fed: the builder gets an empty array in its place, and
+  // nodes() gives simdjson's array, valid until the next feed or the feeder's end (the
+  // reader takes each node from it, see GraphReader). Its strings and nesting are checked as
+  // feeding them would check them, so the result (true or false) is the same either way.
   [[nodiscard]] bool feed(std::string_view text, OrderedDomBuilder& builder,
-                          SimdjsonMemberSink* direct = nullptr) {
+                          SimdjsonMemberSink* direct = nullptr, bool keep_nodes = false) {
+    nodes_.reset();
+    nodes_twice_ = false;
     simdjson::dom::element root;
     const simdjson::error_code error = parser_.parse(text.data(), text.size()).get(root);
     // simdjson allocates without throwing; its failure is reported as the allocation failure.
     if (error == simdjson::MEMALLOC) throw std::bad_alloc();
     if (error != simdjson::SUCCESS) return false;
     direct_ = direct;
+    keep_nodes_ = keep_nodes;
     try {
       return element(root, builder);
     } catch (const nesting_too_deep&) {
@@ -223,7 +217,60 @@ class SimdjsonFeeder {
     }
   }
 
+  // The `nodes` array kept by the last feed (see feed), or nullptr when there was none or when
+  // the graph object had it twice (the builder's tree then holds empty arrays, and the caller
+  // must parse again: nodes_twice()). No allocation. O(1).
+  [[nodiscard]] const simdjson::dom::array* nodes() const noexcept {
+    return nodes_ && !nodes_twice_ ? &*nodes_ : nullptr;
+  }
+  [[nodiscard]] bool nodes_twice() const noexcept { return nodes_twice_; }
+
+  // The tree the builder of a feed would have built for `e` (an element of the document the
+  // last feed parsed, checked by that feed), built with `b` (no watch; cleared before and
+  // after). Throws std::bad_alloc. O(size of `e`).
+  [[nodiscard]] ojson tree(const simdjson::dom::element& e, OrderedDomBuilder& b) {
+    b.clear();
+    SimdjsonMemberSink* const direct = direct_;
+    direct_ = nullptr;
+    const bool keep = keep_nodes_;
+    keep_nodes_ = false;
+    const bool fed = element(e, b);
+    direct_ = direct;
+    keep_nodes_ = keep;
+    (void)fed;  // true: the last feed checked `e`'s strings
+    ojson out = b.take();
+    b.clear();
+    return out;
+  }
+
  private:
+  // Checks `e` as element() would feed it at `depth` open containers: false for a string or key
+  // with a surrogate; throws nesting_too_deep past `limit` (0: none). No allocation.
+  // O(size of `e`).
+  static bool check(const simdjson::dom::element& e, std::size_t depth, std::size_t limit) {
+    switch (e.type()) {
+      case simdjson::dom::element_type::OBJECT: {
+        if (limit != 0 && depth >= limit) throw nesting_too_deep{};
+        // Held by value: value_unsafe() returns a reference into the temporary result.
+        const simdjson::dom::object obj = e.get_object().value_unsafe();
+        for (const simdjson::dom::key_value_pair kv : obj) {
+          if (!plain(kv.key) || !check(kv.value, depth + 1, limit)) return false;
+        }
+        return true;
+      }
+      case simdjson::dom::element_type::ARRAY: {
+        if (limit != 0 && depth >= limit) throw nesting_too_deep{};
+        const simdjson::dom::array arr = e.get_array().value_unsafe();
+        for (const simdjson::dom::element x : arr) {
+          if (!check(x, depth + 1, limit)) return false;
+        }
+        return true;
+      }
+      case simdjson::dom::element_type::STRING: return plain(e.get_string().value_unsafe());
+      default: return true;
+    }
+  }
+
   static bool plain(std::string_view s) noexcept { return simdjson_plain(s); }
 
   // Feeds `e` and its children to `b`; false when nlohmann must parse the text (see above).
@@ -234,9 +281,20 @@ class SimdjsonFeeder {
         const simdjson::dom::object obj = e.get_object().value_unsafe();
         (void)b.start_object(obj.size());
         const bool offer = direct_ != nullptr && b.in_watched();
+        const bool graph = keep_nodes_ && b.in_watched_parent();
         for (const simdjson::dom::key_value_pair kv : obj) {
           if (!plain(kv.key)) return false;
           if (offer && direct_->member(kv.key, kv.value)) continue;
+          if (graph && kv.key == "nodes" && kv.value.type() == simdjson::dom::element_type::ARRAY) {
+            if (!check(kv.value, b.depth(), b.depth_limit())) return false;
+            nodes_twice_ = nodes_twice_ || nodes_.has_value();
+            nodes_ = kv.value.get_array().value_unsafe();
+            scratch_.assign(kv.key.data(), kv.key.size());
+            (void)b.key(scratch_);
+            (void)b.start_array(0);
+            (void)b.end_array();
+            continue;
+          }
           scratch_.assign(kv.key.data(), kv.key.size());
           (void)b.key(scratch_);
           if (!element(kv.value, b)) return false;
@@ -288,6 +346,9 @@ class SimdjsonFeeder {
   simdjson::dom::parser parser_;
   std::string scratch_;
   SimdjsonMemberSink* direct_ = nullptr;
+  bool keep_nodes_ = false;
+  std::optional<simdjson::dom::array> nodes_;
+  bool nodes_twice_ = false;
 };
 
 }  // namespace epgraph::json::detail
