@@ -7,8 +7,9 @@
 - `add-buffer --fill` converts as torch.full does and refuses what it refuses, with its message;
 - `add-buffer --name self` / `None` is refused (torch would write a program whose ep.module()
   raises SyntaxError);
-- an empty `.pt2` is a broken archive; tensor metadata torch refuses is refused with torch's
-  message;
+- an empty `.pt2` is a broken archive; tensor metadata torch refuses (strides that do not
+  match the sizes, a negative size, dtype 0, a negative device index) is refused by `show` and
+  `validate` with torch's message;
 - a strict-mode export (a lifted constant before a buffer) validates with a warning, and
   `add-buffer` adds no second departure, placing the buffer where ExecuTorch 1.5.1's
   create_mutable_buffer does; asking for the same buffer twice fails with ExecuTorch's message,
@@ -23,6 +24,8 @@ import zipfile
 
 import pytest
 import torch
+import torch._export.serde.schema as _schema
+import torch._export.serde.serialize as _serde
 from torch import nn
 
 import zoo
@@ -226,6 +229,52 @@ def test_broken_archives_and_tensor_metadata(pt2_edit, folder):
     assert proc.returncode == 2
     assert proc.stderr.endswith(
         f"models/model.json: graph_module.graph.tensor_values.linear: {message}\n")
+
+
+def _torch_message(call):
+    """The message of what `call` raises (torch's own check for a value of tensor metadata)."""
+    try:
+        call()
+    except (RuntimeError, KeyError) as e:
+        return str(e)
+    raise AssertionError("torch accepted the value")
+
+
+@pytest.mark.parametrize("field,value,check", [
+    # torch.empty_strided's refusal, as deserialize_tensor_meta calls it
+    ("sizes", [{"as_int": 1}, {"as_int": -3}],
+     lambda: torch.empty_strided((1, -3), (2, 1), device="meta")),
+    # torch's deserializer has no dtype for ScalarType 0 (UNKNOWN)
+    ("dtype", 0, lambda: _serde._SERIALIZE_TO_TORCH_DTYPE[_schema.ScalarType(0)]),
+    ("device", {"type": "cpu", "index": -5}, lambda: torch.device("cpu", -5)),
+])
+def test_tensor_metadata_torch_refuses_is_refused(pt2_edit, folder, field, value, check):
+    src = folder / "meta_source.pt2"
+    _save(torch.export.export(nn.Sequential(nn.Linear(3, 2)), (torch.randn(1, 3),)), src)
+    bad = folder / f"meta_{field}.pt2"
+
+    def edit(text):
+        doc = json.loads(text)
+        doc["graph_module"]["graph"]["tensor_values"]["linear"][field] = value
+        return json.dumps(doc)
+
+    _rewrite_model(src, bad, edit)
+    with pytest.raises(RuntimeError):
+        torch.export.load(str(bad))
+    torch_message = _torch_message(check)
+    expected = {
+        "sizes": ("sizes[1]", "Trying to create tensor with negative dimension -3: [1, -3]"),
+        "dtype": ("dtype", "unknown ScalarType 0"),
+        "device": ("device.index", "Device index must not be negative"),
+    }[field]
+    # epgraph's message is torch's (for dtype 0 torch has only a KeyError: epgraph names it).
+    assert torch_message == (expected[1] if field != "dtype" else "<ScalarType.UNKNOWN: 0>")
+    for command in ("show", "validate"):
+        proc = pt2_edit.run(command, bad, check=False)
+        assert proc.returncode == 2, command
+        assert proc.stderr.endswith(
+            f"models/model.json: graph_module.graph.tensor_values.linear.{expected[0]}: "
+            f"{expected[1]}\n"), proc.stderr
 
 
 # --- strict-mode input order (issue 13 items 4 and 12), ExecuTorch as a second oracle ----------

@@ -403,6 +403,52 @@ TEST_CASE("tensor values whose metadata no tensor can have are refused with torc
   CHECK_NOTHROW(load_with("sum", meta({0}, {1}, 3)));
   CHECK_NOTHROW(load_with("sum", meta({2}, {0})));
   CHECK_NOTHROW(load_with("sum", meta({2}, {-1})));
+  // A negative size (torch.empty_strided's message, with every size), dtype 0 (UNKNOWN: torch's
+  // deserializer has no dtype for it, "KeyError: 0") and a negative device index (torch.device's
+  // message), each at its field, on both read paths (simdjson's leaves them to the tree).
+  for (const auto backend : {epgraph::json::detail::parser_backend::simdjson,
+                             epgraph::json::detail::parser_backend::nlohmann}) {
+    auto refused = [&](const char* value, json m) {
+      json d = reserved_names_program();
+      d["graph_module"]["graph"]["tensor_values"][value] = std::move(m);
+      try {
+        (void)epgraph::json::detail::load_program<HostTensor>(d.dump(), backend);
+      } catch (const serialization_error& e) {
+        return std::string(e.what());
+      }
+      return std::string("loaded");
+    };
+    CHECK(refused("sum", meta({2, -3}, {3, 1})) ==
+          "graph_module.graph.tensor_values.sum.sizes[1]: Trying to create tensor with negative "
+          "dimension -3: [2, -3]");
+    json symbolic = meta({-1, 2}, {2, 1});
+    symbolic["sizes"][1] = {{"as_expr", {{"expr_str", "s0"}, {"hint", nullptr}}}};
+    CHECK(refused("input", symbolic) ==
+          "graph_module.graph.tensor_values.input.sizes[0]: Trying to create tensor with negative "
+          "dimension -1: [-1, s0]");
+    json unknown = meta({2}, {1});
+    unknown["dtype"] = 0;
+    CHECK(refused("max", unknown) ==
+          "graph_module.graph.tensor_values.max.dtype: unknown ScalarType 0");
+    json device = meta({2}, {1});
+    device["device"]["index"] = -5;
+    CHECK(refused("max", device) ==
+          "graph_module.graph.tensor_values.max.device.index: Device index must not be negative");
+    device["device"]["index"] = 0;
+    CHECK(refused("max", device) == "loaded");
+  }
+  // The same values as arguments: a ScalarType 0 and a device of negative index.
+  for (const json& arg :
+       {json{{"as_scalar_type", 0}}, json{{"as_device", {{"type", "cpu"}, {"index", -1}}}}}) {
+    json d = reserved_names_program();
+    d["graph_module"]["graph"]["nodes"][1]["inputs"].push_back(named("extra", arg, 2));
+    const bool dtype_arg = arg.contains("as_scalar_type");
+    CHECK_THROWS_WITH(
+        load_exported_program_from_string(d.dump()),
+        dtype_arg ? "graph_module.graph.nodes[1].inputs[1].arg.as_scalar_type: unknown ScalarType 0"
+                  : "graph_module.graph.nodes[1].inputs[1].arg.as_device.index: Device index must "
+                    "not be negative");
+  }
   // Nested graphs' tensor values go through the same check (both read paths).
   json doc = reserved_names_program();
   json streamed_off = doc;

@@ -622,12 +622,15 @@ class GraphReader {
       d.type = get_string(field(v, p, "type"), at_key(p, "type"));
       if (const ojson* idx = opt_field(v, p, "index"); idx && !idx->is_null()) {
         d.index = get_int(*idx, at_key(p, "index"));
+        if (*d.index < 0) {
+          throw serialization_error(at_key(p, "index"), "Device index must not be negative");
+        }
       }
       return Argument(std::move(d));
     }
     const std::int64_t e = get_int(v, p);
     if (tag == ArgTag::as_scalar_type) {
-      if (e < 0 || e > 64 || dtype_name(static_cast<dtype>(e)).empty()) {
+      if (!known_scalar_type(e)) {
         throw serialization_error(p, "unknown ScalarType " + std::to_string(e));
       }
       return Argument(static_cast<dtype>(e));
@@ -920,7 +923,7 @@ class GraphReader {
         std::int64_t i = 0;
         if (!simdjson_int(v, i)) return false;
         if (tag == ArgTag::as_scalar_type) {
-          if (i < 0 || i > 64 || dtype_name(static_cast<dtype>(i)).empty()) return false;
+          if (!known_scalar_type(i)) return false;
           out = Argument(static_cast<dtype>(i));
         } else if (tag == ArgTag::as_layout) {
           if (i < 0 || i > 7) return false;

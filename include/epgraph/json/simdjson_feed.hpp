@@ -38,6 +38,7 @@
 
 #include "../tensor.hpp"
 #include "dom.hpp"
+#include "tensor_meta.hpp"
 
 namespace epgraph::json::detail {
 
@@ -175,7 +176,11 @@ inline bool simdjson_tensor_meta(const simdjson::dom::element& e, TensorMeta& ou
   out.requires_grad = f[2].get_bool().value_unsafe();
   // The checks of tensor_meta_from_json_at and check_tensor_meta (their errors come from the
   // tree's reading).
-  if (d < 0 || d > 64 || dtype_name(static_cast<dtype>(d)).empty()) return false;
+  if (!known_scalar_type(d)) return false;
+  for (const SymInt& s : out.sizes) {
+    if (std::get<std::int64_t>(s) < 0) return false;  // simdjson_sym_ints: integers only
+  }
+  if (out.device.index && *out.device.index < 0) return false;
   if (l < 0 || l > 7) return false;
   if (out.strides.size() != out.sizes.size()) return false;
   const auto* offset = std::get_if<std::int64_t>(&out.storage_offset);

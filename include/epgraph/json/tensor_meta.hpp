@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -67,18 +68,42 @@ template <class J>
 
 namespace detail {
 
+// Whether `d` is a ScalarType value torch 2.13's deserializer maps to a dtype: a known one, not
+// 0 (UNKNOWN, which torch refuses with "KeyError: 0"). No allocation. O(1).
+[[nodiscard]] inline bool known_scalar_type(std::int64_t d) noexcept {
+  return d > 0 && d <= 64 && !dtype_name(static_cast<dtype>(d)).empty();
+}
+
 // The checks torch makes when it builds a value's fake tensor from its metadata
-// (`torch.empty_strided(sizes, strides)` in deserialize_tensor_meta), with torch's messages: as
-// many strides as sizes. A storage offset that is negative is refused too, with torch's
-// as_strided message: torch's deserializer drops the offset (its fake tensor has offset 0), but
-// epgraph keeps it, and no tensor can have a negative one. Negative sizes, which empty_strided
-// also refuses ("Trying to create tensor with negative dimension -2: [-2, 2]"), are left to
-// verify and to the archive's payload checks. Symbolic offsets are not checked. O(rank).
+// (`torch.empty_strided(sizes, strides)` and `torch.device` in deserialize_tensor_meta), with
+// torch's messages: as many strides as sizes, no negative size ("Trying to create tensor with
+// negative dimension -3: [2, -3]", at the size), no negative device index ("Device index must
+// not be negative"). A storage offset that is negative is refused too, with torch's as_strided
+// message: torch's deserializer drops the offset (its fake tensor has offset 0), but epgraph
+// keeps it, and no tensor can have a negative one. Symbolic sizes and offsets are not checked.
+// O(rank).
 inline void check_tensor_meta(const TensorMeta& m, const Path& path) {
   if (m.strides.size() != m.sizes.size()) {
     throw serialization_error(path, "dimensionality of sizes (" + std::to_string(m.sizes.size()) +
                                         ") must match dimensionality of strides (" +
                                         std::to_string(m.strides.size()) + ")");
+  }
+  for (std::size_t i = 0; i < m.sizes.size(); ++i) {
+    const auto* s = std::get_if<std::int64_t>(&m.sizes[i]);
+    if (s == nullptr || *s >= 0) continue;
+    std::string shown;
+    for (const SymInt& x : m.sizes) {
+      shown += shown.empty() ? "[" : ", ";
+      const auto* v = std::get_if<std::int64_t>(&x);
+      shown += v != nullptr ? std::to_string(*v) : std::get<SymExpr>(x).expr;
+    }
+    throw serialization_error(at_index(at_key(path, "sizes"), i),
+                              "Trying to create tensor with negative dimension " +
+                                  std::to_string(*s) + ": " + shown + "]");
+  }
+  if (m.device.index && *m.device.index < 0) {
+    throw serialization_error(at_key(at_key(path, "device"), "index"),
+                              "Device index must not be negative");
   }
   if (const auto* o = std::get_if<std::int64_t>(&m.storage_offset); o != nullptr && *o < 0) {
     throw serialization_error(at_key(path, "storage_offset"),
@@ -92,7 +117,7 @@ TensorMeta tensor_meta_from_json_at(const J& j, const Path& path) {
   TensorMeta m;
   const Path dp = at_key(path, "dtype");
   const std::int64_t d = get_int(field(j, path, "dtype"), dp);
-  if (d < 0 || d > 64 || dtype_name(static_cast<dtype>(d)).empty()) {
+  if (!known_scalar_type(d)) {
     throw serialization_error(dp, "unknown ScalarType " + std::to_string(d));
   }
   m.dtype = static_cast<dtype>(d);
