@@ -506,3 +506,36 @@ TEST_CASE("json backends: usual nodes are read from simdjson's document, the res
   }
 }
 #endif
+
+#if EPGRAPH_JSON_HAS_SIMDJSON
+TEST_CASE("json backends: an empty value name that is taken gives the same error",
+          "[json][backends]") {
+  // The direct reader registers a single output's name even when it is empty, as read_node does
+  // (it left the taken "" to register_value, which then threw at the node's path).
+  ojson doc = ojson::parse(
+      read_text(std::filesystem::path(EPGRAPH_SOURCE_DIR) / "examples/data/decoder_block.json"));
+  ojson& nodes = doc["graph_module"]["graph"]["nodes"];
+  nodes[0]["outputs"][0]["as_tensor"]["name"] = "";
+  nodes[1]["inputs"][0]["arg"]["as_tensor"]["name"] = "";
+  nodes[1]["outputs"][0]["as_tensor"]["name"] = "";
+  const std::string simd = load_outcome(doc.dump(), parser_backend::simdjson);
+  CHECK(simd == "error:graph_module.graph.nodes[1].outputs[0]: duplicate value name ''");
+  CHECK(simd == load_outcome(doc.dump(), parser_backend::nlohmann));
+}
+#endif
+
+TEST_CASE("json save: a list argument mixing tensors and other values is refused by name",
+          "[json][backends]") {
+  // `as_sym_ints` naming a tensor loads (torch's deserializer does not check the kind either),
+  // but the list cannot be written: the saver dereferenced the integer as a node.
+  ojson doc = ojson::parse(
+      read_text(std::filesystem::path(EPGRAPH_SOURCE_DIR) / "examples/data/decoder_block.json"));
+  doc["graph_module"]["graph"]["nodes"][0]["inputs"][5]["arg"] =
+      ojson::parse(R"({"as_sym_ints":[{"as_name":"x"},{"as_int":3}]})");
+  for (const auto backend : {parser_backend::simdjson, parser_backend::nlohmann}) {
+    CHECK(load_outcome(doc.dump(), backend) ==
+          "save error:graph_module.graph.nodes: node 'layer_norm' "
+          "(torch.ops.aten.layer_norm.default) cannot be written: input 'cudnn_enable' is a list "
+          "that mixes tensors with other values");
+  }
+}

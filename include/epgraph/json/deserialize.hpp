@@ -1022,7 +1022,8 @@ class GraphReader {
     }
     const bool single_value = outputs.size() == 1;
     const std::string_view name = single_value ? out_name : given_name;
-    if (!name.empty() && by_name_.contains(name)) return false;
+    // A value's name is registered even when empty (register_value then refuses a taken one).
+    if ((single_value || !name.empty()) && by_name_.contains(name)) return false;
     // Metadata.
     std::vector<std::pair<std::string, std::string>> meta;
     if (meta_e.type() == element_type::OBJECT) {

@@ -703,13 +703,29 @@ class GraphWriter {
                                         : static_cast<double>(x.as<std::int64_t>()));
   }
 
+  // Thrown by list_item for an element that is not a node in a list written as tensors (a list
+  // that mixes tensors with other values, e.g. read from an `as_sym_ints` naming a tensor);
+  // node_inputs_text names the node and the input.
+  struct mixed_list_error : serialization_error {
+    mixed_list_error()
+        : serialization_error("graph_module.graph.nodes",
+                              "a list argument mixes tensors with other values") {}
+  };
+
+  // The name of the node `x` refers to; throws mixed_list_error when it refers to none.
+  static std::string listed_node_name(const Argument& x) {
+    const Node* n = x.node();
+    if (n == nullptr) throw mixed_list_error();
+    return std::string(n->name());
+  }
+
   // One element of a list argument written as `kind`.
   ojson list_item(ArgTag kind, const Argument& x) {
     switch (kind) {
-      case ArgTag::as_tensors: return {{"name", x.node()->name()}};
+      case ArgTag::as_tensors: return {{"name", listed_node_name(x)}};
       case ArgTag::as_optional_tensors:
         if (x.is_none()) return {{"as_none", true}};
-        return {{"as_tensor", {{"name", x.node()->name()}}}};
+        return {{"as_tensor", {{"name", listed_node_name(x)}}}};
       case ArgTag::as_sym_ints: return sym_item(x, "as_int");
       case ArgTag::as_sym_floats: return sym_item(x, "as_float");
       case ArgTag::as_sym_bools: return sym_item(x, "as_bool");
@@ -722,7 +738,7 @@ class GraphWriter {
     ojson inner = ojson::array();  // as_nested_tensors, as_float_lists, as_int_lists
     for (const Argument& y : *x.list()) {
       if (kind == ArgTag::as_nested_tensors) {
-        inner.push_back({{"name", y.node()->name()}});
+        inner.push_back({{"name", listed_node_name(y)}});
       } else if (kind == ArgTag::as_float_lists) {
         inner.push_back(number_item(y));
       } else {
@@ -987,7 +1003,14 @@ class GraphWriter {
       out.key(record_key::name);
       out.string(name);
       out.raw(std::string_view(",\"arg\":"));
-      input_arg_text(a, rec, out);
+      try {
+        input_arg_text(a, rec, out);
+      } catch (const mixed_list_error&) {
+        throw serialization_error("graph_module.graph.nodes",
+                                  "node '" + std::string(n.name()) + "' (" +
+                                      std::string(n.target()) + ") cannot be written: input '" +
+                                      name + "' is a list that mixes tensors with other values");
+      }
       if (!rec || rec->contains(record_key::kind)) {
         out.raw(',');
         out.key(record_key::kind);
