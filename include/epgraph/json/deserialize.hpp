@@ -962,6 +962,120 @@ class GraphReader {
     }
   }
 
+  // read_node_direct's outputs: none, or one new tensor value {"as_tensor": {"name": ...}}
+  // (`single` and its `name`); false for any other form. No allocation. O(1).
+  static bool direct_outputs(const simdjson::dom::element& outputs_e, bool& single,
+                             std::string_view& name) {
+    using simdjson::dom::element_type;
+    const simdjson::dom::array outputs = outputs_e.get_array().value_unsafe();
+    single = outputs.size() == 1;
+    if (outputs.size() > 1) return false;
+    if (!single) return true;
+    DirectMember kv;
+    if (!direct_union(outputs.at(0).value_unsafe(), kv) || kv.key != "as_tensor") return false;
+    DirectMember nkv;
+    if (!direct_union(kv.value, nkv) || nkv.key != record_key::name ||
+        nkv.value.type() != element_type::STRING) {
+      return false;
+    }
+    name = nkv.value.get_string().value_unsafe();
+    return true;
+  }
+
+  // read_node_direct's metadata: null, or string -> string without a repeated key, into `meta`
+  // in the file's order; false for any other form. Throws std::bad_alloc. O(members^2).
+  static bool direct_metadata(const simdjson::dom::element& meta_e,
+                              std::vector<std::pair<std::string, std::string>>& meta) {
+    using simdjson::dom::element_type;
+    if (meta_e.type() == element_type::OBJECT) {
+      const simdjson::dom::object md = meta_e.get_object().value_unsafe();
+      meta.reserve(md.size());
+      for (const simdjson::dom::key_value_pair kv : md) {
+        if (kv.value.type() != element_type::STRING) return false;
+        for (const auto& m : meta) {
+          if (m.first == kv.key) return false;
+        }
+        meta.emplace_back(std::string(kv.key), std::string(kv.value.get_string().value_unsafe()));
+      }
+    } else if (meta_e.type() != element_type::NULL_VALUE) {
+      return false;
+    }
+    return true;
+  }
+
+  // read_node_direct's inputs into `args` / `kwargs`, their records into args_buf_ /
+  // kwargs_buf_ (as read_node_inputs writes them); false for any input that is not {"name",
+  // "arg", "kind"?} with an argument direct_arg reads, or a positional one after a keyword one.
+  // Throws std::bad_alloc. O(size of the inputs).
+  bool direct_inputs(const simdjson::dom::element& inputs_e, ArgumentList& args, Kwargs& kwargs) {
+    using simdjson::dom::element_type;
+    args_buf_.clear();
+    kwargs_buf_.clear();
+    const simdjson::dom::array inputs = inputs_e.get_array().value_unsafe();
+    for (const simdjson::dom::element in : inputs) {
+      static constexpr std::array<std::string_view, 3> in_keys = {record_key::name, "arg",
+                                                                  record_key::kind};
+      std::array<simdjson::dom::element, 3> in_f;
+      unsigned in_seen = 0;
+      std::int64_t kind = 0;
+      if (!simdjson_fields(in, in_keys, in_f, in_seen) || (in_seen & 3u) != 3u ||
+          in_f[0].type() != element_type::STRING ||
+          ((in_seen & 4u) != 0 && !simdjson_int(in_f[2], kind))) {
+        return false;
+      }
+      const std::string_view in_name = in_f[0].get_string().value_unsafe();
+      const simdjson::dom::element& arg_e = in_f[1];
+      std::string_view tag;
+      Argument a;
+      if (!direct_arg(arg_e, tag, a)) return false;
+      const bool has_kind = (in_seen & 4u) != 0;
+      const bool positional = !has_kind || kind != kKeyword;
+      if (positional && !kwargs.empty()) return false;
+      JsonText& rec = positional ? args_text_ : kwargs_text_;
+      append_input_record_with(rec, in_name, tag, {}, has_kind, [&] { rec.integer(kind); });
+      if (positional) {
+        args.push_back(std::move(a));
+      } else {
+        kwargs.emplace_back(std::string(in_name), std::move(a));
+      }
+    }
+    return true;
+  }
+
+  // read_node_direct's record up to the value's members, as read_node_fields writes it: `hop`
+  // the is_hop_single_tensor_return value (null or boolean) when given, `has_name` when the
+  // node had a name field, `out_name` the single tensor output's name (nullptr: no output).
+  void write_direct_record(const simdjson::dom::element* hop, bool has_name,
+                           const std::string_view* out_name) {
+    start_record();
+    if (hop != nullptr) {
+      record_text_.raw(',');
+      record_text_.key(record_key::hop);
+      if (hop->type() == simdjson::dom::element_type::NULL_VALUE) {
+        record_text_.raw(std::string_view("null"));
+      } else {
+        record_text_.boolean(hop->get_bool().value_unsafe());
+      }
+    }
+    if (has_name) {
+      record_text_.raw(',');
+      record_text_.key(record_key::has_name);
+      record_text_.boolean(true);
+    }
+    record_text_.raw(',');
+    record_text_.key(record_key::out);
+    record_text_.raw('[');
+    if (out_name != nullptr) {
+      record_text_.raw('{');
+      record_text_.key("as_tensor");
+      record_text_.raw('{');
+      record_text_.key(record_key::name);
+      record_text_.string(*out_name);
+      record_text_.raw(std::string_view("}}"));
+    }
+    record_text_.raw(']');
+  }
+
   // read_node for a node of simdjson's document in the forms torch writes for most nodes: the
   // fields target, inputs, outputs, metadata and, optionally, name and a null or boolean
   // is_hop_single_tensor_return (each once, no other), not a higher-order operator; inputs {"name",
@@ -998,20 +1112,9 @@ class GraphReader {
     }
     std::string target = target_from_json(target_e.get_string().value_unsafe());
     if (is_hop_target(target)) return false;
-    // Outputs: none, or one new tensor value.
-    const simdjson::dom::array outputs = outputs_e.get_array().value_unsafe();
+    bool single_value = false;
     std::string_view out_name;
-    if (outputs.size() > 1) return false;
-    if (outputs.size() == 1) {
-      DirectMember kv;
-      if (!direct_union(outputs.at(0).value_unsafe(), kv) || kv.key != "as_tensor") return false;
-      DirectMember nkv;
-      if (!direct_union(kv.value, nkv) || nkv.key != record_key::name ||
-          nkv.value.type() != element_type::STRING) {
-        return false;
-      }
-      out_name = nkv.value.get_string().value_unsafe();
-    }
+    if (!direct_outputs(outputs_e, single_value, out_name)) return false;
     std::string_view given_name;
     if ((seen & k_name) != 0) {
       if (name_e.type() == element_type::STRING) {
@@ -1020,86 +1123,16 @@ class GraphReader {
         return false;
       }
     }
-    const bool single_value = outputs.size() == 1;
     const std::string_view name = single_value ? out_name : given_name;
     // A value's name is registered even when empty (register_value then refuses a taken one).
     if ((single_value || !name.empty()) && by_name_.contains(name)) return false;
-    // Metadata.
     std::vector<std::pair<std::string, std::string>> meta;
-    if (meta_e.type() == element_type::OBJECT) {
-      const simdjson::dom::object md = meta_e.get_object().value_unsafe();
-      meta.reserve(md.size());
-      for (const simdjson::dom::key_value_pair kv : md) {
-        if (kv.value.type() != element_type::STRING) return false;
-        for (const auto& m : meta) {
-          if (m.first == kv.key) return false;
-        }
-        meta.emplace_back(std::string(kv.key), std::string(kv.value.get_string().value_unsafe()));
-      }
-    } else if (meta_e.type() != element_type::NULL_VALUE) {
-      return false;
-    }
-    // Inputs.
+    if (!direct_metadata(meta_e, meta)) return false;
     ArgumentList args;
     Kwargs kwargs;
-    args_buf_.clear();
-    kwargs_buf_.clear();
-    const simdjson::dom::array inputs = inputs_e.get_array().value_unsafe();
-    for (const simdjson::dom::element in : inputs) {
-      static constexpr std::array<std::string_view, 3> in_keys = {record_key::name, "arg",
-                                                                  record_key::kind};
-      std::array<simdjson::dom::element, 3> in_f;
-      unsigned in_seen = 0;
-      std::int64_t kind = 0;
-      if (!simdjson_fields(in, in_keys, in_f, in_seen) || (in_seen & 3u) != 3u ||
-          in_f[0].type() != element_type::STRING ||
-          ((in_seen & 4u) != 0 && !simdjson_int(in_f[2], kind))) {
-        return false;
-      }
-      const std::string_view in_name = in_f[0].get_string().value_unsafe();
-      const simdjson::dom::element& arg_e = in_f[1];
-      std::string_view tag;
-      Argument a;
-      if (!direct_arg(arg_e, tag, a)) return false;
-      const bool has_kind = (in_seen & 4u) != 0;
-      const bool positional = !has_kind || kind != kKeyword;
-      if (positional && !kwargs.empty()) return false;
-      JsonText& rec = positional ? args_text_ : kwargs_text_;
-      append_input_record_with(rec, in_name, tag, {}, has_kind, [&] { rec.integer(kind); });
-      if (positional) {
-        args.push_back(std::move(a));
-      } else {
-        kwargs.emplace_back(std::string(in_name), std::move(a));
-      }
-    }
-    // The record, as read_node_fields writes it.
-    start_record();
-    if ((seen & k_hop) != 0) {
-      record_text_.raw(',');
-      record_text_.key(record_key::hop);
-      if (hop_e.type() == element_type::NULL_VALUE) {
-        record_text_.raw(std::string_view("null"));
-      } else {
-        record_text_.boolean(hop_e.get_bool().value_unsafe());
-      }
-    }
-    if ((seen & k_name) != 0) {
-      record_text_.raw(',');
-      record_text_.key(record_key::has_name);
-      record_text_.boolean(true);
-    }
-    record_text_.raw(',');
-    record_text_.key(record_key::out);
-    record_text_.raw('[');
-    if (single_value) {
-      record_text_.raw('{');
-      record_text_.key("as_tensor");
-      record_text_.raw('{');
-      record_text_.key(record_key::name);
-      record_text_.string(out_name);
-      record_text_.raw(std::string_view("}}"));
-    }
-    record_text_.raw(']');
+    if (!direct_inputs(inputs_e, args, kwargs)) return false;
+    write_direct_record((seen & k_hop) != 0 ? &hop_e : nullptr, (seen & k_name) != 0,
+                        single_value ? &out_name : nullptr);
     Node* node = nullptr;
     {
       std::optional<VerbatimNames> keep;
