@@ -14,6 +14,7 @@
 #include <epgraph/json/json.hpp>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -461,6 +462,52 @@ TEST_CASE("tensor values whose metadata no tensor can have are refused with torc
   CHECK_THROWS_WITH(load_exported_program_from_string(text),
                     "graph_module.graph.tensor_values.sum: dimensionality of sizes (1) must match "
                     "dimensionality of strides (0)");
+}
+
+TEST_CASE("saving refuses tensor metadata torch's loader refuses, with the loader's message",
+          "[json][fidelity][errors]") {
+  // A C++ pass can set any NodeMeta::val; what torch's deserializer (and epgraph's reader)
+  // refuses is refused by the writer rather than written.
+  Program ep = load_exported_program_from_string(reserved_names_program().dump());
+  epgraph::Node* sum = ep.graph().find_node("sum");
+  REQUIRE(sum != nullptr);
+  REQUIRE(sum->meta().val.tensor() != nullptr);
+  const epgraph::TensorMeta good = *sum->meta().val.tensor();
+  const std::string before = save_exported_program_to_string(ep);
+  auto saved_with = [&](const std::function<void(epgraph::TensorMeta&)>& change) {
+    epgraph::TensorMeta m = good;
+    change(m);
+    sum->meta().val = m;
+    std::string out;
+    try {
+      out = "saved:" + save_exported_program_to_string(ep);
+    } catch (const serialization_error& e) {
+      out = e.what();
+    }
+    sum->meta().val = good;
+    return out;
+  };
+  CHECK(saved_with([](epgraph::TensorMeta& m) {
+          m.sizes = {epgraph::SymInt{std::int64_t{2}}, epgraph::SymInt{std::int64_t{-3}}};
+          m.strides = {epgraph::SymInt{std::int64_t{3}}, epgraph::SymInt{std::int64_t{1}}};
+        }) ==
+        "graph_module.graph.tensor_values.sum.sizes[1]: Trying to create tensor with negative "
+        "dimension -3: [2, -3]");
+  CHECK(saved_with([](epgraph::TensorMeta& m) { m.dtype = static_cast<dtype>(0); }) ==
+        "graph_module.graph.tensor_values.sum.dtype: unknown ScalarType 0");
+  CHECK(saved_with([](epgraph::TensorMeta& m) { m.device.index = -1; }) ==
+        "graph_module.graph.tensor_values.sum.device.index: Device index must not be negative");
+  CHECK(saved_with([](epgraph::TensorMeta& m) { m.strides.clear(); }) ==
+        "graph_module.graph.tensor_values.sum: dimensionality of sizes (" +
+            std::to_string(good.sizes.size()) + ") must match dimensionality of strides (0)");
+  CHECK(saved_with(
+            [](epgraph::TensorMeta& m) { m.storage_offset = epgraph::SymInt{std::int64_t{-2}}; }) ==
+        "graph_module.graph.tensor_values.sum.storage_offset: Tensor: invalid storage "
+        "offset -2");
+  // Values torch accepts are written, and the refusals changed nothing.
+  const std::string index0 = saved_with([](epgraph::TensorMeta& m) { m.device.index = 0; });
+  CHECK(index0.rfind("saved:", 0) == 0);
+  CHECK(save_exported_program_to_string(ep) == before);
 }
 
 // --- 5. fill values as torch.full converts them ----------------------------------------------

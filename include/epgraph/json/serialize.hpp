@@ -157,7 +157,16 @@ class GraphWriter {
   // then the unused outputs of nodes made in C++), written straight from the tensor metadata.
   void tensor_values_text(const Graph& g, JsonText& out) {
     bool first_value = true;
+    const Path values_path("graph_module.graph.tensor_values");
     auto entry = [&](std::string_view name, const TensorMeta& meta) {
+      // Metadata torch's deserializer refuses (a C++ pass set it: the reader refuses it too) is
+      // refused here, with the message loading it would give, rather than written.
+      const Path p = at_key(values_path, name);
+      const auto d = static_cast<std::int64_t>(meta.dtype);
+      if (!known_scalar_type(d)) {
+        throw serialization_error(at_key(p, "dtype"), "unknown ScalarType " + std::to_string(d));
+      }
+      check_tensor_meta(meta, p);
       if (!first_value) out.raw(',');
       first_value = false;
       out.key(name);
@@ -1416,7 +1425,11 @@ std::string save_program(const ExportedProgram<Tensor>& ep) {
 /// (NodeMeta::val); set it before saving" for a tensor-valued node without metadata (torch's
 /// loader needs it; nodes created in C++ must be given their `meta().val`), and
 /// "graph_module.graph.outputs: graph output '<n>' is a custom object, which torch's format cannot
-/// return" (torch's deserialize_graph_output cannot read one back); nlohmann::json::type_error
+/// return" (torch's deserialize_graph_output cannot read one back), and tensor metadata torch's
+/// loader refuses, with the message loading it would give ("graph_module.graph.tensor_values.x.
+/// sizes[1]: Trying to create tensor with negative dimension -3: [2, -3]", "....dtype: unknown
+/// ScalarType 0", "....device.index: Device index must not be negative", strides of another
+/// rank, a negative storage offset; see check_tensor_meta); nlohmann::json::type_error
 /// 316 when a string to write (a node name, target, ...) is not valid UTF-8, as dump() does.
 /// The text is dump()'s spelling of the document (no whitespace, UTF-8 kept); the graph's nodes
 /// and `tensor_values` are written straight to the text rather than built as a JSON tree.
