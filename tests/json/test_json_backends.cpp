@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -538,4 +539,55 @@ TEST_CASE("json save: a list argument mixing tensors and other values is refused
           "(torch.ops.aten.layer_norm.default) cannot be written: input 'cudnn_enable' is a list "
           "that mixes tensors with other values");
   }
+}
+
+TEST_CASE("json deserializer: one parser for many texts gives each text's own program or error",
+          "[json][backends][deserializer]") {
+  // ExportedProgramDeserializer keeps simdjson's parser (its buffers hold the last document)
+  // between loads: nothing of one text may show in the next. Large, small, refused, malformed
+  // and fallen-back-to-nlohmann texts in turn, each compared with a load by nlohmann's backend
+  // (a new parser every time).
+  const std::filesystem::path src(EPGRAPH_SOURCE_DIR);
+  std::vector<std::string> texts;
+  for (const auto& file : program_files()) texts.push_back(read_text(file));
+  REQUIRE(texts.size() >= 14);
+  const std::string plain = read_text(src / "tests/data/json_golden/plain.json");
+  std::vector<std::string> variants;
+  mutations(ojson::parse(plain), variants, 3);
+  REQUIRE(variants.size() > 20);
+  texts.insert(texts.begin() + 3, variants.begin(), variants.begin() + 20);
+  texts.insert(texts.begin() + 1, "{\"a\":\"\\ud800\"}");  // simdjson refuses: nlohmann reads it
+  texts.insert(texts.begin() + 2, plain.substr(0, plain.size() / 2));  // malformed
+  texts.insert(texts.begin() + 4, "");
+  texts.push_back(texts.front());  // the first text again, after all the others
+  epgraph::json::ExportedProgramDeserializer d;
+  std::size_t ok = 0;
+  std::size_t errors = 0;
+  for (int round = 0; round < 2; ++round) {
+    for (const auto& text : texts) {
+      INFO("round " << round << ": " << text.substr(0, 200));
+      std::string got;
+      try {
+        const auto ep = d.deserialize(text);
+        ++ok;
+        try {
+          got = "ok:" + epgraph::json::save_exported_program_to_string(ep);
+        } catch (const epgraph::json::serialization_error& e) {
+          got = std::string("save error:") + e.what();
+        }
+      } catch (const epgraph::json::serialization_error& e) {
+        got = std::string("error:") + e.what();
+        ++errors;
+      }
+      REQUIRE(got == load_outcome(text, parser_backend::nlohmann));
+    }
+    d.release();  // the second round starts from a new parser, then reuses it again
+  }
+  CHECK(ok >= 2 * 15);
+  CHECK(errors >= 2 * 3);
+  // A moved-from deserializer's successor keeps working.
+  epgraph::json::ExportedProgramDeserializer moved(std::move(d));
+  CHECK(epgraph::json::save_exported_program_to_string(moved.deserialize(plain)) ==
+        epgraph::json::save_exported_program_to_string(
+            epgraph::json::load_exported_program_from_string(plain)));
 }

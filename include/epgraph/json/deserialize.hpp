@@ -1746,11 +1746,21 @@ struct ParsedDocument {
   std::string_view text;
   std::optional<std::string> quoted;
 #if EPGRAPH_JSON_HAS_SIMDJSON
-  // The parser of the text when simdjson read it, and graph_module.graph.nodes as its document
-  // has them (the tree then holds an empty array there; see SimdjsonFeeder::feed), or nullptr
-  // when the tree holds the nodes.
-  std::unique_ptr<SimdjsonFeeder> feeder;
+  // The parser of the text when simdjson read it (`own_feeder`, or the caller's: see
+  // load_program), and graph_module.graph.nodes as its document has them (the tree then holds an
+  // empty array there; see SimdjsonFeeder::feed), or nullptr when the tree holds the nodes.
+  SimdjsonFeeder* feeder = nullptr;
+  std::unique_ptr<SimdjsonFeeder> own_feeder;
   const simdjson::dom::array* nodes = nullptr;
+#endif
+};
+
+// What a parse leaves for the next one: simdjson's parser with its buffers (the copy of the
+// text, the tape, the strings), so that a second load neither allocates nor first-touches them
+// (see ExportedProgramDeserializer). Empty without simdjson.
+struct ParserCache {
+#if EPGRAPH_JSON_HAS_SIMDJSON
+  std::unique_ptr<SimdjsonFeeder> feeder;
 #endif
 };
 
@@ -1774,7 +1784,10 @@ inline void parse_document(std::string_view json_text, ParsedDocument& out,
 #if EPGRAPH_JSON_HAS_SIMDJSON
       out.nodes = nullptr;
       if (backend == parser_backend::simdjson) {
-        if (!out.feeder) out.feeder = std::make_unique<SimdjsonFeeder>();
+        if (out.feeder == nullptr) {
+          out.own_feeder = std::make_unique<SimdjsonFeeder>();
+          out.feeder = out.own_feeder.get();
+        }
         parsed = out.feeder->feed(out.text, builder, &*out.tensor_values, true);
         if (!parsed) {  // left to nlohmann: what was fed is forgotten
           builder.clear();
@@ -2012,10 +2025,20 @@ namespace detail {
 
 // load_exported_program_from_string with the text parsed by `backend` (the same program and the
 // same errors with both; tests compare them).
+// With `cache`, the parse uses (and leaves in it) the cache's parser instead of a new one.
 template <class Tensor>
 [[nodiscard]] ExportedProgram<Tensor> load_program(std::string_view json_text,
-                                                   parser_backend backend) {
+                                                   parser_backend backend,
+                                                   ParserCache* cache = nullptr) {
   detail::ParsedDocument parsed;
+#if EPGRAPH_JSON_HAS_SIMDJSON
+  if (cache != nullptr) {
+    if (!cache->feeder) cache->feeder = std::make_unique<SimdjsonFeeder>();
+    parsed.feeder = cache->feeder.get();
+  }
+#else
+  (void)cache;
+#endif
   detail::parse_document(json_text, parsed, backend);
   ojson& doc = parsed.doc;
   detail::expect_object(doc, "");

@@ -6,6 +6,7 @@
 /// load_exported_program / save_exported_program and the TensorMeta helpers.
 
 #include "deserialize.hpp"
+#include "deserializer.hpp"
 #include "error.hpp"
 #include "serialize.hpp"
 #include "tensor_meta.hpp"
