@@ -33,6 +33,7 @@
 // one named `model`, as torch.export.load does. `show` lists the programs first when there are
 // several ("# programs: helper, model (shown: model)"); saving keeps the others byte for byte.
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -45,6 +46,7 @@
 #include <exception>
 #include <fstream>
 #include <iostream>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -161,6 +163,8 @@ bool save(const epgraph::ExportedProgram<epgraph::HostTensor>& ep, const std::st
   return archive_out;
 }
 
+// `--shape 2,3`: sizes separated by commas, each a decimal integer (a sign allowed: a negative
+// size is refused by HostTensor with torch's message). Throws value_error naming the item.
 std::vector<std::int64_t> parse_shape(const std::string& text) {
   std::vector<std::int64_t> out;
   std::size_t pos = 0;
@@ -168,9 +172,15 @@ std::vector<std::int64_t> parse_shape(const std::string& text) {
     const std::size_t comma = text.find(',', pos);
     const std::string item =
         text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    std::size_t used = 0;
-    const long long v = std::stoll(item, &used);
-    if (used != item.size()) throw epgraph::value_error("Bad shape '" + text + "'");
+    const std::size_t first = (!item.empty() && (item[0] == '-' || item[0] == '+')) ? 1 : 0;
+    if (first >= item.size() || item.find_first_not_of("0123456789", first) != std::string::npos) {
+      throw epgraph::value_error("--shape '" + text + "': '" + item + "' is not an integer size");
+    }
+    errno = 0;
+    const long long v = std::strtoll(item.c_str(), nullptr, 10);
+    if (errno == ERANGE) {
+      throw epgraph::value_error("--shape '" + text + "': size " + item + " is out of range");
+    }
     out.push_back(v);
     if (comma == std::string::npos) break;
     pos = comma + 1;
@@ -298,9 +308,15 @@ int add_buffer(int argc, char** argv) {
   const std::string file = argv[2];
   std::string name, dtype_name = "float32", shape, out;
   std::string fill = "0";
+  std::vector<std::string> given;
   for (int i = 3; i < argc; ++i) {
     const std::string a = argv[i];
     if (i + 1 >= argc) return usage();
+    if (std::find(given.begin(), given.end(), a) != given.end()) {
+      std::cerr << "error: add-buffer: " << a << " given twice\n";
+      return usage();
+    }
+    given.push_back(a);
     if (a == "--name")
       name = argv[++i];
     else if (a == "--dtype")
@@ -323,7 +339,15 @@ int add_buffer(int argc, char** argv) {
     }
   }
   const epgraph::dtype type = epgraph::parse_dtype(dtype_name);
-  epgraph::HostTensor data = fill_tensor(type, parse_shape(shape), parse_fill(fill));
+  std::vector<std::int64_t> sizes = parse_shape(shape);
+  const Fill value = parse_fill(fill);
+  epgraph::HostTensor data;
+  try {
+    data = fill_tensor(type, std::move(sizes), value);
+  } catch (const std::bad_alloc&) {
+    throw epgraph::value_error("--shape '" + shape + "': the buffer's " + dtype_name +
+                               " data does not fit in memory");
+  }
   auto ep = load(file);
   epgraph::Node* node = epgraph::create_mutable_buffer(ep, name, std::move(data));
   if (!save(ep, file, out)) {

@@ -191,3 +191,41 @@ def test_sym_bool_output_cannot_be_saved(workdir):
                              dynamic_shapes={"x": {0: torch.export.Dim("n", min=3)}})
     with pytest.raises(AssertionError, match="TODO"):
         torch.export.save(ep, str(workdir / "sym_bool_output.pt2"))
+
+
+def test_add_buffer_refuses_bad_arguments_by_name(workdir, pt2_edit):
+    """Bad `add-buffer` arguments and a directory given as the file: a message naming the
+    argument (was std::stoll's "stoll", std::bad_alloc, a silently repeated option, "malformed
+    JSON" for a directory), exit code 2, no output file, and the source archive unchanged; the
+    good arguments still give an archive torch loads with the new buffer."""
+    folder = workdir / "add_buffer_arguments"
+    folder.mkdir(exist_ok=True)
+    path = folder / "torch.pt2"
+    torch.export.save(torch.export.export(nn.Linear(3, 2), (torch.randn(1, 3),)), str(path))
+    before = path.read_bytes()
+    out = folder / "out.pt2"
+    cases = [
+        (["--shape", "2,x"], "error: --shape '2,x': 'x' is not an integer size\n"),
+        (["--shape", "2,,3"], "error: --shape '2,,3': '' is not an integer size\n"),
+        (["--shape", "99999999999999999999"],
+         "error: --shape '99999999999999999999': size 99999999999999999999 is out of range\n"),
+        (["--shape", "100000000000,100000"],
+         "error: --shape '100000000000,100000': the buffer's float32 data does not fit in "
+         "memory\n"),
+        (["--shape", "2", "--shape", "3"], "error: add-buffer: --shape given twice\n"),
+    ]
+    for extra, message in cases:
+        proc = pt2_edit.run("add-buffer", path, "--name", "b_new", *extra, "-o", out, check=False)
+        assert proc.returncode == 2, extra
+        assert proc.stderr.startswith(message), (extra, proc.stderr)
+        assert not out.exists()
+        assert path.read_bytes() == before
+    for command in (["show", folder], ["validate", folder], ["copy", folder, "-o", out]):
+        proc = pt2_edit.run(*command, check=False)
+        assert proc.returncode == 2, command
+        assert proc.stderr == f"error: cannot open '{folder}': a directory\n"
+        assert not out.exists()
+    pt2_edit.run("add-buffer", path, "--name", "b_new", "--shape", "2,3", "--fill", "1.5",
+                 "-o", out)
+    loaded = torch.export.load(str(out))
+    assert torch.equal(loaded.state_dict["new"], torch.full((2, 3), 1.5))

@@ -376,6 +376,11 @@ TEST_CASE("errors of a JSON file name the file", "[json][fidelity][errors]") {
                         "record: read it with epgraph::archive::load_archive");
   CHECK_THROWS_WITH(load_exported_program("/nonexistent/m.json"),
                     "cannot open '/nonexistent/m.json'");
+  // A directory (it opens as a stream and reads as an empty text: was "malformed JSON").
+  const fs::path dir = fs::path(bad.str()).parent_path();
+  REQUIRE(fs::is_directory(dir));
+  CHECK_THROWS_WITH(load_exported_program(dir), "cannot open '" + dir.string() + "': a directory");
+  CHECK_THROWS_AS(load_exported_program(dir), serialization_error);
 }
 
 // --- 10. tensor metadata torch cannot build a fake tensor from -------------------------------

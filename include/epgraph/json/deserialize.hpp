@@ -2093,7 +2093,8 @@ ExportedProgram<Tensor> load_exported_program_from_string(std::string_view json_
 
 /// Reads `json_file` (an exported-program JSON record) and builds the program; see
 /// load_exported_program_from_string. Throws serialization_error with an empty path
-/// ("cannot open 'f.json'") when the file cannot be read, "f.pt2: a zip archive (a .pt2/.ep
+/// ("cannot open 'f.json'") when the file cannot be read ("cannot open 'd': a directory" for a
+/// directory), "f.pt2: a zip archive (a .pt2/.ep
 /// file), not an exported-program JSON record: read it with epgraph::archive::load_archive" for a
 /// zip file, and everything the string overload throws, its message prefixed with the file
 /// ("f.json: malformed JSON: ...", "f.json: graph_module.graph.nodes[3]: ..."; `file()` tells
@@ -2101,6 +2102,11 @@ ExportedProgram<Tensor> load_exported_program_from_string(std::string_view json_
 template <class Tensor = HostTensor>
 [[nodiscard]] ExportedProgram<Tensor> load_exported_program(
     const std::filesystem::path& json_file) {
+  // A directory opens as a stream on Linux and reads as an empty text ("malformed JSON").
+  std::error_code ec;
+  if (std::filesystem::is_directory(json_file, ec)) {
+    throw serialization_error("", "cannot open '" + json_file.string() + "': a directory");
+  }
   std::ifstream in(json_file, std::ios::binary);
   if (!in) throw serialization_error("", "cannot open '" + json_file.string() + "'");
   std::ostringstream ss;
