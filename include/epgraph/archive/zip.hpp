@@ -228,30 +228,12 @@ class zip_reader {
   /// every entry. Throws archive_error "<file>: <entry>: <problem>" as read() does. O(entry
   /// size) time, O(1) memory (one 64 KiB buffer).
   void check_data(std::size_t index) const {
-    const zip_entry& e = entries_.at(index);
-    const std::lock_guard<std::mutex> lock(*mutex_);
-    detail::zip_file_handle f(zip_fopen_index(zip_.get(), index, 0));
-    if (!f)
-      throw archive_error(path_, e.name,
-                          detail::zip_problem(zip_error_code_zip(zip_get_error(zip_.get()))));
     std::vector<char> buffer(std::size_t{1} << 16);
-    std::uint64_t got = 0;
-    for (;;) {
-      const zip_int64_t r = zip_fread(f.get(), buffer.data(), buffer.size());
-      if (r < 0) {
-        throw archive_error(path_, e.name,
-                            detail::zip_problem(zip_error_code_zip(zip_file_get_error(f.get()))));
-      }
-      if (r == 0) break;
-      got += static_cast<std::uint64_t>(r);
-    }
-    if (got != e.size) {
-      throw archive_error(path_, e.name,
-                          "the entry has " + std::to_string(e.size) + " bytes but only " +
-                              std::to_string(got) + " could be read");
-    }
-    const int rc = zip_fclose(f.release());
-    if (rc != 0) throw archive_error(path_, e.name, detail::zip_problem(rc));
+    read_through(index, [&](zip_file_t* f, const zip_entry& e) {
+      std::uint64_t got = 0;
+      while (const std::uint64_t r = read_some(f, buffer.data(), buffer.size(), e)) got += r;
+      return got;
+    });
   }
 
   /// The uncompressed bytes of entry `index` (< entries().size()), CRC-checked. Throws
@@ -260,49 +242,64 @@ class zip_reader {
   /// has <n> bytes but only <m> could be read", or libzip's text. O(entry size); memory grows
   /// with the bytes actually read, never with the size the directory declares.
   [[nodiscard]] std::vector<std::byte> read(std::size_t index) const {
+    std::vector<std::byte> data;
+    read_through(index, [&](zip_file_t* f, const zip_entry& e) {
+      // The declared size is not trusted for allocation beyond what the file can hold (a corrupt
+      // or hostile directory can claim terabytes): a stored entry is reserved at once when the
+      // file is large enough, otherwise the buffer grows with the data actually read, doubling.
+      if (e.stored && e.size <= size_) data.reserve(static_cast<std::size_t>(e.size));
+      std::uint64_t got = 0;
+      while (got < e.size) {
+        const std::uint64_t room = std::max<std::uint64_t>(got, std::uint64_t{1} << 16);
+        const std::uint64_t chunk = std::min<std::uint64_t>(e.size - got, room);
+        data.resize(static_cast<std::size_t>(got + chunk));
+        const std::uint64_t r = read_some(f, data.data() + got, chunk, e);
+        got += r;
+        if (r == 0) break;
+      }
+      data.resize(static_cast<std::size_t>(got));
+      return got;
+    });
+    return data;
+  }
+
+ private:
+  // zip_fread of up to `n` bytes of the open entry `f` (entry `e`) into `out`: the number of
+  // bytes read, 0 at the end of the data. Throws archive_error with libzip's problem.
+  std::uint64_t read_some(zip_file_t* f, void* out, std::uint64_t n, const zip_entry& e) const {
+    const zip_int64_t r = zip_fread(f, out, n);
+    if (r < 0) {
+      throw archive_error(path_, e.name,
+                          detail::zip_problem(zip_error_code_zip(zip_file_get_error(f))));
+    }
+    return static_cast<std::uint64_t>(r);
+  }
+
+  // The steps every read of entry `index` takes, under the reader's lock: opens it, lets
+  // `body(file, entry)` read its data (returning the number of bytes read), checks that number
+  // against the declared size, reads on to the end (libzip checks the CRC when a read reaches
+  // it) and closes the entry. Throws archive_error "<file>: <entry>: <problem>".
+  template <class Body>
+  void read_through(std::size_t index, Body&& body) const {
     const zip_entry& e = entries_.at(index);
     const std::lock_guard<std::mutex> lock(*mutex_);
     detail::zip_file_handle f(zip_fopen_index(zip_.get(), index, 0));
-    if (!f)
+    if (!f) {
       throw archive_error(path_, e.name,
                           detail::zip_problem(zip_error_code_zip(zip_get_error(zip_.get()))));
-    // The declared size is not trusted for allocation beyond what the file can hold (a corrupt
-    // or hostile directory can claim terabytes): a stored entry is reserved at once when the file
-    // is large enough, otherwise the buffer grows with the data actually read, doubling.
-    std::vector<std::byte> data;
-    if (e.stored && e.size <= size_) data.reserve(static_cast<std::size_t>(e.size));
-    std::uint64_t got = 0;
-    while (got < e.size) {
-      const std::uint64_t room = std::max<std::uint64_t>(got, std::uint64_t{1} << 16);
-      const std::uint64_t chunk = std::min<std::uint64_t>(e.size - got, room);
-      data.resize(static_cast<std::size_t>(got + chunk));
-      const zip_int64_t r = zip_fread(f.get(), data.data() + got, chunk);
-      if (r < 0) {
-        throw archive_error(path_, e.name,
-                            detail::zip_problem(zip_error_code_zip(zip_file_get_error(f.get()))));
-      }
-      got += static_cast<std::uint64_t>(r);
-      if (r == 0) break;
     }
-    data.resize(static_cast<std::size_t>(got));
+    const std::uint64_t got = body(f.get(), e);
     if (got != e.size) {
       throw archive_error(path_, e.name,
                           "the entry has " + std::to_string(e.size) + " bytes but only " +
                               std::to_string(got) + " could be read");
     }
-    // libzip checks the CRC when the end of the data is reached by a read.
     std::byte probe{};
-    const zip_int64_t r = zip_fread(f.get(), &probe, 1);
-    if (r < 0) {
-      throw archive_error(path_, e.name,
-                          detail::zip_problem(zip_error_code_zip(zip_file_get_error(f.get()))));
-    }
+    (void)read_some(f.get(), &probe, 1, e);
     const int rc = zip_fclose(f.release());
     if (rc != 0) throw archive_error(path_, e.name, detail::zip_problem(rc));
-    return data;
   }
 
- private:
   static std::int64_t mtime_of(const struct stat& st) noexcept {
     return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 +
            static_cast<std::int64_t>(st.st_mtim.tv_nsec);
