@@ -306,12 +306,23 @@ int validate(const std::string& file, bool strict, bool data) {
 
 int add_buffer(int argc, char** argv) {
   const std::string file = argv[2];
+  if (!file.empty() && file[0] == '-') {
+    std::cerr << "error: add-buffer needs FILE before its options\n";
+    return usage();
+  }
   std::string name, dtype_name = "float32", shape, out;
   std::string fill = "0";
   std::vector<std::string> given;
   for (int i = 3; i < argc; ++i) {
     const std::string a = argv[i];
-    if (i + 1 >= argc) return usage();
+    if (a != "--name" && a != "--dtype" && a != "--shape" && a != "--fill" && a != "-o") {
+      std::cerr << "error: add-buffer: unknown option '" << a << "'\n";
+      return usage();
+    }
+    if (i + 1 >= argc) {
+      std::cerr << "error: add-buffer: " << a << " needs a value\n";
+      return usage();
+    }
     if (std::find(given.begin(), given.end(), a) != given.end()) {
       std::cerr << "error: add-buffer: " << a << " given twice\n";
       return usage();
@@ -341,6 +352,9 @@ int add_buffer(int argc, char** argv) {
   const epgraph::dtype type = epgraph::parse_dtype(dtype_name);
   std::vector<std::int64_t> sizes = parse_shape(shape);
   const Fill value = parse_fill(fill);
+  // The program is read before the buffer's data are made: a missing or bad FILE is reported
+  // at once, not after allocating and filling a large buffer.
+  auto ep = load(file);
   epgraph::HostTensor data;
   try {
     data = fill_tensor(type, std::move(sizes), value);
@@ -348,7 +362,6 @@ int add_buffer(int argc, char** argv) {
     throw epgraph::value_error("--shape '" + shape + "': the buffer's " + dtype_name +
                                " data does not fit in memory");
   }
-  auto ep = load(file);
   epgraph::Node* node = epgraph::create_mutable_buffer(ep, name, std::move(data));
   if (!save(ep, file, out)) {
     std::cout << "note: " << out << " is a JSON record: the new buffer's data is not in it\n";

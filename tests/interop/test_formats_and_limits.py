@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import zipfile
 
 import pytest
@@ -213,6 +214,7 @@ def test_add_buffer_refuses_bad_arguments_by_name(workdir, pt2_edit):
          "error: --shape '100000000000,100000': the buffer's float32 data does not fit in "
          "memory\n"),
         (["--shape", "2", "--shape", "3"], "error: add-buffer: --shape given twice\n"),
+        (["--shape", "2", "--bogus", "1"], "error: add-buffer: unknown option '--bogus'\n"),
     ]
     for extra, message in cases:
         proc = pt2_edit.run("add-buffer", path, "--name", "b_new", *extra, "-o", out, check=False)
@@ -220,11 +222,34 @@ def test_add_buffer_refuses_bad_arguments_by_name(workdir, pt2_edit):
         assert proc.stderr.startswith(message), (extra, proc.stderr)
         assert not out.exists()
         assert path.read_bytes() == before
+    # A missing FILE is reported before a large buffer is allocated (was 3.9 GB first).
+    proc = pt2_edit.run("add-buffer", folder / "missing.json", "--name", "b_new", "--shape",
+                        "1000000000", "-o", out, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr == f"error: cannot open '{folder / 'missing.json'}'\n"
+    proc = pt2_edit.run("add-buffer", path, "--name", "b_new", "--shape", "2", "-o", check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: add-buffer: -o needs a value\n")
+    proc = pt2_edit.run("add-buffer", "--name", "b_new", "--shape", "2", "-o", out, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: add-buffer needs FILE before its options\n")
     for command in (["show", folder], ["validate", folder], ["copy", folder, "-o", out]):
         proc = pt2_edit.run(*command, check=False)
         assert proc.returncode == 2, command
         assert proc.stderr == f"error: cannot open '{folder}': a directory\n"
         assert not out.exists()
+    # A JSON record written over its own source under a file size limit: the write fails, the
+    # source is kept whole (was truncated at the limit).
+    record = folder / "model.json"
+    record.write_bytes(_model_json(path))
+    record_before = record.read_bytes()
+    proc = subprocess.run(["sh", "-c", f"trap '' XFSZ; ulimit -f 1; exec '{pt2_edit.path}' copy "
+                           f"'{record}' -o '{record}'"], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr == (f"error: cannot write '{record}': the write failed (disk full or "
+                           "file too large?)\n")
+    assert record.read_bytes() == record_before
+    assert sorted(p.name for p in folder.iterdir()) == ["model.json", "torch.pt2"]
     pt2_edit.run("add-buffer", path, "--name", "b_new", "--shape", "2,3", "--fill", "1.5",
                  "-o", out)
     loaded = torch.export.load(str(out))
