@@ -2,11 +2,14 @@
 // no edit writes a program torch cannot run. Each expected value below is what torch 2.13 does
 // (checked against torch itself by tests/interop/test_fidelity.py where torch can be run).
 // SPDX-License-Identifier: BSD-3-Clause
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <csignal>
 #include <cstdint>
 #include <cstring>
 #include <epgraph/edit.hpp>
@@ -15,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <vector>
@@ -381,6 +385,87 @@ TEST_CASE("errors of a JSON file name the file", "[json][fidelity][errors]") {
   REQUIRE(fs::is_directory(dir));
   CHECK_THROWS_WITH(load_exported_program(dir), "cannot open '" + dir.string() + "': a directory");
   CHECK_THROWS_AS(load_exported_program(dir), serialization_error);
+}
+
+TEST_CASE("save_exported_program writes all or nothing, over its own source too",
+          "[json][fidelity][errors]") {
+  // Was a truncating write: `pt2_edit copy in.json -o in.json` under a file size limit cut the
+  // source to the limit (a malformed record, the program lost).
+  TempFile dir_holder("atomic_dir");
+  const fs::path dir = dir_holder.path;
+  fs::create_directory(dir);
+  struct RemoveAll {
+    fs::path p;
+    ~RemoveAll() {
+      std::error_code ec;
+      fs::remove_all(p, ec);
+    }
+  } cleanup{dir};
+  auto files = [&] {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  auto read = [](const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  const Program ep = load_exported_program_from_string(reserved_names_program().dump());
+  const std::string text = save_exported_program_to_string(ep);
+  const fs::path file = dir / "m.json";
+  { std::ofstream(file) << "old"; }
+  fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+  epgraph::json::save_exported_program(ep, file);
+  CHECK(read(file) == text);
+  CHECK(fs::status(file).permissions() ==
+        (fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read));
+  CHECK(files() == std::vector<std::string>{"m.json"});  // no temporary file left
+
+  // A write that fails part-way (a file size limit, SIGXFSZ ignored so write() returns EFBIG):
+  // the file keeps its old contents and no temporary file is left.
+  { std::ofstream(file) << "old"; }
+  struct rlimit saved {};
+  REQUIRE(::getrlimit(RLIMIT_FSIZE, &saved) == 0);
+  void (*const old_handler)(int) = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = saved;
+  small.rlim_cur = 1024;
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+  std::string error;
+  try {
+    epgraph::json::save_exported_program(ep, file);
+  } catch (const serialization_error& e) {
+    error = e.what();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, old_handler);
+  REQUIRE(text.size() > 1024);
+  CHECK(error ==
+        "cannot write '" + file.string() + "': the write failed (disk full or file too large?)");
+  CHECK(read(file) == "old");
+  CHECK(files() == std::vector<std::string>{"m.json"});
+
+  // Through a symlink: the file it points to is replaced, the link stays a link.
+  const fs::path link = dir / "link.json";
+  fs::create_symlink("m.json", link);
+  epgraph::json::save_exported_program(ep, link);
+  CHECK(fs::is_symlink(link));
+  CHECK(read(file) == text);
+  CHECK(files() == std::vector<std::string>{"link.json", "m.json"});
+
+  // A device is written in place, not replaced by a regular file.
+  if (fs::exists("/dev/null")) {
+    CHECK_NOTHROW(epgraph::json::save_exported_program(ep, "/dev/null"));
+    CHECK(fs::is_character_file("/dev/null"));
+  }
+  // Where nothing can be written.
+  CHECK_THROWS_WITH(epgraph::json::save_exported_program(ep, dir),
+                    "cannot write '" + dir.string() + "': a directory");
+  const fs::path nowhere = dir / "no" / "m.json";
+  CHECK_THROWS_WITH(epgraph::json::save_exported_program(ep, nowhere),
+                    "cannot write '" + nowhere.string() + "': directory '" + (dir / "no").string() +
+                        "' does not exist");
+  CHECK(files() == std::vector<std::string>{"link.json", "m.json"});
 }
 
 // --- 10. tensor metadata torch cannot build a fake tensor from -------------------------------

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -1439,17 +1441,85 @@ template <class Tensor>
   return detail::save_program(ep);
 }
 
-/// Writes save_exported_program_to_string(ep) to `json_file` (created or truncated). Throws
-/// serialization_error "cannot write 'f.json'" (empty path) when the file cannot be written, and
-/// what the string overload throws. O(program size).
+namespace detail {
+
+// Writes `text` to `file` (a regular file or a new one) all or nothing: to a new temporary file
+// in the same directory (".<name>.epgraph-tmp-<n>"), given the permissions of the file it
+// replaces, then renamed over `file` (a symlink is followed: the file it points to is replaced,
+// the link stays; a device or pipe such as /dev/stdout is written in place). On any
+// failure the temporary file is removed and `file` is as it was: a full disk, a file size limit
+// (RLIMIT_FSIZE) or `file` being the program's own source cannot leave half a record behind
+// (torch's writer and a plain truncating write both can). Throws serialization_error "cannot
+// write 'f.json'" (empty path), with the reason when the system gives one. O(text size).
+inline void write_file_atomically(const std::filesystem::path& file, std::string_view text) {
+  namespace fs = std::filesystem;
+  const std::string shown = "cannot write '" + file.string() + "'";
+  std::error_code ec;
+  // A device, a pipe or a socket (e.g. /dev/stdout) cannot be replaced: written in place.
+  const fs::file_status st = fs::status(file, ec);
+  if (fs::exists(st) && !fs::is_regular_file(st) && !fs::is_directory(st)) {
+    std::ofstream out(file, std::ios::binary);
+    if (!out) throw serialization_error("", shown);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    if (!out.flush()) throw serialization_error("", shown + ": the write failed");
+    return;
+  }
+  fs::path target = file;
+  if (fs::is_symlink(file, ec)) {
+    const fs::path resolved = fs::weakly_canonical(file, ec);
+    if (!ec) target = resolved;
+  }
+  if (fs::is_directory(target, ec)) throw serialization_error("", shown + ": a directory");
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec)) {
+    throw serialization_error("", shown + ": directory '" + dir.string() + "' does not exist");
+  }
+  static std::atomic<unsigned> counter{0};
+  const auto stamp =
+      static_cast<unsigned long long>(std::chrono::steady_clock::now().time_since_epoch().count());
+  fs::path tmp;
+  for (int attempt = 0;; ++attempt) {
+    tmp = dir / ("." + target.filename().string() + ".epgraph-tmp-" + std::to_string(stamp) + "-" +
+                 std::to_string(counter++));
+    if (!fs::exists(tmp, ec)) break;
+    if (attempt > 100) throw serialization_error("", shown + ": no temporary file name is free");
+  }
+  struct Remove {
+    const fs::path* path;
+    bool armed = true;
+    ~Remove() {
+      std::error_code ignored;
+      if (armed) fs::remove(*path, ignored);
+    }
+  } remove_tmp{&tmp};
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw serialization_error("", shown);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    out.close();
+    if (!out)
+      throw serialization_error("", shown + ": the write failed (disk full or file too large?)");
+  }
+  const fs::file_status old = fs::status(target, ec);
+  if (!ec && fs::exists(old)) fs::permissions(tmp, old.permissions(), ec);
+  fs::rename(tmp, target, ec);
+  if (ec) throw serialization_error("", shown + ": " + ec.message());
+  remove_tmp.armed = false;
+}
+
+}  // namespace detail
+
+/// Writes save_exported_program_to_string(ep) to `json_file`, all or nothing: the text goes to a
+/// temporary file next to it, renamed over `json_file` at the end (detail::write_file_atomically),
+/// so `json_file` may be the file the program was loaded from, and a failed write leaves it as it
+/// was. Throws serialization_error "cannot write 'f.json'" (empty path), followed by the reason
+/// (": a directory", ": directory 'd' does not exist", ": the write failed (disk full or file too
+/// large?)", the system's message for a failed rename) when the file cannot be written, and what
+/// the string overload throws (before anything is written). O(program size).
 template <class Tensor>
 void save_exported_program(const ExportedProgram<Tensor>& ep,
                            const std::filesystem::path& json_file) {
-  const std::string text = save_exported_program_to_string(ep);
-  std::ofstream out(json_file, std::ios::binary | std::ios::trunc);
-  if (!out) throw serialization_error("", "cannot write '" + json_file.string() + "'");
-  out << text;
-  if (!out.flush()) throw serialization_error("", "cannot write '" + json_file.string() + "'");
+  detail::write_file_atomically(json_file, save_exported_program_to_string(ep));
 }
 
 }  // namespace epgraph::json
