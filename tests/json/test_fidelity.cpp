@@ -585,6 +585,18 @@ TEST_CASE("saving refuses tensor metadata torch's loader refuses, with the loade
         "dimension -3: [2, -3]");
   CHECK(saved_with([](epgraph::TensorMeta& m) { m.dtype = static_cast<dtype>(0); }) ==
         "graph_module.graph.tensor_values.sum.dtype: unknown ScalarType 0");
+  CHECK(saved_with([](epgraph::TensorMeta& m) { m.layout = static_cast<epgraph::Layout>(99); }) ==
+        "graph_module.graph.tensor_values.sum.layout: unknown Layout 99");
+  // The dtype is named before the layout, and the layout before the strides, as a load of the
+  // written text would name them.
+  CHECK(saved_with([](epgraph::TensorMeta& m) {
+          m.dtype = static_cast<dtype>(99);
+          m.layout = static_cast<epgraph::Layout>(-1);
+        }) == "graph_module.graph.tensor_values.sum.dtype: unknown ScalarType 99");
+  CHECK(saved_with([](epgraph::TensorMeta& m) {
+          m.layout = static_cast<epgraph::Layout>(8);
+          m.strides.clear();
+        }) == "graph_module.graph.tensor_values.sum.layout: unknown Layout 8");
   CHECK(saved_with([](epgraph::TensorMeta& m) { m.device.index = -1; }) ==
         "graph_module.graph.tensor_values.sum.device.index: Device index must not be negative");
   CHECK(saved_with([](epgraph::TensorMeta& m) { m.strides.clear(); }) ==

@@ -630,13 +630,11 @@ class GraphReader {
     }
     const std::int64_t e = get_int(v, p);
     if (tag == ArgTag::as_scalar_type) {
-      if (!known_scalar_type(e)) {
-        throw serialization_error(p, "unknown ScalarType " + std::to_string(e));
-      }
+      check_scalar_type(e, p);
       return Argument(static_cast<dtype>(e));
     }
     if (tag == ArgTag::as_layout) {
-      if (e < 0 || e > 7) throw serialization_error(p, "unknown Layout " + std::to_string(e));
+      check_layout(e, p);
       return Argument(static_cast<Layout>(e));
     }
     if (e < 0 || e > 4) throw serialization_error(p, "unknown MemoryFormat " + std::to_string(e));
@@ -926,7 +924,7 @@ class GraphReader {
           if (!known_scalar_type(i)) return false;
           out = Argument(static_cast<dtype>(i));
         } else if (tag == ArgTag::as_layout) {
-          if (i < 0 || i > 7) return false;
+          if (!known_layout(i)) return false;
           out = Argument(static_cast<Layout>(i));
         } else {
           if (i < 0 || i > 4) return false;

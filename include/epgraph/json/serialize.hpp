@@ -163,12 +163,7 @@ class GraphWriter {
     auto entry = [&](std::string_view name, const TensorMeta& meta) {
       // Metadata torch's deserializer refuses (a C++ pass set it: the reader refuses it too) is
       // refused here, with the message loading it would give, rather than written.
-      const Path p = at_key(values_path, name);
-      const auto d = static_cast<std::int64_t>(meta.dtype);
-      if (!known_scalar_type(d)) {
-        throw serialization_error(at_key(p, "dtype"), "unknown ScalarType " + std::to_string(d));
-      }
-      check_tensor_meta(meta, p);
+      check_tensor_meta(meta, at_key(values_path, name));
       if (!first_value) out.raw(',');
       first_value = false;
       out.key(name);
@@ -1430,7 +1425,8 @@ std::string save_program(const ExportedProgram<Tensor>& ep) {
 /// return" (torch's deserialize_graph_output cannot read one back), and tensor metadata torch's
 /// loader refuses, with the message loading it would give ("graph_module.graph.tensor_values.x.
 /// sizes[1]: Trying to create tensor with negative dimension -3: [2, -3]", "....dtype: unknown
-/// ScalarType 0", "....device.index: Device index must not be negative", strides of another
+/// ScalarType 0", "....layout: unknown Layout 99", "....device.index: Device index must not be
+/// negative", strides of another
 /// rank, a negative storage offset; see check_tensor_meta); nlohmann::json::type_error
 /// 316 when a string to write (a node name, target, ...) is not valid UTF-8, as dump() does.
 /// The text is dump()'s spelling of the document (no whitespace, UTF-8 kept); the graph's nodes

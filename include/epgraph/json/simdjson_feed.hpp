@@ -181,7 +181,7 @@ inline bool simdjson_tensor_meta(const simdjson::dom::element& e, TensorMeta& ou
     if (std::get<std::int64_t>(s) < 0) return false;  // simdjson_sym_ints: integers only
   }
   if (out.device.index && *out.device.index < 0) return false;
-  if (l < 0 || l > 7) return false;
+  if (!known_layout(l)) return false;
   if (out.strides.size() != out.sizes.size()) return false;
   const auto* offset = std::get_if<std::int64_t>(&out.storage_offset);
   if (offset == nullptr || *offset < 0) return false;

@@ -74,6 +74,23 @@ namespace detail {
   return d > 0 && d <= 64 && !dtype_name(static_cast<dtype>(d)).empty();
 }
 
+// Whether `l` is a Layout value torch 2.13's deserializer maps to a layout (0..7). O(1).
+[[nodiscard]] inline bool known_layout(std::int64_t l) noexcept { return l >= 0 && l <= 7; }
+
+// Throws serialization_error "<path>: unknown ScalarType <d>" unless known_scalar_type(d): the
+// one spelling of that refusal, for the reader (TensorMeta.dtype, as_scalar_type) and the
+// writer alike. `path` is the dtype's own path. O(1).
+inline void check_scalar_type(std::int64_t d, const Path& path) {
+  if (!known_scalar_type(d))
+    throw serialization_error(path, "unknown ScalarType " + std::to_string(d));
+}
+
+// Throws serialization_error "<path>: unknown Layout <l>" unless known_layout(l) (torch's
+// deserializer has no entry for it). `path` is the layout's own path. O(1).
+inline void check_layout(std::int64_t l, const Path& path) {
+  if (!known_layout(l)) throw serialization_error(path, "unknown Layout " + std::to_string(l));
+}
+
 // The checks torch makes when it builds a value's fake tensor from its metadata
 // (`torch.empty_strided(sizes, strides)` and `torch.device` in deserialize_tensor_meta), with
 // torch's messages: as many strides as sizes, no negative size ("Trying to create tensor with
@@ -81,8 +98,12 @@ namespace detail {
 // not be negative"). A storage offset that is negative is refused too, with torch's as_strided
 // message: torch's deserializer drops the offset (its fake tensor has offset 0), but epgraph
 // keeps it, and no tensor can have a negative one. Symbolic sizes and offsets are not checked.
+// The dtype and layout are checked first (check_scalar_type, check_layout), in the order the
+// reader meets them, so that a writer calling this refuses with the message a load would give.
 // O(rank).
 inline void check_tensor_meta(const TensorMeta& m, const Path& path) {
+  check_scalar_type(static_cast<std::int64_t>(m.dtype), at_key(path, "dtype"));
+  check_layout(static_cast<std::int64_t>(m.layout), at_key(path, "layout"));
   if (m.strides.size() != m.sizes.size()) {
     throw serialization_error(path, "dimensionality of sizes (" + std::to_string(m.sizes.size()) +
                                         ") must match dimensionality of strides (" +
@@ -117,9 +138,7 @@ TensorMeta tensor_meta_from_json_at(const J& j, const Path& path) {
   TensorMeta m;
   const Path dp = at_key(path, "dtype");
   const std::int64_t d = get_int(field(j, path, "dtype"), dp);
-  if (!known_scalar_type(d)) {
-    throw serialization_error(dp, "unknown ScalarType " + std::to_string(d));
-  }
+  check_scalar_type(d, dp);
   m.dtype = static_cast<dtype>(d);
   const Path sp = at_key(path, "sizes");
   const auto& sizes = expect_array(field(j, path, "sizes"), sp);
@@ -142,7 +161,7 @@ TensorMeta tensor_meta_from_json_at(const J& j, const Path& path) {
       sym_int_from_json_at(field(j, path, "storage_offset"), at_key(path, "storage_offset"));
   const Path lp = at_key(path, "layout");
   const std::int64_t l = get_int(field(j, path, "layout"), lp);
-  if (l < 0 || l > 7) throw serialization_error(lp, "unknown Layout " + std::to_string(l));
+  check_layout(l, lp);
   m.layout = static_cast<Layout>(l);
   check_tensor_meta(m, path);
   return m;
