@@ -612,6 +612,63 @@ TEST_CASE("saving refuses tensor metadata torch's loader refuses, with the loade
   CHECK(save_exported_program_to_string(ep) == before);
 }
 
+TEST_CASE("saving refuses node arguments torch's loader refuses, naming the node and input",
+          "[json][fidelity][errors]") {
+  // A ScalarType, Layout or MemoryFormat outside torch's enums, or a device of negative index,
+  // set on a node by a C++ pass: written, the file would not load (the reader says "unknown
+  // ScalarType 0" at the argument); the writer refuses it instead.
+  Program ep = load_exported_program_from_string(reserved_names_program().dump());
+  epgraph::Node* sum = ep.graph().find_node("sum");
+  REQUIRE(sum != nullptr);
+  // An unused call of an operator epgraph has no schema for (any keyword is accepted).
+  epgraph::Node* probe = nullptr;
+  {
+    const auto at = ep.graph().inserting_after(sum);
+    probe = ep.graph().call_function("torch.ops.my_lib.probe.default", {sum},
+                                     {{"extra", epgraph::none}}, "probe");
+  }
+  probe->meta().val = *sum->meta().val.tensor();
+  const epgraph::Kwargs kwargs = probe->kwargs();
+  const std::string before = save_exported_program_to_string(ep);
+  auto saved_with = [&](epgraph::Argument extra) {
+    probe->update_kwarg("extra", std::move(extra));
+    std::string out;
+    try {
+      out = "saved:" + save_exported_program_to_string(ep);
+    } catch (const serialization_error& e) {
+      out = e.what();
+    }
+    probe->set_kwargs(kwargs);
+    return out;
+  };
+  const std::string head =
+      "graph_module.graph.nodes: node 'probe' (torch.ops.my_lib.probe.default) cannot be "
+      "written: "
+      "input 'extra': ";
+  CHECK(saved_with(static_cast<dtype>(0)) == head + "unknown ScalarType 0");
+  CHECK(saved_with(static_cast<dtype>(99)) == head + "unknown ScalarType 99");
+  CHECK(saved_with(static_cast<epgraph::Layout>(8)) == head + "unknown Layout 8");
+  CHECK(saved_with(static_cast<epgraph::MemoryFormat>(5)) == head + "unknown MemoryFormat 5");
+  CHECK(saved_with(static_cast<epgraph::MemoryFormat>(-1)) == head + "unknown MemoryFormat -1");
+  CHECK(saved_with(epgraph::Device{"cpu", -1}) == head + "Device index must not be negative");
+  // The largest values torch knows are written and read back as they were.
+  for (const epgraph::Argument& good :
+       {epgraph::Argument(static_cast<epgraph::Layout>(7)),
+        epgraph::Argument(static_cast<epgraph::MemoryFormat>(4)),
+        epgraph::Argument(epgraph::Device{"cpu", 0}), epgraph::Argument(dtype::bfloat16)}) {
+    const std::string text = saved_with(good);
+    REQUIRE(text.rfind("saved:", 0) == 0);
+    const Program back = load_exported_program_from_string(text.substr(6));
+    const epgraph::Node* read = back.graph().find_node("probe");
+    REQUIRE(read != nullptr);
+    REQUIRE(read->kwargs().size() == 1);
+    CHECK(read->kwargs()[0].first == "extra");
+    CHECK(read->kwargs()[0].second == good);
+  }
+  // The refusals changed nothing.
+  CHECK(save_exported_program_to_string(ep) == before);
+}
+
 // --- 5. fill values as torch.full converts them ----------------------------------------------
 
 TEST_CASE("HostTensor::full converts a Python float as torch.full does", "[tensor][fidelity]") {

@@ -637,7 +637,9 @@ class GraphReader {
       check_layout(e, p);
       return Argument(static_cast<Layout>(e));
     }
-    if (e < 0 || e > 4) throw serialization_error(p, "unknown MemoryFormat " + std::to_string(e));
+    if (!known_memory_format(e)) {
+      throw serialization_error(p, "unknown MemoryFormat " + std::to_string(e));
+    }
     return Argument(static_cast<MemoryFormat>(e));
   }
 
@@ -927,7 +929,7 @@ class GraphReader {
           if (!known_layout(i)) return false;
           out = Argument(static_cast<Layout>(i));
         } else {
-          if (i < 0 || i > 4) return false;
+          if (!known_memory_format(i)) return false;
           out = Argument(static_cast<MemoryFormat>(i));
         }
         return true;

@@ -976,6 +976,28 @@ class GraphWriter {
   // A serialized node (torch's serialize_node): target, inputs, outputs and metadata written
   // here, with the small parts (outputs, most arguments) built as trees; the optional fields as
   // the file had them (a node made in C++ gets the current form).
+  // Why torch's loader (and epgraph's reader) would refuse the argument `a` once written, in the
+  // reader's words, or "" when it would not: a ScalarType torch has no dtype for, a Layout or
+  // MemoryFormat outside torch's enum, a device of negative index. A C++ pass can build any of
+  // these; the writer refuses them rather than write a file nothing loads. Only the argument
+  // itself is looked at (the schema has no list of these). O(1).
+  static std::string refused_argument_value(const Argument& a) {
+    if (a.is<dtype>()) {
+      const auto d = static_cast<std::int64_t>(a.as<dtype>());
+      if (!known_scalar_type(d)) return "unknown ScalarType " + std::to_string(d);
+    } else if (a.is<Layout>()) {
+      const auto l = static_cast<std::int64_t>(a.as<Layout>());
+      if (!known_layout(l)) return "unknown Layout " + std::to_string(l);
+    } else if (a.is<MemoryFormat>()) {
+      const auto m = static_cast<std::int64_t>(a.as<MemoryFormat>());
+      if (!known_memory_format(m)) return "unknown MemoryFormat " + std::to_string(m);
+    } else if (a.is<Device>()) {
+      const Device& d = a.as<Device>();
+      if (d.index && *d.index < 0) return "Device index must not be negative";
+    }
+    return {};
+  }
+
   void node_text(const Node& n, JsonText& out) {
     const ojson& info = this->info(&n);
     out.raw('{');
@@ -1009,6 +1031,12 @@ class GraphWriter {
       out.key(record_key::name);
       out.string(name);
       out.raw(std::string_view(",\"arg\":"));
+      if (const std::string why = refused_argument_value(a); !why.empty()) {
+        throw serialization_error("graph_module.graph.nodes", "node '" + std::string(n.name()) +
+                                                                  "' (" + std::string(n.target()) +
+                                                                  ") cannot be written: input '" +
+                                                                  name + "': " + why);
+      }
       try {
         input_arg_text(a, rec, out);
       } catch (const mixed_list_error&) {
@@ -1426,12 +1454,14 @@ std::string save_program(const ExportedProgram<Tensor>& ep) {
 /// loader refuses, with the message loading it would give ("graph_module.graph.tensor_values.x.
 /// sizes[1]: Trying to create tensor with negative dimension -3: [2, -3]", "....dtype: unknown
 /// ScalarType 0", "....layout: unknown Layout 99", "....device.index: Device index must not be
-/// negative", strides of another
-/// rank, a negative storage offset; see check_tensor_meta); nlohmann::json::type_error
-/// 316 when a string to write (a node name, target, ...) is not valid UTF-8, as dump() does.
-/// The text is dump()'s spelling of the document (no whitespace, UTF-8 kept); the graph's nodes
-/// and `tensor_values` are written straight to the text rather than built as a JSON tree.
-/// O(program size).
+/// negative", strides of another rank, a negative storage offset; see check_tensor_meta), and
+/// node arguments it refuses ("graph_module.graph.nodes: node 'to' (torch.ops.aten.to.dtype)
+/// cannot be written: input 'dtype': unknown ScalarType 0"; likewise a Layout or MemoryFormat
+/// outside torch's enums and a device of negative index); nlohmann::json::type_error 316 when a
+/// string to write (a node name, target, ...) is not valid UTF-8, as dump() does. The text is
+/// dump()'s spelling of the document (no whitespace, UTF-8 kept); the graph's nodes and
+/// `tensor_values` are written straight to the text rather than built as a JSON tree. O(program
+/// size).
 template <class Tensor>
 [[nodiscard]] std::string save_exported_program_to_string(const ExportedProgram<Tensor>& ep) {
   return detail::save_program(ep);

@@ -77,6 +77,10 @@ namespace detail {
 // Whether `l` is a Layout value torch 2.13's deserializer maps to a layout (0..7). O(1).
 [[nodiscard]] inline bool known_layout(std::int64_t l) noexcept { return l >= 0 && l <= 7; }
 
+// Whether `e` is a MemoryFormat value torch 2.13's deserializer maps to a memory format (0..4).
+// O(1).
+[[nodiscard]] inline bool known_memory_format(std::int64_t e) noexcept { return e >= 0 && e <= 4; }
+
 // Throws serialization_error "<path>: unknown ScalarType <d>" unless known_scalar_type(d): the
 // one spelling of that refusal, for the reader (TensorMeta.dtype, as_scalar_type) and the
 // writer alike. `path` is the dtype's own path. O(1).
