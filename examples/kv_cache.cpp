@@ -21,9 +21,9 @@
 // Usage: kv_cache            (no arguments; exit status 0 on success)
 
 #include <cstdint>
-#include <epgraph/edit.hpp>
 #include <epgraph/epgraph.hpp>
-#include <epgraph/verify.hpp>
+#include <epgraph/program/edit.hpp>
+#include <epgraph/program/verify.hpp>
 #include <exception>
 #include <iostream>
 #include <memory>

@@ -39,10 +39,10 @@
 #include <cstdint>
 #include <cstdlib>
 #include <epgraph/archive/archive.hpp>
-#include <epgraph/edit.hpp>
 #include <epgraph/epgraph.hpp>
 #include <epgraph/json/json.hpp>
-#include <epgraph/verify.hpp>
+#include <epgraph/program/edit.hpp>
+#include <epgraph/program/verify.hpp>
 #include <exception>
 #include <fstream>
 #include <iostream>

@@ -1,8 +1,8 @@
 // Tests that a const Graph hands out const nodes and a mutable one mutable nodes (issue 15).
 // SPDX-License-Identifier: BSD-3-Clause
 #include <catch2/catch.hpp>
-#include <epgraph/edit.hpp>
-#include <epgraph/graph.hpp>
+#include <epgraph/ir/graph.hpp>
+#include <epgraph/program/edit.hpp>
 #include <string_view>
 #include <type_traits>
 #include <utility>

@@ -9,8 +9,8 @@
 // changes version() once per edit, the observer hears of a replacement once with the right
 // arguments, and an allocation failure anywhere leaves the graph exactly as it was.
 #include <catch2/catch.hpp>
-#include <epgraph/graph.hpp>
-#include <epgraph/print.hpp>
+#include <epgraph/ir/graph.hpp>
+#include <epgraph/ir/print.hpp>
 #include <memory>
 #include <new>
 #include <stdexcept>

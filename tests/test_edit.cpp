@@ -1,8 +1,8 @@
-// Tests for create_mutable_buffer (include/epgraph/edit.hpp).
+// Tests for create_mutable_buffer (include/epgraph/program/edit.hpp).
 // SPDX-License-Identifier: BSD-3-Clause
 #include <catch2/catch.hpp>
-#include <epgraph/edit.hpp>
-#include <epgraph/verify.hpp>
+#include <epgraph/program/edit.hpp>
+#include <epgraph/program/verify.hpp>
 #include <string>
 #include <vector>
 

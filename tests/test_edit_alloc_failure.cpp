@@ -8,9 +8,9 @@
 // support/alloc_failure.hpp); the replacement only differs from the default while a test arms it.
 // SPDX-License-Identifier: BSD-3-Clause
 #include <catch2/catch.hpp>
-#include <epgraph/edit.hpp>
-#include <epgraph/subgraph_rewriter.hpp>
-#include <epgraph/verify.hpp>
+#include <epgraph/passes/subgraph_rewriter.hpp>
+#include <epgraph/program/edit.hpp>
+#include <epgraph/program/verify.hpp>
 #include <new>
 #include <string>
 #include <vector>

@@ -1,9 +1,9 @@
-// Tests for create_constant_placeholder and delete_constant_placeholder (epgraph/edit.hpp).
+// Tests for create_constant_placeholder and delete_constant_placeholder (epgraph/program/edit.hpp).
 // SPDX-License-Identifier: BSD-3-Clause
 #include <algorithm>
 #include <catch2/catch.hpp>
-#include <epgraph/edit.hpp>
-#include <epgraph/verify.hpp>
+#include <epgraph/program/edit.hpp>
+#include <epgraph/program/verify.hpp>
 #include <optional>
 #include <string>
 #include <vector>

@@ -5,8 +5,8 @@
 #include <catch2/catch.hpp>
 #include <cstddef>
 #include <cstdint>
-#include <epgraph/edit.hpp>
-#include <epgraph/verify.hpp>
+#include <epgraph/program/edit.hpp>
+#include <epgraph/program/verify.hpp>
 #include <functional>
 #include <map>
 #include <string>

@@ -2,9 +2,9 @@
 // and the lookups of epgraph/lookup.hpp.
 // SPDX-License-Identifier: BSD-3-Clause
 #include <catch2/catch.hpp>
-#include <epgraph/edit.hpp>
-#include <epgraph/lookup.hpp>
-#include <epgraph/verify.hpp>
+#include <epgraph/program/edit.hpp>
+#include <epgraph/program/lookup.hpp>
+#include <epgraph/program/verify.hpp>
 #include <string>
 #include <vector>
 

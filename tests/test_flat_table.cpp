@@ -5,9 +5,9 @@
 #include <catch2/catch.hpp>
 #include <cstddef>
 #include <cstdint>
-#include <epgraph/detail/edit_index.hpp>
-#include <epgraph/graph.hpp>
-#include <epgraph/ordered_dict.hpp>
+#include <epgraph/ir/graph.hpp>
+#include <epgraph/program/detail/edit_index.hpp>
+#include <epgraph/program/ordered_dict.hpp>
 #include <map>
 #include <memory>
 #include <stdexcept>

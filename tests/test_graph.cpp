@@ -2,8 +2,8 @@
 // erasure, renaming, lint and clone.
 #include <algorithm>
 #include <catch2/catch.hpp>
-#include <epgraph/graph.hpp>
-#include <epgraph/print.hpp>
+#include <epgraph/ir/graph.hpp>
+#include <epgraph/ir/print.hpp>
 #include <string>
 #include <vector>
 

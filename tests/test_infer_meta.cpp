@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <epgraph/epgraph.hpp>
-#include <epgraph/infer_meta.hpp>
+#include <epgraph/passes/infer_meta.hpp>
 #include <string>
 #include <vector>
 

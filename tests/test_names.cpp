@@ -1,7 +1,7 @@
 // Tests for FX's _Namespace rules (names.hpp). Expected values were produced by
 // torch.fx.graph._Namespace in torch 2.13 for the same sequence of requests.
 #include <catch2/catch.hpp>
-#include <epgraph/names.hpp>
+#include <epgraph/ir/names.hpp>
 #include <string>
 #include <utility>
 #include <vector>

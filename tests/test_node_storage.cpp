@@ -5,8 +5,8 @@
 // digit).
 #include <catch2/catch.hpp>
 #include <epgraph/detail/compact_string.hpp>
-#include <epgraph/graph.hpp>
-#include <epgraph/print.hpp>
+#include <epgraph/ir/graph.hpp>
+#include <epgraph/ir/print.hpp>
 #include <random>
 #include <string>
 #include <vector>

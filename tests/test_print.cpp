@@ -1,8 +1,8 @@
 // Golden tests for torch.fx's printed form (print.hpp). The expected texts are what
 // `print(ep.graph)` / `print(ep.graph_signature)` printed in torch 2.13 for the same programs.
 #include <catch2/catch.hpp>
-#include <epgraph/graph_signature.hpp>
-#include <epgraph/print.hpp>
+#include <epgraph/ir/print.hpp>
+#include <epgraph/program/graph_signature.hpp>
 #include <limits>
 #include <sstream>
 #include <string>

@@ -1,8 +1,8 @@
 // Tests for ExportedProgram (exported_program.hpp), tensors (tensor.hpp) and ordered_dict.
 #include <catch2/catch.hpp>
 #include <cstring>
-#include <epgraph/exported_program.hpp>
-#include <epgraph/print.hpp>
+#include <epgraph/ir/print.hpp>
+#include <epgraph/program/exported_program.hpp>
 #include <string>
 #include <utility>
 #include <vector>

@@ -1,6 +1,6 @@
 // Tests for ExportGraphSignature (graph_signature.hpp): construction rules and derived views.
 #include <catch2/catch.hpp>
-#include <epgraph/graph_signature.hpp>
+#include <epgraph/program/graph_signature.hpp>
 #include <string>
 #include <utility>
 #include <vector>

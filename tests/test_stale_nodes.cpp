@@ -13,9 +13,9 @@
 //     Node* n = g.call_function(...); g.erase_node(n); (void)n->name();
 // Release builds (NDEBUG, no ASan) reuse the slot at once, as before (checked below too).
 #include <catch2/catch.hpp>
-#include <epgraph/detail/name_index.hpp>
 #include <epgraph/detail/string_set.hpp>
-#include <epgraph/graph.hpp>
+#include <epgraph/ir/detail/name_index.hpp>
+#include <epgraph/ir/graph.hpp>
 #include <string>
 #include <vector>
 

@@ -5,8 +5,8 @@
 // (tests/archive/test_strict_order_archive.cpp reads the file itself when present).
 // SPDX-License-Identifier: BSD-3-Clause
 #include <catch2/catch.hpp>
-#include <epgraph/edit.hpp>
-#include <epgraph/verify.hpp>
+#include <epgraph/program/edit.hpp>
+#include <epgraph/program/verify.hpp>
 #include <memory>
 #include <optional>
 #include <string>

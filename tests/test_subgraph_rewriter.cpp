@@ -8,9 +8,9 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <epgraph/epgraph.hpp>
-#include <epgraph/pass_manager.hpp>
-#include <epgraph/subgraph_matcher.hpp>
-#include <epgraph/subgraph_rewriter.hpp>
+#include <epgraph/passes/pass_manager.hpp>
+#include <epgraph/passes/subgraph_matcher.hpp>
+#include <epgraph/passes/subgraph_rewriter.hpp>
 #include <memory>
 #include <string>
 #include <vector>

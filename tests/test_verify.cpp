@@ -1,8 +1,8 @@
-// Tests for validate_graph_signature and verify (include/epgraph/verify.hpp).
+// Tests for validate_graph_signature and verify (include/epgraph/program/verify.hpp).
 // SPDX-License-Identifier: BSD-3-Clause
 #include <algorithm>
 #include <catch2/catch.hpp>
-#include <epgraph/verify.hpp>
+#include <epgraph/program/verify.hpp>
 #include <memory>
 #include <string>
 #include <vector>

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes include/epgraph/aten_schemas.hpp: every aten:: and prims:: operator schema of the
+"""Writes include/epgraph/ops/aten_schemas.hpp: every aten:: and prims:: operator schema of the
 installed torch (run with torch 2.13.0), as c10 prints it, sorted by qualified name.
 
     python3 tools/gen_aten_schemas.py [OUTPUT]
@@ -23,7 +23,7 @@ def c_string(text):
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
-        root, "include", "epgraph", "aten_schemas.hpp")
+        root, "include", "epgraph", "ops", "aten_schemas.hpp")
     schemas = {}
     for s in torch._C._jit_get_all_schemas():
         if s.name.split("::")[0] not in NAMESPACES:

@@ -7,7 +7,7 @@ and writes what print(graph) shows to tests/data/fx_toolkit_cases.txt: one secti
 "### <case>" followed by the text. Random graphs are also written as a structure the C++ test
 rebuilds ("name;op-or-target;arg,arg;kw=arg" per node, in list order).
 
-It also writes include/epgraph/detail/impure_targets.hpp: the FX call_function targets torch
+It also writes include/epgraph/ops/detail/impure_targets.hpp: the FX call_function targets torch
 treats as impure by name (torch.fx.node._side_effectful_functions, the operators tagged
 nondeterministic_seeded, torch._library.utils._RANDOM_FUNCTIONS).
 
@@ -550,6 +550,6 @@ if __name__ == "__main__":
         f.write(f"# Written by tools/gen_fx_toolkit_cases.py with torch {torch.__version__}.\n")
         for name, text in cases:
             f.write(f"### {name}\n{text}\n")
-    with open(os.path.join(ROOT, "include", "epgraph", "detail", "impure_targets.hpp"), "w") as f:
+    with open(os.path.join(ROOT, "include", "epgraph", "ops", "detail", "impure_targets.hpp"), "w") as f:
         f.write(impure_header())
     print(f"wrote {len(cases)} cases to {path}")

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Writes tests/data/infer_meta_cases.json: the metadata torch 2.13 computes for the ops
-# epgraph::infer_meta (include/epgraph/infer_meta.hpp) knows, so tests/json/test_infer_meta.cpp can
+# epgraph::infer_meta (include/epgraph/passes/infer_meta.hpp) knows, so tests/json/test_infer_meta.cpp can
 # compare epgraph's rules with torch's on every case.
 # SPDX-License-Identifier: BSD-3-Clause
 """Usage: python3 tools/gen_infer_meta_cases.py [OUTPUT]   (default tests/data/infer_meta_cases.json)

@@ -11,9 +11,9 @@
 
 #include <algorithm>
 #include <epgraph/archive/archive.hpp>
-#include <epgraph/edit.hpp>
-#include <epgraph/print.hpp>
-#include <epgraph/verify.hpp>
+#include <epgraph/ir/print.hpp>
+#include <epgraph/program/edit.hpp>
+#include <epgraph/program/verify.hpp>
 #include <exception>
 #include <filesystem>
 #include <iostream>

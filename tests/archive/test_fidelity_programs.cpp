@@ -10,9 +10,9 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <epgraph/archive/archive.hpp>
-#include <epgraph/edit.hpp>
 #include <epgraph/epgraph.hpp>
 #include <epgraph/json/json.hpp>
+#include <epgraph/program/edit.hpp>
 #include <filesystem>
 #include <memory>
 #include <string>

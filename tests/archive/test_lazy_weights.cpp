@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <cstring>
 #include <epgraph/archive/archive.hpp>
-#include <epgraph/edit.hpp>
 #include <epgraph/json/json.hpp>
+#include <epgraph/program/edit.hpp>
 #include <filesystem>
 #include <fstream>
 #include <iterator>

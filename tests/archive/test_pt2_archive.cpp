@@ -9,10 +9,10 @@
 #include <cstdint>
 #include <cstring>
 #include <epgraph/archive/archive.hpp>
-#include <epgraph/edit.hpp>
+#include <epgraph/ir/print.hpp>
 #include <epgraph/json/json.hpp>
-#include <epgraph/print.hpp>
-#include <epgraph/verify.hpp>
+#include <epgraph/program/edit.hpp>
+#include <epgraph/program/verify.hpp>
 #include <filesystem>
 #include <fstream>
 #include <iterator>

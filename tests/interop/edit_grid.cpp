@@ -32,9 +32,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <epgraph/archive/archive.hpp>
-#include <epgraph/edit.hpp>
 #include <epgraph/epgraph.hpp>
-#include <epgraph/lookup.hpp>
+#include <epgraph/program/edit.hpp>
+#include <epgraph/program/lookup.hpp>
 #include <exception>
 #include <fstream>
 #include <iostream>

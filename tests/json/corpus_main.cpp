@@ -7,10 +7,10 @@
 // schema_version), add a mutable buffer, save, reload and verify again. Exits 77 (skip) when the
 // corpus folder is absent, 1 on any failure.
 
-#include <epgraph/edit.hpp>
 #include <epgraph/epgraph.hpp>
 #include <epgraph/json/json.hpp>
-#include <epgraph/verify.hpp>
+#include <epgraph/program/edit.hpp>
+#include <epgraph/program/verify.hpp>
 #include <filesystem>
 #include <fstream>
 #include <iostream>

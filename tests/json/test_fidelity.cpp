@@ -12,9 +12,9 @@
 #include <csignal>
 #include <cstdint>
 #include <cstring>
-#include <epgraph/edit.hpp>
 #include <epgraph/epgraph.hpp>
 #include <epgraph/json/json.hpp>
+#include <epgraph/program/edit.hpp>
 #include <filesystem>
 #include <fstream>
 #include <functional>

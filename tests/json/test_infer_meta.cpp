@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <epgraph/epgraph.hpp>
-#include <epgraph/infer_meta.hpp>
+#include <epgraph/passes/infer_meta.hpp>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>

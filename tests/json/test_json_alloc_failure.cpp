@@ -103,8 +103,8 @@ long check_save_under_allocation_failure(const Program& ep) {
 
 // The loader runs every allocation: each tree it owns (the parsed document, the per-node records
 // kept in NodeMeta::serialized, the symbolic values' JSON) is dismantled bottom-up before it is
-// destroyed (include/epgraph/json/dispose.hpp), because nlohmann::json 3.11.2's destructor is
-// noexcept but allocates for a non-empty array or object (json_value::destroy reserves a heap
+// destroyed (include/epgraph/json/detail/dispose.hpp), because nlohmann::json 3.11.2's destructor
+// is noexcept but allocates for a non-empty array or object (json_value::destroy reserves a heap
 // stack for the children); the loader also never lets an ordered_json object grow after it holds
 // non-empty members (growing copies the members and destroys the old ones) and builds no value
 // from an initializer list (its temporaries are non-empty arrays).

@@ -7,7 +7,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include <catch2/catch.hpp>
 #include <epgraph/json/json.hpp>
-#include <epgraph/verify.hpp>
+#include <epgraph/program/verify.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>

@@ -2,8 +2,8 @@
 // the union-tag table, and the input records the reader writes and the writer reads.
 // SPDX-License-Identifier: BSD-3-Clause
 #include <catch2/catch.hpp>
+#include <epgraph/json/detail/node_record.hpp>
 #include <epgraph/json/json.hpp>
-#include <epgraph/json/node_record.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
 

@@ -5,8 +5,8 @@
 
 #include <cstdint>
 #include <cstring>
-#include <epgraph/exported_program.hpp>
-#include <epgraph/tensor.hpp>
+#include <epgraph/ir/tensor.hpp>
+#include <epgraph/program/exported_program.hpp>
 #include <memory>
 #include <utility>
 #include <vector>

@@ -3,7 +3,7 @@
 #pragma once
 
 #include <catch2/catch.hpp>
-#include <epgraph/verify.hpp>
+#include <epgraph/program/verify.hpp>
 
 namespace epgraph_test {
 

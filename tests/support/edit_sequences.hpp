@@ -10,10 +10,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
-#include <epgraph/edit.hpp>
-#include <epgraph/passes.hpp>
-#include <epgraph/subgraph_rewriter.hpp>
-#include <epgraph/verify.hpp>
+#include <epgraph/passes/program_passes.hpp>
+#include <epgraph/passes/subgraph_rewriter.hpp>
+#include <epgraph/program/edit.hpp>
+#include <epgraph/program/verify.hpp>
 #include <exception>
 #include <functional>
 #include <map>

@@ -4,8 +4,8 @@
 #pragma once
 
 #include <cstdint>
-#include <epgraph/argument.hpp>
-#include <epgraph/graph.hpp>
+#include <epgraph/ir/argument.hpp>
+#include <epgraph/ir/graph.hpp>
 #include <fstream>
 #include <map>
 #include <memory>

@@ -23,15 +23,15 @@
 #include <variant>
 #include <vector>
 
-#include "../exported_program.hpp"
-#include "../graph_signature.hpp"
+#include "../ir/tensor.hpp"
 #include "../json/deserialize.hpp"
-#include "../json/dispose.hpp"
-#include "../json/dom.hpp"
+#include "../json/detail/dispose.hpp"
+#include "../json/detail/dom.hpp"
 #include "../json/error.hpp"
 #include "../json/serialize.hpp"
 #include "../json/tensor_meta.hpp"
-#include "../tensor.hpp"
+#include "../program/exported_program.hpp"
+#include "../program/graph_signature.hpp"
 #include "archive_error.hpp"
 #include "tensor_data.hpp"
 #include "zip.hpp"

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "../tensor.hpp"
+#include "../ir/tensor.hpp"
 
 namespace epgraph::archive {
 

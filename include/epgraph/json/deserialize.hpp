@@ -18,27 +18,27 @@
 #include <utility>
 #include <vector>
 
-#include "../detail/name_index.hpp"
-#include "../exported_program.hpp"
-#include "../graph.hpp"
-#include "../graph_signature.hpp"
-#include "../names.hpp"
-#include "../tensor.hpp"
+#include "../ir/detail/name_index.hpp"
+#include "../ir/graph.hpp"
+#include "../ir/names.hpp"
+#include "../ir/tensor.hpp"
+#include "../program/exported_program.hpp"
+#include "../program/graph_signature.hpp"
 #include "../version.hpp"
-#include "detail.hpp"
-#include "dispose.hpp"
-#include "dom.hpp"
+#include "detail/checked_access.hpp"
+#include "detail/dispose.hpp"
+#include "detail/dom.hpp"
+#include "detail/node_record.hpp"
 #include "error.hpp"
-#include "node_record.hpp"
 // 1 when epgraph::json links simdjson (defined on the target's interface by CMakeLists.txt).
 #ifndef EPGRAPH_JSON_HAS_SIMDJSON
 #define EPGRAPH_JSON_HAS_SIMDJSON 0
 #endif
 #if EPGRAPH_JSON_HAS_SIMDJSON
-#include "simdjson_feed.hpp"
+#include "detail/simdjson_feed.hpp"
 #endif
+#include "detail/text.hpp"
 #include "tensor_meta.hpp"
-#include "text.hpp"
 
 namespace epgraph::json {
 

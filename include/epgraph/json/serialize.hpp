@@ -17,19 +17,19 @@
 #include <variant>
 #include <vector>
 
-#include "../aten_schemas.hpp"
-#include "../exported_program.hpp"
-#include "../graph.hpp"
-#include "../graph_signature.hpp"
-#include "../registry.hpp"
-#include "../schema.hpp"
+#include "../ir/graph.hpp"
+#include "../ops/aten_schemas.hpp"
+#include "../ops/registry.hpp"
+#include "../ops/schema.hpp"
+#include "../program/exported_program.hpp"
+#include "../program/graph_signature.hpp"
 #include "deserialize.hpp"
-#include "detail.hpp"
-#include "dom.hpp"
+#include "detail/checked_access.hpp"
+#include "detail/dom.hpp"
+#include "detail/node_record.hpp"
+#include "detail/text.hpp"
 #include "error.hpp"
-#include "node_record.hpp"
 #include "tensor_meta.hpp"
-#include "text.hpp"
 
 namespace epgraph::json {
 

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <variant>
 
-#include "../tensor.hpp"
-#include "detail.hpp"
+#include "../ir/tensor.hpp"
+#include "detail/checked_access.hpp"
 #include "error.hpp"
 
 namespace epgraph::json {

@@ -16,16 +16,16 @@
 #include <variant>
 #include <vector>
 
-#include "argument.hpp"
-#include "aten_schemas.hpp"
-#include "bind.hpp"
-#include "error.hpp"
-#include "graph.hpp"
-#include "node.hpp"
-#include "registry.hpp"
-#include "schema.hpp"
-#include "tensor.hpp"
-#include "value.hpp"
+#include "../error.hpp"
+#include "../ir/argument.hpp"
+#include "../ir/bind.hpp"
+#include "../ir/graph.hpp"
+#include "../ir/node.hpp"
+#include "../ir/tensor.hpp"
+#include "../ir/value.hpp"
+#include "../ops/aten_schemas.hpp"
+#include "../ops/registry.hpp"
+#include "../ops/schema.hpp"
 
 namespace epgraph {
 

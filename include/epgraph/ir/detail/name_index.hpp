@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "string_set.hpp"
+#include "../../detail/string_set.hpp"
 
 namespace epgraph::detail {
 

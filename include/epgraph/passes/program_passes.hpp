@@ -7,9 +7,9 @@
 #include <string_view>
 #include <unordered_set>
 
-#include "exported_program.hpp"
-#include "graph.hpp"
-#include "graph_signature.hpp"
+#include "../ir/graph.hpp"
+#include "../program/exported_program.hpp"
+#include "../program/graph_signature.hpp"
 
 namespace epgraph {
 

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "error.hpp"
+#include "../error.hpp"
 
 namespace epgraph::json::detail {
 

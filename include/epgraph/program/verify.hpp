@@ -22,14 +22,14 @@
 #include <variant>
 #include <vector>
 
-#include "argument.hpp"
-#include "bind.hpp"
-#include "error.hpp"
+#include "../error.hpp"
+#include "../ir/argument.hpp"
+#include "../ir/bind.hpp"
+#include "../ir/graph.hpp"
+#include "../ir/node.hpp"
+#include "../ir/print.hpp"
 #include "exported_program.hpp"
-#include "graph.hpp"
 #include "graph_signature.hpp"
-#include "node.hpp"
-#include "print.hpp"
 
 namespace epgraph {
 

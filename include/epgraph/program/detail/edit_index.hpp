@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "flat_table.hpp"
+#include "../../detail/flat_table.hpp"
 
 namespace epgraph {
 

@@ -15,11 +15,11 @@
 #include <utility>
 #include <variant>
 
-#include "error.hpp"
+#include "../error.hpp"
+#include "../ir/graph.hpp"
+#include "../ir/node.hpp"
 #include "exported_program.hpp"
-#include "graph.hpp"
 #include "graph_signature.hpp"
-#include "node.hpp"
 
 namespace epgraph {
 

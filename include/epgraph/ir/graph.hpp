@@ -17,19 +17,19 @@
 #include <utility>
 #include <vector>
 
+#include "../detail/flat_table.hpp"
+#include "../error.hpp"
+#include "../ops/detail/impure_targets.hpp"
+#include "../ops/registry.hpp"
 #include "argument.hpp"
 #include "detail/call_check.hpp"
 #include "detail/edges.hpp"
-#include "detail/flat_table.hpp"
 #include "detail/graph_lint.hpp"
-#include "detail/impure_targets.hpp"
 #include "detail/name_index.hpp"
 #include "detail/node_arena.hpp"
 #include "detail/stale_nodes.hpp"
-#include "error.hpp"
 #include "names.hpp"
 #include "node.hpp"
-#include "registry.hpp"
 
 namespace epgraph {
 

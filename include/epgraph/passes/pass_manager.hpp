@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "error.hpp"
-#include "exported_program.hpp"
-#include "verify.hpp"
+#include "../error.hpp"
+#include "../program/exported_program.hpp"
+#include "../program/verify.hpp"
 
 namespace epgraph {
 

@@ -17,8 +17,8 @@
 #include <system_error>
 #include <variant>
 
-#include "../tensor.hpp"
-#include "detail.hpp"
+#include "../../ir/tensor.hpp"
+#include "checked_access.hpp"
 
 namespace epgraph::json::detail {
 

@@ -12,12 +12,12 @@
 #include <utility>
 #include <vector>
 
-#include "argument.hpp"
-#include "bind.hpp"
-#include "error.hpp"
-#include "graph.hpp"
-#include "node.hpp"
-#include "registry.hpp"
+#include "../error.hpp"
+#include "../ir/argument.hpp"
+#include "../ir/bind.hpp"
+#include "../ir/graph.hpp"
+#include "../ir/node.hpp"
+#include "../ops/registry.hpp"
 
 namespace epgraph {
 

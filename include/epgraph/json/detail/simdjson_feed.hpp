@@ -36,9 +36,9 @@
 #include <variant>
 #include <vector>
 
-#include "../tensor.hpp"
+#include "../../ir/tensor.hpp"
+#include "../tensor_meta.hpp"
 #include "dom.hpp"
-#include "tensor_meta.hpp"
 
 namespace epgraph::json::detail {
 

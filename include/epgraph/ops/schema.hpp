@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "error.hpp"
+#include "../error.hpp"
 
 namespace epgraph {
 

@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "detail/string_set.hpp"
+#include "../detail/string_set.hpp"
 
 namespace epgraph {
 

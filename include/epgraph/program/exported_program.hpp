@@ -12,12 +12,12 @@
 #include <variant>
 #include <vector>
 
+#include "../error.hpp"
+#include "../ir/graph.hpp"
+#include "../ir/tensor.hpp"
 #include "detail/edit_index.hpp"
-#include "error.hpp"
-#include "graph.hpp"
 #include "graph_signature.hpp"
 #include "ordered_dict.hpp"
-#include "tensor.hpp"
 
 namespace epgraph {
 

@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "detail/flat_table.hpp"
-#include "error.hpp"
+#include "../detail/flat_table.hpp"
+#include "../error.hpp"
 
 namespace epgraph {
 

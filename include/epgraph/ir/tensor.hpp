@@ -16,7 +16,7 @@
 #include <variant>
 #include <vector>
 
-#include "error.hpp"
+#include "../error.hpp"
 
 namespace epgraph {
 

@@ -11,12 +11,12 @@
 #include <utility>
 #include <vector>
 
-#include "argument.hpp"
-#include "error.hpp"
-#include "graph.hpp"
+#include "../error.hpp"
+#include "../ir/argument.hpp"
+#include "../ir/graph.hpp"
+#include "../ir/names.hpp"
+#include "../ir/node.hpp"
 #include "infer_meta.hpp"
-#include "names.hpp"
-#include "node.hpp"
 #include "subgraph_matcher.hpp"
 
 namespace epgraph {

@@ -11,13 +11,13 @@
 #include <utility>
 #include <vector>
 
+#include "../error.hpp"
+#include "../ops/registry.hpp"
+#include "../ops/schema.hpp"
 #include "argument.hpp"
 #include "detail/call_check.hpp"
-#include "error.hpp"
 #include "graph.hpp"
 #include "node.hpp"
-#include "registry.hpp"
-#include "schema.hpp"
 
 namespace epgraph {
 

@@ -21,15 +21,15 @@
 #include <utility>
 #include <vector>
 
-#include "argument.hpp"
+#include "../error.hpp"
+#include "../ir/argument.hpp"
+#include "../ir/graph.hpp"
+#include "../ir/node.hpp"
+#include "../ir/tensor.hpp"
 #include "detail/edit_index.hpp"
-#include "error.hpp"
 #include "exported_program.hpp"
-#include "graph.hpp"
 #include "graph_signature.hpp"
 #include "lookup.hpp"
-#include "node.hpp"
-#include "tensor.hpp"
 #include "verify.hpp"
 
 namespace epgraph {

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "../error.hpp"
+#include "../../error.hpp"
 #include "../node.hpp"
 #include "name_index.hpp"
 #include "stale_nodes.hpp"

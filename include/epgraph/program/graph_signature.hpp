@@ -10,8 +10,8 @@
 #include <variant>
 #include <vector>
 
-#include "argument.hpp"
-#include "error.hpp"
+#include "../error.hpp"
+#include "../ir/argument.hpp"
 
 namespace epgraph {
 

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "error.hpp"
+#include "../error.hpp"
 #include "schema.hpp"
 
 namespace epgraph {
@@ -127,7 +127,7 @@ class OperatorRegistry {
 
 /// The process-wide registry used by `Graph::create_node` checks, `normalized_arguments`,
 /// `verify` and the JSON writer. It holds the schemas registered by the program:
-/// `#include <epgraph/aten_schemas.hpp>` (also included by `epgraph.hpp` and `epgraph/json`)
+/// `#include <epgraph/ops/aten_schemas.hpp>` (also included by `epgraph.hpp` and `epgraph/json`)
 /// adds every `aten::` and `prims::` overload of torch 2.13; users add their own with
 /// `register_schema`. Created on first use (thread-safe). O(1).
 [[nodiscard]] inline OperatorRegistry& global_registry() {

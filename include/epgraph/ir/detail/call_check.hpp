@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "../../ops/schema.hpp"
 #include "../argument.hpp"
-#include "../schema.hpp"
 #include "../value.hpp"
 
 namespace epgraph {

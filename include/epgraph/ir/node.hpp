@@ -3,7 +3,7 @@
 //
 // This header does not include graph.hpp (which includes it): the members that need the complete
 // Graph (target(), set_args, replace_all_uses_with, is_impure, prepend, ...) are declared here and
-// defined in graph.hpp. Include <epgraph/graph.hpp> (or <epgraph/epgraph.hpp>) to call them.
+// defined in graph.hpp. Include <epgraph/ir/graph.hpp> (or <epgraph/epgraph.hpp>) to call them.
 #pragma once
 
 #include <algorithm>
@@ -18,9 +18,9 @@
 #include <utility>
 #include <vector>
 
+#include "../detail/compact_string.hpp"
+#include "../error.hpp"
 #include "argument.hpp"
-#include "detail/compact_string.hpp"
-#include "error.hpp"
 #include "tensor.hpp"
 #include "value.hpp"
 
@@ -322,7 +322,7 @@ class Node {
   /// Everything else is pure: get_attr, call_method, call_module (FX asks the submodule's
   /// `_is_impure` attribute; epgraph has no modules) and a call_function whose target has no
   /// registered schema and is not listed above (FX treats unknown Python callables as pure too).
-  /// So include `<epgraph/aten_schemas.hpp>` (or `epgraph.hpp`) for the aten/prims schemas, and
+  /// So include `<epgraph/ops/aten_schemas.hpp>` (or `epgraph.hpp`) for the aten/prims schemas, and
   /// register the schemas of custom mutating operators. Throws value_error when a lazily
   /// registered schema text does not parse. O(log registry + length of target).
   [[nodiscard]] bool is_impure() const;
