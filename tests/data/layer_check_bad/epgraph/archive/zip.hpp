@@ -1,0 +1,4 @@
+#pragma once
+#include <zip.h>
+
+#include "../json/reader.hpp"

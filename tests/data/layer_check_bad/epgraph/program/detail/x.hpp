@@ -1,0 +1,2 @@
+#pragma once
+#include <epgraph/passes/pass.hpp>
