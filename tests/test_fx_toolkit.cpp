@@ -1,9 +1,9 @@
 // torch.fx's graph toolkit in epgraph: Graph::eliminate_dead_code (and the program-level
-// eliminate_dead_code of passes.hpp), Node::prepend/append, Graph::node_copy/graph_copy and
-// stable_topological_sort. The expected printed graphs come from torch 2.13 itself:
-// tools/gen_fx_toolkit_cases.py builds the same graphs with torch.fx, runs torch's own functions
-// and writes print(graph) to tests/data/fx_toolkit_cases.txt. Refused calls are checked for their
-// exact message and for leaving the graph exactly as it was (snapshot).
+// eliminate_dead_code of passes/program_passes.hpp), Node::prepend/append,
+// Graph::node_copy/graph_copy and stable_topological_sort. The expected printed graphs come from
+// torch 2.13 itself: tools/gen_fx_toolkit_cases.py builds the same graphs with torch.fx, runs
+// torch's own functions and writes print(graph) to tests/data/fx_toolkit_cases.txt. Refused calls
+// are checked for their exact message and for leaving the graph exactly as it was (snapshot).
 // SPDX-License-Identifier: BSD-3-Clause
 #include <catch2/catch.hpp>
 #include <cstddef>

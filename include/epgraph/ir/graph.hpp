@@ -104,7 +104,7 @@ class GraphObserver {
 
 class Graph;
 
-// Defined in passes.hpp; a friend of Graph.
+// Defined in passes/program_passes.hpp; a friend of Graph.
 inline void stable_topological_sort(Graph& graph);
 
 /// Restores a graph's previous insertion point when destroyed (TorchScript's `WithInsertPoint`,
@@ -567,10 +567,10 @@ class Graph {
   /// mutating ops are never removed), and the graph is not linted first: a node used by a node
   /// that comes before it is kept. The names of removed nodes stay taken, as with erase_node.
   /// Nested graphs are not visited (epgraph holds no submodules). On an ExportedProgram's graph
-  /// use epgraph::eliminate_dead_code(program) (passes.hpp), which also keeps every node the
-  /// signature names. Throws runtime_error "Cannot erase node 'x' while it anchors an insertion
-  /// point" when a dead node anchors an insertion point, value_error when a lazily registered
-  /// schema does not parse, and what `is_impure` throws; nothing is removed then. Strong
+  /// use epgraph::eliminate_dead_code(program) (passes/program_passes.hpp), which also keeps every
+  /// node the signature names. Throws runtime_error "Cannot erase node 'x' while it anchors an
+  /// insertion point" when a dead node anchors an insertion point, value_error when a lazily
+  /// registered schema does not parse, and what `is_impure` throws; nothing is removed then. Strong
   /// guarantee (the dead set is computed first, then erased with no-throw steps). O(nodes + edges)
   /// plus one registry lookup per distinct target.
   bool eliminate_dead_code(const std::function<bool(const Node&)>& is_impure = {}) {
@@ -964,10 +964,10 @@ class Graph {
     last_placeholder_ = last;
   }
 
-  // stable_topological_sort (passes.hpp): the order torch._inductor's stable_topological_sort
-  // produces, computed first, then applied by relinking. Strong. O(nodes + edges): the nodes are
-  // read in one pass (in list order) and written in one (in the new order); the rest works on
-  // flat arrays by position.
+  // stable_topological_sort (passes/program_passes.hpp): the order torch._inductor's
+  // stable_topological_sort produces, computed first, then applied by relinking. Strong. O(nodes +
+  // edges): the nodes are read in one pass (in list order) and written in one (in the new order);
+  // the rest works on flat arrays by position.
   void stable_topological_sort_impl() {
     const std::size_t n = size_;
     if (n == 0) return;
