@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes include/epgraph/ops/aten_schemas.hpp: every aten:: and prims:: operator schema of the
+"""Writes include/epgraph/ops/detail/aten_schema_table.hpp: every aten:: and prims:: operator schema of the
 installed torch (run with torch 2.13.0), as c10 prints it, sorted by qualified name.
 
     python3 tools/gen_aten_schemas.py [OUTPUT]
@@ -23,7 +23,7 @@ def c_string(text):
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
-        root, "include", "epgraph", "ops", "aten_schemas.hpp")
+        root, "include", "epgraph", "ops", "detail", "aten_schema_table.hpp")
     schemas = {}
     for s in torch._C._jit_get_all_schemas():
         if s.name.split("::")[0] not in NAMESPACES:
@@ -34,14 +34,13 @@ def main():
     lines = [
         "// Every aten:: and prims:: operator schema of torch %s (generated; do not edit)." % version,
         "// Written by tools/gen_aten_schemas.py. The schema text is PyTorch's (BSD-3-Clause; see",
-        "// LICENSE). SPDX-License-Identifier: BSD-3-Clause",
+        "// LICENSE). Data only: global_registry() (registry.hpp) registers it on first use, and",
+        "// aten_schemas.hpp gives it its public names. SPDX-License-Identifier: BSD-3-Clause",
         "// clang-format off",
         "#pragma once",
         "",
         "#include <cstddef>",
         "#include <string_view>",
-        "",
-        '#include "registry.hpp"',
         "",
         "namespace epgraph {",
         "namespace detail {",
@@ -52,25 +51,9 @@ def main():
         lines.append("    %s," % c_string(schemas[key]))
     lines += [
         "};",
-        "}  // namespace detail",
-        "",
-        "/// The torch version the table was generated from.",
-        'inline constexpr std::string_view aten_schemas_torch_version = "%s";' % version,
-        "/// Number of schemas in the table (aten:: and prims:: overloads).",
-        "inline constexpr std::size_t aten_schema_count =",
-        "    sizeof(detail::aten_schema_texts) / sizeof(detail::aten_schema_texts[0]);",
-        "",
-        "/// Adds every aten:: and prims:: schema of torch %s to `registry` (parsed on first" % version,
-        "/// lookup); names already registered keep their schema. Including this header does it for",
-        "/// global_registry() before main() (and again on first use: it is idempotent). Throws",
-        "/// std::bad_alloc. O(n log n) for n = aten_schema_count.",
-        "inline void register_aten_schemas(OperatorRegistry& registry = global_registry()) {",
-        "  registry.register_static(detail::aten_schema_texts, aten_schema_count);",
-        "}",
-        "",
-        "namespace detail {",
-        "// Registers the table in the global registry when a translation unit includes this header.",
-        "inline const bool aten_schemas_registered = (register_aten_schemas(), true);",
+        "inline constexpr std::size_t aten_schema_text_count =",
+        "    sizeof(aten_schema_texts) / sizeof(aten_schema_texts[0]);",
+        'inline constexpr std::string_view aten_schema_texts_torch_version = "%s";' % version,
         "}  // namespace detail",
         "}  // namespace epgraph",
         "// clang-format on",

@@ -322,7 +322,7 @@ class Node {
   /// Everything else is pure: get_attr, call_method, call_module (FX asks the submodule's
   /// `_is_impure` attribute; epgraph has no modules) and a call_function whose target has no
   /// registered schema and is not listed above (FX treats unknown Python callables as pure too).
-  /// So include `<epgraph/ops/aten_schemas.hpp>` (or `epgraph.hpp`) for the aten/prims schemas, and
+  /// global_registry() holds the aten/prims schemas of torch 2.13 whatever the program includes;
   /// register the schemas of custom mutating operators. Throws value_error when a lazily
   /// registered schema text does not parse. O(log registry + length of target).
   [[nodiscard]] bool is_impure() const;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../error.hpp"
+#include "detail/aten_schema_table.hpp"
 #include "schema.hpp"
 
 namespace epgraph {
@@ -125,13 +126,25 @@ class OperatorRegistry {
   std::map<std::string, Entry, std::less<>> entries_;
 };
 
-/// The process-wide registry used by `Graph::create_node` checks, `normalized_arguments`,
-/// `verify` and the JSON writer. It holds the schemas registered by the program:
-/// `#include <epgraph/ops/aten_schemas.hpp>` (also included by `epgraph.hpp` and `epgraph/json`)
-/// adds every `aten::` and `prims::` overload of torch 2.13; users add their own with
-/// `register_schema`. Created on first use (thread-safe). O(1).
+/// The process-wide registry used by `Graph::create_node` checks, `Node::is_impure` (and so
+/// `eliminate_dead_code`), `normalized_arguments`, `verify` and the JSON writer. From its first
+/// use it holds every `aten::` and `prims::` overload of torch 2.13 (parsed on first lookup),
+/// whatever headers the program includes: a translation unit that includes only
+/// `epgraph/ir/graph.hpp` checks calls and judges purity exactly as one that includes
+/// `epgraph/epgraph.hpp`. Users add their own schemas with `register_schema`.
+/// Returns the registry (lives until the program exits). Created on first use (thread-safe).
+/// Errors: std::bad_alloc on the first call, when the table cannot be registered (the next
+/// call tries again). Complexity: O(1); the first call O(n log n) for the table's n entries.
+/// Mirrors: the dispatcher's operator table (c10 `Dispatcher::singleton()`).
 [[nodiscard]] inline OperatorRegistry& global_registry() {
-  static OperatorRegistry registry;
+  // Filled on first use rather than by a static initializer in the table's header: that made
+  // checks and purity depend on whether a translation unit of the program included it (with
+  // graph.hpp alone, relu(x, x, x) was accepted and copy_ counted as pure).
+  static OperatorRegistry& registry = []() -> OperatorRegistry& {
+    static OperatorRegistry r;
+    r.register_static(detail::aten_schema_texts, detail::aten_schema_text_count);
+    return r;
+  }();
   return registry;
 }
 
