@@ -5,10 +5,13 @@
 // exported by torch 2.13 that epgraph printed differently from torch.fx. The JSON below is
 // written here by hand in the form torch 2.13 writes (torch/_export/serde/serialize.py).
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <epgraph/epgraph.hpp>
 #include <epgraph/json/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 
 #include "../support/json_documents.hpp"
 
@@ -193,4 +196,79 @@ TEST_CASE("operator arguments print as torch.fx prints the operator", "[json][in
   auto ep2 = load_exported_program_from_string(hop.dump());
   CHECK(ep2.graph().find_node("with_effects")->args()[1].as<std::string>() == "print");
   CHECK(json::parse(save_exported_program_to_string(ep2)) == hop);
+}
+
+TEST_CASE("a node producing a SymInt, SymFloat or SymBool gets its value from the file",
+          "[json][interop][sym]") {
+  // torch.export.load sets node.meta["val"] of such nodes from sym_int_values / sym_float_values
+  // / sym_bool_values (serialize.py, deserialize_sym_int and friends); epgraph left it unset, so
+  // nothing downstream of `sym_size` could be inferred.
+  json in = sym_mul_program();
+  json& g = in["graph_module"]["graph"];
+  // x.shape[0] > 2 and x.shape[0] / 2, as torch writes them.
+  g["nodes"].push_back(
+      node("_operator.gt",
+           json::array({input("a", sym_int("sym_size_int_1")), input("b", {{"as_int", 2}})}),
+           json::array({{{"as_sym_bool", {{"as_name", "gt"}}}}}), "gt"));
+  g["nodes"].push_back(
+      node("_operator.truediv",
+           json::array({input("a", sym_int("sym_size_int_1")), input("b", {{"as_int", 2}})}),
+           json::array({{{"as_sym_float", {{"as_name", "truediv"}}}}}), "truediv"));
+  g["nodes"].push_back(node("_operator.mul",
+                            json::array({input("a", {{"as_int", 3}}), input("b", {{"as_int", 2}})}),
+                            json::array({sym_int("six")}), "six"));
+  g["sym_bool_values"] = {
+      {"gt",
+       {{"as_expr",
+         {{"expr_str", "StrictGreaterThan(Symbol('s77', positive=True, integer=True), Integer(2))"},
+          {"hint", {{"as_bool", false}}}}}}}};
+  g["sym_float_values"] = {{"truediv", {{"as_float", 1.5}}}};
+  g["sym_int_values"]["six"] = {{"as_int", 6}};
+  auto ep = load_exported_program_from_string(in.dump());
+
+  const epgraph::NodeValue& size = ep.graph().find_node("sym_size_int_1")->meta().val;
+  REQUIRE(size.sym_int() != nullptr);
+  const auto* size_expr = std::get_if<epgraph::SymExpr>(&size.sym_int()->value);
+  REQUIRE(size_expr != nullptr);
+  CHECK(size_expr->expr == "Symbol('s77', positive=True, integer=True)");
+  CHECK(size_expr->hint == std::optional<std::int64_t>(2));
+
+  const epgraph::NodeValue& mul = ep.graph().find_node("mul")->meta().val;
+  REQUIRE(mul.sym_int() != nullptr);
+  CHECK(std::get<epgraph::SymExpr>(mul.sym_int()->value).expr ==
+        "Mul(Integer(2), Symbol('s77', positive=True, integer=True))");
+  CHECK(std::get<epgraph::SymExpr>(mul.sym_int()->value).hint == std::optional<std::int64_t>(4));
+
+  const epgraph::NodeValue& six = ep.graph().find_node("six")->meta().val;
+  REQUIRE(six.sym_int() != nullptr);
+  CHECK(std::get<std::int64_t>(six.sym_int()->value) == 6);
+
+  const epgraph::NodeValue& gt = ep.graph().find_node("gt")->meta().val;
+  REQUIRE(gt.sym_bool() != nullptr);
+  // A bool hint is not kept in the SymExpr (its hint is an integer); the record keeps it.
+  CHECK(std::get<epgraph::SymExpr>(gt.sym_bool()->value) ==
+        epgraph::SymExpr{
+            "StrictGreaterThan(Symbol('s77', positive=True, integer=True), Integer(2))", {}});
+
+  const epgraph::NodeValue& truediv = ep.graph().find_node("truediv")->meta().val;
+  REQUIRE(truediv.sym_float() != nullptr);
+  CHECK(std::get<double>(truediv.sym_float()->value) == 1.5);
+
+  // The tensor keeps its own value; saving writes the file back as it was.
+  REQUIRE(ep.graph().find_node("x")->meta().val.tensor() != nullptr);
+  CHECK(json::parse(save_exported_program_to_string(ep)) == in);
+}
+
+TEST_CASE("a symbolic value of the wrong kind is refused, naming its entry",
+          "[json][interop][sym]") {
+  // torch.export.load: "SymInt has invalid field type as_bool".
+  json in = sym_mul_program();
+  in["graph_module"]["graph"]["sym_int_values"]["mul"] = {{"as_bool", true}};
+  CHECK_THROWS_WITH(load_exported_program_from_string(in.dump()),
+                    "graph_module.graph.sym_int_values.mul: a SymInt has no member 'as_bool' "
+                    "(torch: SymInt has invalid field type as_bool)");
+  json f = sym_mul_program();
+  f["graph_module"]["graph"]["sym_int_values"]["mul"] = {{"as_int", "six"}};
+  CHECK_THROWS_WITH(load_exported_program_from_string(f.dump()),
+                    Catch::Matchers::StartsWith("graph_module.graph.sym_int_values.mul.as_int: "));
 }

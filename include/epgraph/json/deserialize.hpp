@@ -343,8 +343,48 @@ class GraphReader {
 
   struct SymValue {
     std::string table;
-    ojson raw;
+    ojson raw;      // the entry as read, kept in the node's record (a save writes it back)
+    NodeValue val;  // what it is, for the node's meta().val
   };
+
+  // The meta().val of a node whose value is the entry {m: v} of the symbolic table `table`, as
+  // torch.export.load gives it (deserialize_sym_int / _sym_float / _sym_bool, serialize.py):
+  // a concrete int/float/bool, or a SymExpr with its integer hint (a float or bool hint is not
+  // kept in the SymExpr; the record keeps it for saving). `ep` is the entry's path. Throws
+  // serialization_error naming the entry for a member the table's kind does not have (torch:
+  // "SymInt has invalid field type as_bool") or a value of the wrong JSON type.
+  static NodeValue sym_node_value(std::string_view table, const std::string& m, const ojson& v,
+                                  const Path& ep) {
+    const Path mp = at_key(ep, m);
+    auto expr = [&]() {
+      SymExpr e;
+      e.expr = get_string(field(v, mp, "expr_str"), at_key(mp, "expr_str"));
+      if (const ojson* h = opt_field(v, mp, "hint"); h != nullptr && !h->is_null()) {
+        const Path hp = at_key(mp, "hint");
+        if (h->is_number_integer()) {
+          e.hint = get_int(*h, hp);  // pre-8.x: a bare integer
+        } else if (const auto hm_hv = union_member(*h, hp); hm_hv.first == "as_int") {
+          e.hint = get_int(*hm_hv.second, at_key(hp, hm_hv.first));
+        }
+      }
+      return e;
+    };
+    const char* kind = "SymBool";
+    if (table == "sym_int_values") {
+      kind = "SymInt";
+      if (m == "as_int") return SymIntValue{get_int(v, mp)};
+      if (m == "as_expr") return SymIntValue{expr()};
+    } else if (table == "sym_float_values") {
+      kind = "SymFloat";
+      if (m == "as_float") return SymFloatValue{get_float(v, mp)};
+      if (m == "as_expr") return SymFloatValue{expr()};
+    } else {
+      if (m == "as_bool") return SymBoolValue{get_bool(v, mp)};
+      if (m == "as_expr") return SymBoolValue{expr()};
+    }
+    throw serialization_error(ep, std::string("a ") + kind + " has no member '" + m +
+                                      "' (torch: " + kind + " has invalid field type " + m + ")");
+  }
 
   void read_tables(const ojson& jg, const Path& path) {
     const Path tp = at_key(path, "tensor_values");
@@ -360,17 +400,18 @@ class GraphReader {
       const Path p = at_key(path, table);
       expect_object(*t, p);
       for (auto it = t->begin(); it != t->end(); ++it) {
-        const auto m_v = union_member(it.value(), at_key(p, it.key()));
+        const Path ep = at_key(p, it.key());
+        const auto m_v = union_member(it.value(), ep);
         const auto& m = m_v.first;
         const auto& v = m_v.second;
-        (void)v;
         if (m != "as_expr" && m != "as_int" && m != "as_bool" && m != "as_float") {
-          unknown_member(at_key(p, it.key()), m);
+          unknown_member(ep, m);
         }
+        NodeValue val = sym_node_value(table, m, *v, ep);
         ojson raw = ojson::object();
         JsonDisposer raw_guard(raw);
         raw[m] = *v;
-        syms_[it.key()] = SymValue{table, std::move(raw)};
+        syms_[it.key()] = SymValue{table, std::move(raw), std::move(val)};
       }
     }
     if (const ojson* c = opt_field(jg, path, "custom_obj_values")) {
@@ -427,6 +468,8 @@ class GraphReader {
       // Moved: a value name is synced once (a second use is a duplicate, refused above).
       node->meta().val = std::move(*t);
     } else if (auto s = syms_.find(name); s != syms_.end()) {
+      // Copied: the record keeps the raw entry, read by a later save.
+      node->meta().val = s->second.val;
       e.sym = &s->second;
     } else if (auto o = objs_.find(name); o != objs_.end()) {
       e.custom_obj = &o->second;
