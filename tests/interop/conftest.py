@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -63,10 +64,14 @@ def edit_grid() -> str:
 
 @pytest.fixture(scope="session")
 def workdir(tmp_path_factory) -> pathlib.Path:
+    """The session's work folder, empty when the first test gets it: what an earlier run left
+    there (an output file a test checks is not written, say) must not decide a test."""
     path = os.environ.get("EPGRAPH_INTEROP_WORKDIR")
     if path:
         out = pathlib.Path(path)
-        out.mkdir(parents=True, exist_ok=True)
+        if out.exists():
+            shutil.rmtree(out)
+        out.mkdir(parents=True)
         return out
     return tmp_path_factory.mktemp("interop")
 
