@@ -12,6 +12,7 @@
 #include "ir/names.hpp"
 #include "ir/node.hpp"
 #include "ir/print.hpp"
+#include "ir/symbolic.hpp"
 #include "ir/tensor.hpp"
 #include "ir/value.hpp"
 #include "ops/aten_schemas.hpp"

@@ -1,0 +1,241 @@
+// epgraph::sym (include/epgraph/ir/symbolic.hpp) against sympy with torch's functions: every case
+// of tests/data/sym_cases.txt (tools/gen_sym_cases.py) is read in both printed forms, evaluated at
+// the generator's points and printed back; and the rules torch's shape functions rely on.
+// SPDX-License-Identifier: BSD-3-Clause
+#include <catch2/catch.hpp>
+#include <epgraph/ir/symbolic.hpp>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace sym = epgraph::sym;
+
+namespace {
+
+struct SymCase {
+  std::string name, srepr, str;
+  std::vector<std::string> values;  // at sym_points(), "Z" for a division by zero
+};
+
+const std::vector<sym::Bindings>& sym_points() {
+  static const std::vector<sym::Bindings> points = [] {
+    // The POINTS of tools/gen_sym_cases.py, read from the file's second header line.
+    std::ifstream in(std::string(EPGRAPH_SOURCE_DIR) + "/tests/data/sym_cases.txt");
+    std::string header;
+    std::getline(in, header);
+    std::getline(in, header);
+    std::vector<sym::Bindings> out;
+    std::istringstream words(header.substr(header.find('=') + 1));
+    std::string p;
+    while (words >> p) {
+      long a = 0, b = 0, c = 0;
+      char comma1 = 0, comma2 = 0;
+      std::istringstream one(p);
+      one >> a >> comma1 >> b >> comma2 >> c;
+      out.push_back({{"s0", a}, {"s1", b}, {"u0", c}});
+    }
+    return out;
+  }();
+  return points;
+}
+
+const std::vector<SymCase>& sym_cases() {
+  static const std::vector<SymCase> cases = [] {
+    std::ifstream in(std::string(EPGRAPH_SOURCE_DIR) + "/tests/data/sym_cases.txt");
+    if (!in) throw std::runtime_error("cannot read tests/data/sym_cases.txt");
+    std::vector<SymCase> out;
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.empty() || line[0] == '#') continue;
+      std::vector<std::string> fields;
+      std::size_t start = 0;
+      while (true) {
+        std::size_t tab = line.find('\t', start);
+        fields.push_back(line.substr(start, tab - start));
+        if (tab == std::string::npos) break;
+        start = tab + 1;
+      }
+      REQUIRE(fields.size() == 4);
+      SymCase c{fields[0], fields[1], fields[2], {}};
+      std::istringstream values(fields[3]);
+      std::string v;
+      while (values >> v) c.values.push_back(v);
+      out.push_back(std::move(c));
+    }
+    return out;
+  }();
+  return cases;
+}
+
+std::string value_or_error(const sym::Expr& e, const sym::Bindings& b) {
+  try {
+    return std::to_string(sym::evaluate(e, b));
+  } catch (const epgraph::value_error& err) {
+    if (std::string(err.what()).find("division by zero") != std::string::npos) return "Z";
+    return std::string("error: ") + err.what();
+  }
+}
+
+std::string refusal(std::string_view text) {
+  try {
+    (void)sym::parse(text);
+  } catch (const epgraph::value_error& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+}  // namespace
+
+TEST_CASE("every generated case: both printed forms read to one expression with sympy's values",
+          "[symbolic]") {
+  const auto& cases = sym_cases();
+  const auto& points = sym_points();
+  REQUIRE(points.size() == 8);
+  REQUIRE(cases.size() > 300);
+  std::size_t from_export = 0;
+  for (const auto& c : cases) {
+    INFO(c.name << ": " << c.str);
+    REQUIRE(c.values.size() == points.size());
+    if (c.name.rfind("export_", 0) == 0) ++from_export;
+    const sym::Expr a = sym::parse(c.srepr);
+    const sym::Expr b = sym::parse(c.str);
+    CHECK(sym::str(a) == sym::str(b));
+    CHECK(a == b);
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      INFO("point " << i);
+      CHECK(value_or_error(a, points[i]) == c.values[i]);
+    }
+    // What epgraph prints, it reads back to the same expression.
+    CHECK(sym::parse(sym::srepr(a)) == a);
+    CHECK(sym::parse(sym::str(a)) == a);
+  }
+  CHECK(from_export >= 10);
+}
+
+TEST_CASE("canonical form: equal expressions compare equal", "[symbolic]") {
+  const auto s0 = sym::Expr::symbol("s0");
+  const auto s1 = sym::Expr::symbol("s1");
+  CHECK(2 * s0 == s0 + s0);
+  CHECK(sym::floordiv(2 * s0, 2) == s0);
+  CHECK(sym::floordiv(2 * s0 + 1, 2) == s0);
+  CHECK(sym::floordiv(s0 * s1, s1) == s0);
+  CHECK((s0 + 1) * (s0 - 1) == sym::pow(s0, 2) - 1);
+  CHECK(s0 - s0 == sym::Expr(0));
+  CHECK(sym::str(s1 * 3 + s0 * s1 + 2) == "s0*s1 + 3*s1 + 2");
+  CHECK(sym::mod(4 * s0, 2) == sym::Expr(0));
+  CHECK(sym::ceildiv(s0, 1) == s0);
+  CHECK(sym::parse("s0*2") ==
+        sym::parse("Mul(Integer(2), Symbol('s0', positive=True, integer=True))"));
+  CHECK(s0 != s1);
+  CHECK(sym::parse("s0") != sym::parse("Symbol('s0', integer=True)"));  // other assumptions
+}
+
+TEST_CASE("broadcasting and Max use the symbols' assumptions and the range constraints",
+          "[symbolic]") {
+  const auto s0 = sym::Expr::symbol("s0");
+  CHECK(sym::max({1, s0}) == s0);  // positive
+  CHECK(sym::str(sym::max({s0, 2})) == "Max(2, s0)");
+  const sym::Ranges ranges{{"s0", {2, 64}}};
+  CHECK(sym::max({2, s0}, &ranges) == s0);
+  CHECK(sym::min({64, s0}, &ranges) == s0);
+  CHECK(sym::simplify(sym::parse("Max(2, s0)"), ranges) == s0);
+  CHECK(sym::simplify(sym::parse("s0 >= 2"), ranges).as_boolean() == std::optional<bool>(true));
+  CHECK(sym::simplify(sym::parse("Eq(s0, 1)"), ranges).as_boolean() == std::optional<bool>(false));
+  CHECK(sym::gt(s0, 0).as_boolean() == std::optional<bool>(true));
+  CHECK(!sym::gt(s0, 1).as_boolean().has_value());
+  const auto b = sym::bounds(sym::parse("2*s0 + 1"), &ranges);
+  CHECK(b.lo == 5.0);
+  CHECK(b.hi == 129.0);
+  const auto u = sym::bounds(sym::parse("u0"));
+  CHECK(u.lo == -std::numeric_limits<double>::infinity());
+  CHECK(u.hi == std::numeric_limits<double>::infinity());
+}
+
+TEST_CASE("both printed forms of torch's functions", "[symbolic]") {
+  const auto e = sym::parse("((s0 + 1)//2)");
+  CHECK(sym::srepr(e) ==
+        "FloorDiv(Add(Symbol('s0', positive=True, integer=True), Integer(1)), Integer(2))");
+  CHECK(sym::str(e) == "((s0 + 1)//2)");
+  CHECK(sym::str(sym::parse("PythonMod(u0, 3)")) == "PythonMod(u0, 3)");
+  // The same expression as sympy's, with the arguments of And in epgraph's order.
+  CHECK(sym::str(sym::parse("(s0 > 2) & (s1 < 4)")) == "(s1 < 4) & (s0 > 2)");
+  CHECK(sym::str(sym::parse("Eq(s0, 1) | Eq(s1, 1)")) == "Eq(s0, 1) | Eq(s1, 1)");
+  CHECK(sym::str(sym::parse("Max(s0, 1 + s1, 3)")) == "Max(3, s0, s1 + 1)");
+  CHECK(sym::str(sym::parse("2*((s0 - 1)//2) + 1")) == "2*(((s0 - 1)//2)) + 1");
+  CHECK(sym::str(sym::parse("((Max(2, s0))//2)")) == "((Max(2, s0))//2)");
+  CHECK(sym::str(sym::parse("Mod(s0, 3) + 1")) == "(Mod(s0, 3)) + 1");
+  CHECK(sym::str(sym::parse("-s0")) == "-s0");
+  CHECK(sym::str(sym::parse("3*u0 - 1")) == "3*u0 - 1");
+  CHECK(sym::srepr(sym::parse("3*u0 - 1")) ==
+        "Add(Mul(Integer(3), Symbol('u0', integer=True)), Integer(-1))");
+  CHECK(sym::parse("Max(s1, s0*u0)").free_symbols() == std::vector<std::string>{"s0", "s1", "u0"});
+}
+
+TEST_CASE("substitute and evaluate", "[symbolic]") {
+  const auto e = sym::parse("((s0 - 1)//2) + 1");
+  std::map<std::string, sym::Expr, std::less<>> values{{"s0", sym::Expr(17)}};
+  CHECK(sym::substitute(e, values).as_integer() == std::optional<std::int64_t>(9));
+  values = {{"s0", 2 * sym::Expr::symbol("s1") + 1}};
+  CHECK(sym::substitute(e, values) == sym::Expr::symbol("s1") + 1);
+  CHECK(sym::evaluate(sym::parse("s0 > 2"), {{"s0", 3}}) == 1);
+  CHECK(sym::evaluate_rational(sym::parse("IntTrueDiv(s0, 2)"), {{"s0", 3}}) ==
+        sym::Rational::of(3, 2));
+}
+
+TEST_CASE("what epgraph refuses to read or compute, by name", "[symbolic]") {
+  CHECK(refusal("s0 +") ==
+        "cannot read the symbolic expression 's0 +': unexpected end at offset 4");
+  CHECK(refusal("Foo(s0)") ==
+        "cannot read the symbolic expression 'Foo(s0)': the unknown function 'Foo' at offset 0");
+  CHECK(refusal("s0 / s1") ==
+        "cannot read the symbolic expression 's0 / s1': a division by the "
+        "symbolic expression 's1' at offset 4");
+  CHECK(refusal("Float('1.5', precision=53)") ==
+        "cannot read the symbolic expression 'Float('1.5', precision=53)': a Float (symbolic "
+        "integers have integer constants) at offset 0");
+  CHECK(refusal("") == "cannot read the symbolic expression '': unexpected end at offset 0");
+  CHECK(refusal("s0**s1") ==
+        "cannot read the symbolic expression 's0**s1': the power 's1' (only "
+        "integer powers 0..64 are symbolic integers) at offset 4");
+  CHECK(
+      refusal("Symbol(s0)") ==
+      "cannot read the symbolic expression 'Symbol(s0)': Symbol() needs a quoted name at offset 7");
+  CHECK(refusal(")") == "cannot read the symbolic expression ')': unexpected ')' at offset 0");
+  CHECK(refusal("Max()") ==
+        "cannot read the symbolic expression 'Max()': Max() needs at least "
+        "one argument at offset 0");
+  CHECK(refusal("FloorDiv(s0)") ==
+        "cannot read the symbolic expression 'FloorDiv(s0)': "
+        "FloorDiv() takes 2 arguments, not 1 at offset 0");
+  // Deep nesting is refused before it exhausts the stack; a long text is quoted in part.
+  CHECK(refusal(std::string(300, '(')) == "cannot read the symbolic expression '" +
+                                              std::string(200, '(') +
+                                              "...': nesting deeper than 200 at offset 200");
+  const std::string long_text = "s0 + " + std::string(250, 'a') + " +";
+  CHECK(refusal(long_text) == "cannot read the symbolic expression '" + long_text.substr(0, 200) +
+                                  "...': unexpected end at offset 257");
+  CHECK(refusal("s0 s1") ==
+        "cannot read the symbolic expression 's0 s1': unexpected 's1' at "
+        "offset 3");
+  try {
+    (void)sym::evaluate(sym::parse("s0 + u0"), {{"s0", 1}});
+    FAIL("evaluated with u0 unbound");
+  } catch (const epgraph::value_error& e) {
+    CHECK(std::string(e.what()) == "the symbol 'u0' has no value");
+  }
+  try {
+    (void)sym::evaluate(sym::parse("((s0)//(s1))"), {{"s0", 1}, {"s1", 0}});
+    FAIL("divided by zero");
+  } catch (const epgraph::value_error& e) {
+    CHECK(std::string(e.what()) == "division by zero in a symbolic expression");
+  }
+  try {
+    (void)(sym::Expr(std::numeric_limits<std::int64_t>::max()) + 1);
+    FAIL("overflowed");
+  } catch (const epgraph::value_error& e) {
+    CHECK(std::string(e.what()) == "integer overflow in a symbolic expression");
+  }
+}
