@@ -37,6 +37,13 @@ using epgraph_test::snapshot;
 const std::string& expected(const std::string& name) { return epgraph_test::fx_case(name); }
 
 std::string printed(const Graph& g) { return epgraph::to_string(g); }
+
+// The graph's node names in order, separated by spaces.
+std::string printed_names(const Graph& g) {
+  std::string out;
+  for (const Node& n : g.nodes()) out += (out.empty() ? "" : " ") + std::string(n.name());
+  return out;
+}
 std::string py_bool(bool b) { return b ? "True" : "False"; }
 
 // A program around a graph (empty signature), so that snapshot() sees the whole graph state.
@@ -203,12 +210,53 @@ TEST_CASE("Node::is_impure follows torch's is_impure", "[fx][dce]") {
                      {"torch.ops.mylib.inplace_.default", x}));
   CHECK_FALSE(impure("torch.ops.aten.add.Tensor", {x, x}));
   CHECK_FALSE(impure("operator.getitem", {x, 0}));
-  CHECK_FALSE(impure("torch.ops.mylib.unknown_.default", {x}));  // no schema: pure
+  // No schema: kept by default (a custom op may exist for its effect), pure when trusted.
+  CHECK(impure("torch.ops.mylib.unknown_.default", {x}));
+  CHECK_FALSE(g.call_function("torch.ops.mylib.unknown_.default", {x})
+                  ->is_impure(epgraph::UnknownOperators::pure));
+  CHECK(impure("torch.ops.quantized_decomposed.quantize_per_tensor.default", {x, 0.1, 0, 0, 255}));
+  CHECK_FALSE(impure("torch.sym_max", {x, x}));  // a Python callable, as in FX
   CHECK_FALSE(impure("torch.ops.higher_order.cond", {x}));
   CHECK_FALSE(g.get_attr("sub")->is_impure());
   CHECK_FALSE(g.call_module("m", {x})->is_impure());
   CHECK_FALSE(g.call_method("view", {x})->is_impure());
   CHECK(g.output({x})->is_impure());
+}
+
+// pytorch/pytorch PR #105875, #145697: a custom op declared with mutates_args that returns
+// nothing, and an out-variant custom op, were erased by eliminate_dead_code(program) because a .pt2
+// never carries their schemas; the buffers they write then stayed zero.
+TEST_CASE("eliminate_dead_code keeps custom operators it has no schema for", "[fx][dce]") {
+  auto build = [] {
+    auto g = std::make_unique<Graph>();
+    Node* x = g->placeholder("x");
+    Node* buf = g->placeholder("b_buf");
+    (void)g->call_function("torch.ops.mylib.accumulate_.default", {buf, x});  // -> ()
+    Node* out = g->call_function("torch.ops.aten.empty_like.default", {x});
+    (void)g->call_function("torch.ops.mylib.sin.out", {x}, {{"out", out}});  // out-variant
+    Node* y = g->call_function("torch.ops.aten.neg.default", {x});
+    (void)g->call_function("torch.ops.aten.cos.default", {x});  // dead and known pure
+    g->output({y});
+    return g;
+  };
+  SECTION("by default") {
+    auto g = build();
+    CHECK(g->eliminate_dead_code());
+    CHECK(printed_names(*g) == "x b_buf accumulate_ empty_like sin neg output");
+  }
+  SECTION("trusting that unknown operators are pure") {
+    auto g = build();
+    CHECK(g->eliminate_dead_code({}, epgraph::UnknownOperators::pure));
+    CHECK(printed_names(*g) == "x b_buf neg output");
+  }
+  SECTION("a registered schema decides") {
+    // Registering the same schema again returns the one registered (other tests may run first).
+    (void)epgraph::global_registry().register_schema(
+        "mylib::sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
+    auto g = build();
+    CHECK(g->eliminate_dead_code({}, epgraph::UnknownOperators::pure));
+    CHECK(printed_names(*g) == "x b_buf empty_like sin neg output");
+  }
 }
 
 TEST_CASE("eliminate_dead_code keeps a chain of users and removes a whole dead chain",

@@ -531,6 +531,58 @@ def test_drop_output_then_dce(pt2_passes, folder):
         torch.testing.assert_close(y1, model(x)[0])
 
 
+# Custom operators that exist for their effect (pytorch/pytorch PR #105875, #145697): one declared
+# with mutates_args that returns nothing, one out-variant. A .pt2 never carries their schemas.
+@torch.library.custom_op("epgraph_test::accumulate_", mutates_args=("buf",))
+def accumulate_(buf: torch.Tensor, x: torch.Tensor) -> None:
+    buf.add_(x)
+
+
+@accumulate_.register_fake
+def _accumulate_fake(buf: torch.Tensor, x: torch.Tensor) -> None:
+    return None
+
+
+@torch.library.custom_op("epgraph_test::sin_out", mutates_args=("out",))
+def sin_out(x: torch.Tensor, out: torch.Tensor) -> None:
+    torch.sin(x, out=out)
+
+
+@sin_out.register_fake
+def _sin_out_fake(x: torch.Tensor, out: torch.Tensor) -> None:
+    return None
+
+
+class Accumulates(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("total", torch.zeros(3))
+        self.register_buffer("sines", torch.zeros(3))
+
+    def forward(self, x):
+        torch.ops.epgraph_test.accumulate_(self.total, x)
+        torch.ops.epgraph_test.sin_out(x, self.sines)
+        return x * 2, x + 1
+
+
+def test_dce_keeps_custom_ops_that_write_buffers(pt2_passes, folder):
+    """eliminate_dead_code(program) keeps unused custom operators it has no schema for: before,
+    it erased both (they are unused and epgraph assumed them pure), and after one call the
+    buffers they write stayed zero."""
+    src, dst = folder / "accumulates.pt2", folder / "accumulates_dropped.pt2"
+    export_and_save(Accumulates(), (torch.ones(3),), src)
+    ep = apply_pass(pt2_passes, "drop-output", src, dst)
+    assert targets(ep) == ["epgraph_test.accumulate_.default", "epgraph_test.sin_out.default",
+                           "aten.mul.Tensor"]
+    m = ep.module()
+    x = torch.tensor([1.0, 2.0, 3.0])
+    y0, y1 = m(x)
+    torch.testing.assert_close(y0, x * 2)
+    torch.testing.assert_close(y1, x * 2)
+    torch.testing.assert_close(m.total, x)
+    torch.testing.assert_close(m.sines, torch.sin(x))
+
+
 class Block(nn.Module):
     def __init__(self) -> None:
         super().__init__()

@@ -39,6 +39,7 @@ namespace detail {
 inline constexpr int pure_target = 0;
 inline constexpr int impure_target = 1;
 inline constexpr int impure_if_wrapped_op_is = 2;  // auto_functionalized: ask its first argument
+inline constexpr int unknown_operator = 3;  // torch.ops.<ns>.<op>.<overload> without a schema
 
 inline bool starts_with(std::string_view s, std::string_view prefix) noexcept {
   return s.substr(0, prefix.size()) == prefix;
@@ -68,8 +69,19 @@ inline int target_impurity(std::string_view target) {
   }
   if (const FunctionSchema* s = global_registry().find_target(target)) {
     if (s->is_mutable() || (s->returns.empty() && !s->is_varret)) return impure_target;
+    return pure_target;
+  }
+  // An operator nobody registered (a custom op: a .pt2 never carries its schema) may mutate its
+  // arguments or return nothing; higher-order operators are judged by their own rules above.
+  if (starts_with(target, "torch.ops.") && !starts_with(target, "torch.ops.higher_order.")) {
+    return unknown_operator;
   }
   return pure_target;
+}
+
+// Whether a node of purity `kind` is impure under `unknown`.
+inline bool impure_kind(int kind, UnknownOperators unknown) noexcept {
+  return kind == impure_target || (kind == unknown_operator && unknown == UnknownOperators::impure);
 }
 
 // auto_functionalized(op, ...): FX calls it impure when `op` is side-effectful.
@@ -560,8 +572,9 @@ class Graph {
   /// Removes every node whose value nobody uses and that has no side effect, and returns whether
   /// anything was removed (FX `graph.eliminate_dead_code(is_impure_node)`, torch/fx/graph.py).
   /// Walks the nodes in reverse, so a chain of unused nodes goes at once. Kept: placeholders, the
-  /// output node, nodes for which Node::is_impure() holds (mutating, random, assertion and other
-  /// side-effectful operators; an operator without a registered schema counts as pure), nodes for
+  /// output node, nodes for which Node::is_impure(unknown) holds (mutating, random, assertion and
+  /// other side-effectful operators, and by default every `torch.ops.*` operator without a
+  /// registered schema: pass UnknownOperators::pure to trust that those have no effect), nodes for
   /// which `is_impure(node)` returns true, and every node a kept node uses. Unlike FX, the
   /// caller's predicate adds to Node::is_impure() instead of replacing it (so placeholders and
   /// mutating ops are never removed), and the graph is not linted first: a node used by a node
@@ -573,7 +586,8 @@ class Graph {
   /// registered schema does not parse, and what `is_impure` throws; nothing is removed then. Strong
   /// guarantee (the dead set is computed first, then erased with no-throw steps). O(nodes + edges)
   /// plus one registry lookup per distinct target.
-  bool eliminate_dead_code(const std::function<bool(const Node&)>& is_impure = {}) {
+  bool eliminate_dead_code(const std::function<bool(const Node&)>& is_impure = {},
+                           UnknownOperators unknown = UnknownOperators::impure) {
     const std::size_t slots = arena_.slot_count();
     std::vector<bool> dead(slots, false);     // by node id
     std::vector<bool> touched(slots, false);  // inputs of dead nodes, by node id
@@ -605,7 +619,7 @@ class Graph {
       if (n->op_ == OpCode::call_function) {
         signed char& known = impurity[n->target_];
         if (known < 0) known = static_cast<signed char>(detail::target_impurity(n->target()));
-        if (known == detail::impure_target) continue;
+        if (detail::impure_kind(known, unknown)) continue;
         if (known == detail::impure_if_wrapped_op_is && detail::wrapped_op_is_impure(n->args())) {
           continue;
         }
@@ -1548,7 +1562,7 @@ inline std::vector<Node*> Node::replace_all_uses_with(
   return changed;
 }
 
-inline bool Node::is_impure() const {
+inline bool Node::is_impure(UnknownOperators unknown) const {
   switch (op_) {
     case OpCode::placeholder:
     case OpCode::output: return true;
@@ -1556,7 +1570,7 @@ inline bool Node::is_impure() const {
     default: return false;
   }
   const int kind = detail::target_impurity(target());
-  return kind == detail::impure_target ||
+  return detail::impure_kind(kind, unknown) ||
          (kind == detail::impure_if_wrapped_op_is && detail::wrapped_op_is_impure(args()));
 }
 

@@ -38,6 +38,11 @@ enum class OpCode : std::uint8_t {
   output,
 };
 
+/// What Node::is_impure and eliminate_dead_code assume of a `torch.ops.*` operator without a
+/// registered schema (a custom op): `impure` (the default) keeps it, `pure` trusts that it has no
+/// effect, as torch.fx does for a Python callable.
+enum class UnknownOperators : std::uint8_t { impure, pure };
+
 /// FX's spelling of an op code ("placeholder", "call_function", ...). O(1).
 [[nodiscard]] inline std::string_view op_name(OpCode op) noexcept {
   switch (op) {
@@ -319,13 +324,22 @@ class Node {
   ///   `_assert_async.default`), `torch.ops.higher_order.with_effects`, and an operator whose
   ///   registered schema returns nothing (`-> ()`, e.g. `aten::_print`).
   ///
+  /// - with `unknown` == UnknownOperators::impure (the default), an operator target
+  ///   `torch.ops.<ns>.<op>.<overload>` (not `torch.ops.higher_order.*`) without a schema in
+  ///   global_registry(). A .pt2 never carries the schemas of custom operators, and one declared
+  ///   with `mutates_args`, or an out-variant, exists for its effect. torch.fx keeps these because
+  ///   it has the live schema; assuming them pure, as epgraph did, erased such a node and left the
+  ///   buffer it writes unchanged (pytorch/pytorch PR #105875, #145697). Register the op's schema
+  ///   (global_registry().add) to have it judged by its schema, or pass UnknownOperators::pure.
+  ///
   /// Everything else is pure: get_attr, call_method, call_module (FX asks the submodule's
-  /// `_is_impure` attribute; epgraph has no modules) and a call_function whose target has no
-  /// registered schema and is not listed above (FX treats unknown Python callables as pure too).
-  /// global_registry() holds the aten/prims schemas of torch 2.13 whatever the program includes;
-  /// register the schemas of custom mutating operators. Throws value_error when a lazily
-  /// registered schema text does not parse. O(log registry + length of target).
-  [[nodiscard]] bool is_impure() const;
+  /// `_is_impure` attribute; epgraph has no modules), a call_function whose registered schema is
+  /// neither mutable nor returns nothing, and Python callables not listed above (`operator.add`,
+  /// `operator.getitem`, `torch.sym_max`: FX treats unknown Python callables as pure too).
+  /// global_registry() holds the aten/prims schemas of torch 2.13 whatever the program includes.
+  /// Throws value_error when a lazily registered schema text does not parse.
+  /// O(log registry + length of target).
+  [[nodiscard]] bool is_impure(UnknownOperators unknown = UnknownOperators::impure) const;
 
   /// Moves node `x` (of the same graph) right before this node (FX `node.prepend(x)`,
   /// torch/fx/node.py). Does nothing when `x` is this node or already right before it. Unlike FX,

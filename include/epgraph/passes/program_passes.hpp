@@ -16,13 +16,15 @@ namespace epgraph {
 /// Graph::eliminate_dead_code on the program's graph that also keeps every node the signature
 /// names: each input spec's placeholder (kept anyway) and each output spec's node (normally used
 /// by the output node, so kept anyway; this protects a program whose output node and specs
-/// disagree). `is_impure` adds nodes to keep, as in Graph::eliminate_dead_code. Returns whether
+/// disagree). `is_impure` adds nodes to keep and `unknown` says what an operator without a schema
+/// is, as in Graph::eliminate_dead_code (default: kept). Returns whether
 /// anything was removed. Mirrors torch's `ep.graph.eliminate_dead_code()` as run by
 /// `torch.export` passes (torch/fx/graph.py). Throws what Graph::eliminate_dead_code throws.
 /// Strong guarantee. O(nodes + edges + specs).
 template <class Tensor>
 bool eliminate_dead_code(ExportedProgram<Tensor>& program,
-                         const std::function<bool(const Node&)>& is_impure = {}) {
+                         const std::function<bool(const Node&)>& is_impure = {},
+                         UnknownOperators unknown = UnknownOperators::impure) {
   std::unordered_set<std::string_view> named;
   const ExportGraphSignature& sig = program.graph_signature();
   for (const InputSpec& s : sig.input_specs) {
@@ -32,7 +34,8 @@ bool eliminate_dead_code(ExportedProgram<Tensor>& program,
     if (names_graph_value(s.arg())) named.insert(s.name());
   }
   return program.graph().eliminate_dead_code(
-      [&](const Node& n) { return named.count(n.name()) != 0 || (is_impure && is_impure(n)); });
+      [&](const Node& n) { return named.count(n.name()) != 0 || (is_impure && is_impure(n)); },
+      unknown);
 }
 
 /// Reorders the nodes so that each comes after all its inputs, keeping the current order
