@@ -223,6 +223,32 @@ TEST_CASE("Node::is_impure follows torch's is_impure", "[fx][dce]") {
   CHECK(g.output({x})->is_impure());
 }
 
+TEST_CASE("find_nodes lists nodes by op and target in graph order, as FX's find_nodes",
+          "[fx][find_nodes]") {
+  Graph g;
+  Node* x = g.placeholder("x");
+  Node* y = g.placeholder("y");
+  Node* r0 = g.call_function("torch.ops.aten.relu.default", {x});
+  Node* a = g.call_function("torch.ops.aten.add.Tensor", {r0, y});
+  Node* r1 = g.call_function("torch.ops.aten.relu.default", {a});
+  Node* out = g.output({r1});
+  const std::string relu = "torch.ops.aten.relu.default";
+  CHECK(g.find_nodes(OpCode::call_function, relu) == std::vector<Node*>{r0, r1});
+  CHECK(g.find_nodes(OpCode::call_function) == std::vector<Node*>{r0, a, r1});
+  CHECK(g.find_nodes(OpCode::placeholder) == std::vector<Node*>{x, y});
+  CHECK(g.find_nodes(OpCode::placeholder, "y") == std::vector<Node*>{y});
+  CHECK(g.find_nodes(OpCode::output) == std::vector<Node*>{out});
+  CHECK(g.find_nodes(OpCode::call_function, "torch.ops.aten.sin.default").empty());
+  CHECK(g.find_nodes(OpCode::get_attr, relu).empty());  // the target, but not the op
+  // Graph order, not creation order: a node moved comes where it now is.
+  Node* r2 = g.call_function("torch.ops.aten.relu.default", {x});
+  r0->prepend(r2);
+  CHECK(g.find_nodes(OpCode::call_function, relu) == std::vector<Node*>{r2, r0, r1});
+  g.erase_node(r2);
+  const Graph& cg = g;
+  CHECK(cg.find_nodes(OpCode::call_function, relu) == std::vector<const Node*>{r0, r1});
+}
+
 // pytorch/pytorch PR #105875, #145697: a custom op declared with mutates_args that returns
 // nothing, and an out-variant custom op, were erased by eliminate_dead_code(program) because a .pt2
 // never carries their schemas; the buffers they write then stayed zero.

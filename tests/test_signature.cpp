@@ -1,6 +1,7 @@
 // Tests for ExportGraphSignature (graph_signature.hpp): construction rules and derived views.
 #include <catch2/catch.hpp>
 #include <epgraph/program/graph_signature.hpp>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -92,4 +93,22 @@ TEST_CASE("InputSpec and OutputSpec refuse what torch refuses", "[signature][err
   CHECK(kind_name(InputKind::CONSTANT_TENSOR) == "CONSTANT_TENSOR");
   CHECK(kind_name(OutputKind::GRADIENT_TO_USER_INPUT) == "GRADIENT_TO_USER_INPUT");
   CHECK(static_cast<int>(OutputKind::PARAMETER_MUTATION) == 4);  // torch's enum order
+}
+
+TEST_CASE("operator<< prints specs and signatures as torch does", "[signature][print]") {
+  ExportGraphSignature sig;
+  sig.input_specs = {InputSpec(InputKind::PARAMETER, TensorArgument{"p_w"}, "w"),
+                     InputSpec(InputKind::BUFFER, TensorArgument{"b_m"}, "m", false),
+                     InputSpec(InputKind::USER_INPUT, TensorArgument{"x"})};
+  sig.output_specs = {OutputSpec(OutputKind::BUFFER_MUTATION, TensorArgument{"add"}, "m"),
+                      OutputSpec(OutputKind::USER_OUTPUT, TensorArgument{"out"})};
+  std::ostringstream os;
+  os << sig;
+  // print(ep.graph_signature): str() and a newline.
+  CHECK(os.str() ==
+        "\n# inputs\np_w: PARAMETER target='w'\nb_m: BUFFER target='m' persistent=False\n"
+        "x: USER_INPUT\n\n# outputs\nadd: BUFFER_MUTATION target='m'\nout: USER_OUTPUT\n\n");
+  std::ostringstream one;
+  one << sig.input_specs[1] << '|' << sig.output_specs[0];
+  CHECK(one.str() == "b_m: BUFFER target='m' persistent=False|add: BUFFER_MUTATION target='m'");
 }

@@ -9,6 +9,7 @@
 #include <iterator>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -261,6 +262,21 @@ class Graph {
   /// O(length of name) on average.
   [[nodiscard]] const Node* find_node(std::string_view name) const noexcept {
     return find_node_impl(name);
+  }
+  /// Every node with op code `op` and, when `target` is given, that target, in graph order (FX
+  /// `graph.find_nodes(op=..., target=...)` with its default `sort=True`, torch/fx/graph.py):
+  /// `find_nodes(OpCode::call_function, "torch.ops.aten.relu.default")`,
+  /// `find_nodes(OpCode::placeholder)`. The pointers stay valid until their nodes are erased.
+  /// Throws std::bad_alloc only. O(nodes); a target the graph never used costs one hash lookup.
+  [[nodiscard]] std::vector<Node*> find_nodes(OpCode op,
+                                              std::optional<std::string_view> target = {}) {
+    return find_nodes_impl(op, target);
+  }
+  /// find_nodes, read-only. Same contract.
+  [[nodiscard]] std::vector<const Node*> find_nodes(
+      OpCode op, std::optional<std::string_view> target = {}) const {
+    std::vector<Node*> found = find_nodes_impl(op, target);
+    return std::vector<const Node*>(found.begin(), found.end());
   }
   /// True when `node` is a live node of this graph. O(1) on average. A pointer kept after its
   /// node was erased (FX: a node with `_erased` set) is never live; but in release builds the
@@ -1237,6 +1253,22 @@ class Graph {
     for (const Node* o : outputs) {
       if (!o->users().empty()) problems.push_back("Output node '" + o->name_ + "' has users");
     }
+  }
+
+  // find_nodes for both constnesses: targets compare by their interned ids.
+  [[nodiscard]] std::vector<Node*> find_nodes_impl(OpCode op,
+                                                   std::optional<std::string_view> target) const {
+    std::vector<Node*> out;
+    std::uint32_t id = detail::IdTable::none;
+    if (target) {
+      const auto text = [this](std::uint32_t i) { return std::string_view(*target_table_[i]); };
+      id = targets_.find(*target, target_hash(*target), text);
+      if (id == detail::IdTable::none) return out;
+    }
+    for (Node* n = head_; n != nullptr; n = n->next_) {
+      if (n->op_ == op && (!target || n->target_ == id)) out.push_back(n);
+    }
+    return out;
   }
 
   // find_node for both constnesses: the node named `name`, or nullptr.

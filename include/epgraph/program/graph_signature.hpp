@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -425,6 +426,18 @@ struct ExportGraphSignature {
   }
   out += "\n";
   return out;
+}
+
+/// Writes `to_string(spec)`: one line of torch's signature printout, without a newline. O(size).
+inline std::ostream& operator<<(std::ostream& os, const InputSpec& s) { return os << to_string(s); }
+/// Writes `to_string(spec)`: one line of torch's signature printout, without a newline. O(size).
+inline std::ostream& operator<<(std::ostream& os, const OutputSpec& s) {
+  return os << to_string(s);
+}
+/// Writes `to_string(sig)` followed by a newline, like Python's `print(ep.graph_signature)`
+/// (as operator<< of a Graph follows `print(graph)`). O(specs).
+inline std::ostream& operator<<(std::ostream& os, const ExportGraphSignature& sig) {
+  return os << to_string(sig) << '\n';
 }
 
 }  // namespace epgraph
