@@ -153,13 +153,29 @@ TEST_CASE("SubgraphMatcher refuses patterns it cannot match", "[fx][rewrite]") {
   unused.output({unused.call_function("torch.ops.aten.relu.default", {a})});
   CHECK_THROWS_WITH(SubgraphMatcher(unused),
                     "Pattern placeholder 'b' is unused: it cannot be matched");
-  // An impure unused node is not dead code (torch: `not node.is_impure()`).
+  // An impure unused node is not dead code (torch: `not node.is_impure()`), but no returned node
+  // reaches it, so a match would leave it out (pytorch/pytorch #104775). Before, this pattern
+  // "matched" `relu(x) * 2`, which has no add_, and replace_pattern rewrote it.
   Graph impure;
   Node* p = impure.placeholder("p");
   impure.call_function("torch.ops.aten.add_.Tensor", {p, 1});
   impure.output({impure.call_function("torch.ops.aten.relu.default", {p})});
-  CHECK(SubgraphMatcher(impure).pattern_anchors().size() == 1);
-  CHECK_THROWS_WITH(SubgraphMatcher(impure).match(impure), "Cannot match a pattern against itself");
+  CHECK_THROWS_WITH(SubgraphMatcher(impure),
+                    "Pattern node 'add_' is reached from no returned node: a match would leave it "
+                    "out; return it from the pattern");
+  // Returned, it is matched for real: an add_ the relu reads through its result.
+  Graph returned;
+  Node* q = returned.placeholder("q");
+  Node* add_ = returned.call_function("torch.ops.aten.add_.Tensor", {q, 1});
+  returned.output({returned.call_function("torch.ops.aten.relu.default", {add_})});
+  CHECK(SubgraphMatcher(returned).pattern_anchors().size() == 1);
+  CHECK_THROWS_WITH(SubgraphMatcher(returned).match(returned),
+                    "Cannot match a pattern against itself");
+  Graph target;
+  Node* x2 = target.placeholder("x");
+  Node* r = target.call_function("torch.ops.aten.relu.default", {x2});
+  target.output({target.call_function("torch.ops.aten.mul.Tensor", {r, 2})});
+  CHECK(SubgraphMatcher(returned).match(target).empty());  // no add_ in `relu(x) * 2`
 }
 
 TEST_CASE("an anchor without candidates gives no match (torch raises KeyError)", "[fx][rewrite]") {
@@ -179,6 +195,24 @@ TEST_CASE("replace_pattern refuses without changing anything", "[fx][rewrite][st
     check_refused<epgraph::value_error>(
         ep, [&] { (void)epgraph::replace_pattern(ep.graph(), *c.pattern, *two.replacement); },
         "Placeholder count mismatch: the pattern has 1 placeholders, the replacement 2");
+  }
+  SECTION("a pattern node no returned node reaches (pytorch/pytorch #104775)") {
+    // `x.add_(1); return relu(x)` against `relu(x) * 2`: before, the add_ was left out of the
+    // match and the program computed relu(x + 1) * 2 after the rewrite.
+    Case c = load("rw_relu");
+    Program ep = wrap(std::move(c.graph));
+    Graph pattern;
+    Node* x = pattern.placeholder("x");
+    pattern.call_function("torch.ops.aten.add_.Tensor", {x, 1});
+    pattern.output({pattern.call_function("torch.ops.aten.relu.default", {x})});
+    Graph replacement;
+    Node* y = replacement.placeholder("x");
+    Node* add = replacement.call_function("torch.ops.aten.add.Tensor", {y, 1});
+    replacement.output({replacement.call_function("torch.ops.aten.clamp_min.default", {add, 0})});
+    check_refused<epgraph::value_error>(
+        ep, [&] { (void)epgraph::replace_pattern(ep.graph(), pattern, replacement); },
+        "Pattern node 'add_' is reached from no returned node: a match would leave it out; "
+        "return it from the pattern");
   }
   SECTION("returning count") {
     Case c = load("rw_two_outputs");

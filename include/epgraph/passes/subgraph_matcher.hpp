@@ -70,7 +70,8 @@ struct InternalMatch {
 ///   with `remove_overlapping_matches`, it shares no matched node with an earlier match.
 /// Matches come in graph order of their anchors. Where torch fails, epgraph reports: a pattern
 /// whose anchor matches nothing yields no match (torch raises KeyError), a pattern with an unused
-/// placeholder is refused up front (torch raises KeyError on the first match).
+/// placeholder, or with a node no returned node reaches, is refused up front (torch raises
+/// KeyError on the first match).
 class SubgraphMatcher {
  public:
   /// Prepares to match `pattern`, which must outlive the matcher and not change meanwhile.
@@ -79,7 +80,10 @@ class SubgraphMatcher {
   /// value_error "Pattern graph has no output node"; value_error "SubgraphMatcher cannot be
   /// initialized with an pattern with dead code: node 'neg' has no users" (torch's message,
   /// with the node) for a node that is neither impure nor used; value_error "Pattern
-  /// placeholder 'y' is unused: it cannot be matched" ; std::bad_alloc.
+  /// placeholder 'y' is unused: it cannot be matched"; value_error "Pattern node 'add_' is
+  /// reached from no returned node: a match would leave it out; return it from the pattern" for
+  /// a node (impure, as unused pure ones are dead code) that no returned node reaches through
+  /// arguments (pytorch/pytorch #104775: torch raises KeyError mid-rewrite); std::bad_alloc.
   /// Complexity: O(pattern nodes + edges).
   /// Mirrors: SubgraphMatcher.__init__ (torch/fx/passes/utils/matcher_utils.py).
   explicit SubgraphMatcher(const Graph& pattern, bool match_output = false,
@@ -114,6 +118,7 @@ class SubgraphMatcher {
       if (n.op() == OpCode::placeholder) placeholders_.push_back(&n);
     }
     for (const Node* r : out->all_input_nodes()) returning_.push_back(r);
+    refuse_unreached_nodes(pattern);
     if (match_output) {
       anchors_.push_back(out);
     } else {
@@ -185,6 +190,32 @@ class SubgraphMatcher {
   }
 
  private:
+  // Refuses a pattern node that no returned node reaches through arguments: the walk back from
+  // the anchors never visits it, so it would be left out of every match and the rewrite would
+  // erase or keep graph nodes as if it were not there. torch.fx (pytorch/pytorch #104775)
+  // raises KeyError after rewiring half the graph; epgraph matched silently without it:
+  // `x.add_(1); return relu(x)` matched `relu(x) * 2`, which has no add_. O(nodes + edges).
+  void refuse_unreached_nodes(const Graph& pattern) const {
+    std::vector<bool> reached(nodes_.size(), false);
+    std::vector<const Node*> stack(returning_.begin(), returning_.end());
+    while (!stack.empty()) {
+      const Node* n = stack.back();
+      stack.pop_back();
+      const std::size_t i = index_.at(n);
+      if (reached[i]) continue;
+      reached[i] = true;
+      for (const Node* in : n->all_input_nodes()) stack.push_back(in);
+    }
+    for (const Node& n : pattern.nodes()) {
+      if (n.op() == OpCode::output || n.op() == OpCode::placeholder || reached[index_.at(&n)]) {
+        continue;
+      }
+      throw value_error("Pattern node '" + std::string(n.name()) +
+                        "' is reached from no returned node: a match would leave it out; "
+                        "return it from the pattern");
+    }
+  }
+
   // A partial match: what each pattern node (by index) is bound to, and the binding order.
   struct State {
     explicit State(std::size_t n) : bound(n), has(n, false) {}
