@@ -214,6 +214,58 @@ TEST_CASE("replace_pattern refuses without changing anything", "[fx][rewrite][st
         "Pattern node 'add_' is reached from no returned node: a match would leave it out; "
         "return it from the pattern");
   }
+  SECTION("no place is after the replacement's inputs and before the uses (pytorch #148751)") {
+    // Pattern (relu(a), sigmoid(b)); in the graph, b's value `cos` comes after relu's first
+    // user `mul`. torch.fx, and epgraph before, put the copies before `mul` and committed
+    // "Node 'neg' uses node 'cos' that is defined after it".
+    auto build = [](bool cos_first) {
+      auto g = std::make_unique<Graph>();
+      Node* x = g->placeholder("x");
+      Node* y = g->placeholder("y");
+      Node* cos = cos_first ? g->call_function("torch.ops.aten.cos.default", {y}) : nullptr;
+      Node* relu = g->call_function("torch.ops.aten.relu.default", {x});
+      Node* mul = g->call_function("torch.ops.aten.mul.Tensor", {relu, 2});
+      if (!cos_first) cos = g->call_function("torch.ops.aten.cos.default", {y});
+      Node* sig = g->call_function("torch.ops.aten.sigmoid.default", {cos});
+      g->output({mul, sig});
+      return g;
+    };
+    Graph pattern;
+    Node* a = pattern.placeholder("a");
+    Node* b = pattern.placeholder("b");
+    pattern.output({pattern.call_function("torch.ops.aten.relu.default", {a}),
+                    pattern.call_function("torch.ops.aten.sigmoid.default", {b})});
+    // The replacement returns `ArgumentList{...}`, the pattern a plain list: both are two
+    // values (before, the list form counted as one and replace_pattern refused it).
+    Graph replacement;
+    Node* ra = replacement.placeholder("a");
+    Node* rb = replacement.placeholder("b");
+    replacement.output(
+        {ArgumentList{replacement.call_function("torch.ops.aten.clamp_min.default", {ra, 0}),
+                      replacement.call_function("torch.ops.aten.neg.default", {rb})}});
+    Program ep = wrap(build(false));
+    check_refused<epgraph::value_error>(
+        ep, [&] { (void)epgraph::replace_pattern(ep.graph(), pattern, replacement); },
+        "Cannot replace the match returning 'relu', 'sigmoid': its replacement must go before "
+        "'mul', the first user of a returned node, but reads 'cos', which comes after that; "
+        "nothing was changed");
+    // With `cos` before `mul` there is a place, and the rewrite happens.
+    auto ok = build(true);
+    CHECK(epgraph::replace_pattern(*ok, pattern, replacement).size() == 1);
+    ok->lint();
+    CHECK(epgraph::to_string(*ok) ==
+          "graph():\n    %x : [num_users=1] = placeholder[target=x]\n"
+          "    %y : [num_users=1] = placeholder[target=y]\n"
+          "    %cos : [num_users=1] = call_function[target=torch.ops.aten.cos.default](args = "
+          "(%y,), kwargs = {})\n"
+          "    %clamp_min : [num_users=1] = call_function[target=torch.ops.aten.clamp_min.default]"
+          "(args = (%x, 0), kwargs = {})\n"
+          "    %neg : [num_users=1] = call_function[target=torch.ops.aten.neg.default](args = "
+          "(%cos,), kwargs = {})\n"
+          "    %mul : [num_users=1] = call_function[target=torch.ops.aten.mul.Tensor](args = "
+          "(%clamp_min, 2), kwargs = {})\n"
+          "    return (mul, neg)");
+  }
   SECTION("returning count") {
     Case c = load("rw_two_outputs");
     Case one = load("rw_bind_literal");

@@ -84,6 +84,7 @@ class PatternRewrite {
     std::size_t i = 0;
     for (const Node* n = graph_.first_node(); n != nullptr; n = n->next()) position.emplace(n, i++);
     created_.reserve(matches.size() * copies_per_match_);
+    places_.reserve(matches.size());
     proposals_.reserve(matches.size() * copies_per_match_);
     std::vector<ReplacedPatterns> out;
     out.reserve(matches.size());
@@ -91,6 +92,7 @@ class PatternRewrite {
     bool erased = false;
     try {
       for (InternalMatch& m : matches) out.push_back(copy_replacement(m, position));
+      check_copies_follow_inputs(matches);
       for (std::size_t k = 0; k < matches.size(); ++k) rewire(matches[k], returned_[k]);
       erased = erase_dead_matched(matches);
     } catch (...) {
@@ -135,12 +137,21 @@ class PatternRewrite {
     }
   }
 
-  // The values an output node returns: the elements of a returned list, else the one value.
+  // The values an output node returns, nested lists flattened in order: `output({a, b})` and
+  // `output({ArgumentList{a, b}})` both return a and b, as the pattern's returning nodes (FX's
+  // all_input_nodes) count them. Before, the second form counted as one value and
+  // replace_pattern refused it ("the pattern returns 2 nodes, the replacement 1 values").
   static std::vector<Argument> returned_values(const Node& out) {
-    if (out.args().size() == 0) return {};
-    const Argument& r = out.args()[0];
-    if (const ArgumentList* l = r.list()) return std::vector<Argument>(l->begin(), l->end());
-    return {r};
+    std::vector<Argument> values;
+    const std::function<void(const Argument&)> add = [&](const Argument& a) {
+      if (const ArgumentList* l = a.list()) {
+        for (const Argument& e : *l) add(e);
+      } else {
+        values.push_back(a);
+      }
+    };
+    for (const Argument& a : out.args()) add(a);
+    return values;
   }
 
   void check_erasable(const std::vector<InternalMatch>& matches) const {
@@ -210,6 +221,7 @@ class PatternRewrite {
     }
     bool before = true;
     Node* anchor = insertion_anchor(m, position, before);
+    places_.push_back({anchor, before});  // reserved: does not throw
     {
       InsertingGuard guard =
           before ? graph_.inserting_before(anchor) : graph_.inserting_after(anchor);
@@ -239,6 +251,37 @@ class PatternRewrite {
     }
     returned_.push_back(map_returned(m, value));
     return result;
+  }
+
+  // Refuses (value_error, then run() undoes everything) when a copy reads a node that comes
+  // after it. A match returning several nodes has its replacement put before the first user of
+  // any of them, as torch does; when an input of the replacement is computed after that user
+  // (pattern `(relu(x), sigmoid(y))` with `y` after relu's first user), no place is after all
+  // the inputs and before all the uses. torch.fx commits that graph ("Node 'sigmoid_1' uses node
+  // 'cos' that is defined after it", pytorch/pytorch #148751); epgraph did too.
+  // O(graph nodes + copies' inputs).
+  void check_copies_follow_inputs(const std::vector<InternalMatch>& matches) const {
+    std::unordered_map<const Node*, std::size_t> position;
+    position.reserve(graph_.size());
+    std::size_t i = 0;
+    for (const Node* n = graph_.first_node(); n != nullptr; n = n->next()) position.emplace(n, i++);
+    for (std::size_t k = 0; k < created_.size(); ++k) {
+      const Node* c = created_[k];
+      for (const Node* in : c->all_input_nodes()) {
+        if (position.at(in) < position.at(c)) continue;
+        const std::size_t match = copies_per_match_ == 0 ? 0 : k / copies_per_match_;
+        std::string returned;
+        for (const Node* r : matches[match].returning_nodes) {
+          returned += (returned.empty() ? "'" : ", '") + std::string(r->name()) + "'";
+        }
+        const Place& at = places_[match];
+        throw value_error(
+            "Cannot replace the match returning " + returned + ": its replacement must go " +
+            (at.before ? "before '" : "after '") + std::string(at.anchor->name()) +
+            (at.before ? "', the first user of a returned node," : "',") + " but reads '" +
+            std::string(in->name()) + "', which comes after that; nothing was changed");
+      }
+    }
   }
 
   std::vector<Node*> map_returned(const InternalMatch& m,
@@ -337,6 +380,12 @@ class PatternRewrite {
   SubgraphMatcher matcher_;
   std::size_t copies_per_match_ = 0;
   std::vector<Node*> created_;
+  // Per match: where its copies went (before or after `anchor`).
+  struct Place {
+    const Node* anchor;
+    bool before;
+  };
+  std::vector<Place> places_;
   std::vector<Namespace::Proposal> proposals_;  // reserved: addresses stay put
   std::vector<std::vector<Node*>> returned_;    // per match: the copies returned
   std::unordered_map<const Node*, Node*> changed_;
@@ -373,12 +422,17 @@ class PatternRewrite {
 /// runtime_error "Cannot erase node 'relu' while it anchors an insertion point"; value_error
 /// from a copy whose arguments do not bind to its operator's schema (Graph::create_node's
 /// message, naming the copy); runtime_error "Cannot copy replacement node 'add': its input 'x'
-/// has no copy" for a replacement node used before it is defined; what a filter throws;
+/// has no copy" for a replacement node used before it is defined; value_error "Cannot replace
+/// the match returning 'relu', 'sigmoid': its replacement must go before 'mul', the first user
+/// of a returned node, but reads 'cos', which comes after that; nothing was changed" when no
+/// place is after every input of a match's replacement and before every use of what it returns
+/// (torch.fx commits that graph, pytorch/pytorch #148751); what a filter throws;
 /// std::bad_alloc. Strong guarantee, short of running out of memory while undoing a failed
 /// call or while erasing the matches of a pattern with impure nodes (the graph then stays
 /// valid, with some nodes left unused).
 /// Complexity: the matcher's, plus O(R) per match for R replacement nodes, plus the walk from a
-/// match's returning nodes to their first user, plus O(N + E) to erase the matched nodes.
+/// match's returning nodes to their first user, plus O(N + E) to check the copies' order and
+/// erase the matched nodes.
 /// Mirrors: torch.fx.subgraph_rewriter.replace_pattern_with_filters /
 /// _replace_pattern (torch/fx/subgraph_rewriter.py).
 inline std::vector<ReplacedPatterns> replace_pattern(
