@@ -422,7 +422,30 @@ TEST_CASE("PassManager names the failing pass and the passes before it", "[fx][p
                                            "pass after the following passes: []: Exported "
                                            "program verification failed:"));
     CHECK_THAT(e.what(), Catch::Contains("ghost"));
+    CHECK(std::string(e.what()).find('\n') == std::string::npos);  // one line, as torch's
+    try {
+      std::rethrow_if_nested(e);
+    } catch (const epgraph::verification_error& cause) {
+      // The nested cause keeps its list, one problem per line.
+      CHECK(cause.violations().size() >= 1);
+      CHECK(std::string(e.what()).find(cause.violations().front()) != std::string::npos);
+    }
   }
+  // torch checks once before the first pass even without run_checks_after_each_pass: a check
+  // set with add_checks runs then (and only then); the default (verify) does not run.
+  std::vector<std::string> log;
+  epgraph::PassManager<epgraph_test::Tensor> once;
+  once.add_checks([&](const Program&) { log.push_back("check"); });
+  once.add_pass("a", [&](Program&) {
+    log.push_back("a");
+    return false;
+  });
+  CHECK_FALSE(once(ep));
+  CHECK(log == std::vector<std::string>{"check", "a"});
+  epgraph::PassManager<epgraph_test::Tensor> unchecked;
+  unchecked.add_pass("a", [](Program&) { return false; });
+  ep.graph_signature().input_specs.push_back(epgraph_test::user_input("ghost2"));
+  CHECK_FALSE(unchecked(ep));  // verify is not run: the broken signature passes through
   CHECK_THROWS_WITH(epgraph::PassManager<epgraph_test::Tensor>(0),
                     "PassManager steps must be at least 1, got 0");
   CHECK_THROWS_WITH(pm.add_pass("empty", {}), "Pass 'empty' has no callable");

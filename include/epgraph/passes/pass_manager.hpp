@@ -50,7 +50,8 @@ class PassManager {
   /// A manager running no pass yet.
   /// Arguments: `steps`, the most times the whole list runs (torch's default 1; must be >= 1,
   /// else value_error "PassManager steps must be at least 1, got 0");
-  /// `run_checks_after_each_pass`, check the program before the first pass and after each.
+  /// `run_checks_after_each_pass`, check the program after each pass (the check runs before the
+  /// first pass too, with the flag or when add_checks set one, as in torch).
   /// Complexity: O(1). Mirrors: PassManager.__init__.
   explicit PassManager(int steps = 1, bool run_checks_after_each_pass = false)
       : steps_(steps), run_checks_(run_checks_after_each_pass) {
@@ -82,19 +83,23 @@ class PassManager {
   }
 
   /// Runs the passes in order over `program`, the whole list up to `steps` times, stopping after
-  /// a round in which no pass changed anything; with checks on, checks the program first and
-  /// after every pass.
+  /// a round in which no pass changed anything. Checks the program first when checks are on or
+  /// add_checks set one (torch's `self.check(module)` before the loop), and after every pass when
+  /// checks are on.
   /// Arguments: `program`, edited in place.
   /// Returns whether any pass changed anything (torch's PassResult.modified).
   /// Errors: pass_error "An error occurred when running the 'fuse' pass after the following
   /// passes: ['dce']: <what the pass or the check threw>" when a pass throws or the check fails
-  /// after it (the cause nested); a failing check before the first pass throws the check's own
+  /// after it (the cause nested; a check's several problems on one line, joined by "; ");
+  /// a failing check before the first pass throws the check's own
   /// error (torch does the same). Guarantee: that of the passes — each of epgraph's edits is
   /// all-or-nothing, but passes that ran before the failing one keep their effect, as in torch.
   /// Complexity: the passes' and checks', times the rounds run.
   /// Mirrors: PassManager.__call__ (torch/fx/passes/infra/pass_manager.py).
   bool operator()(ExportedProgram<Tensor>& program) const {
-    if (run_checks_) check(program);
+    // torch checks once before the first pass whatever run_checks_after_each_pass says; its
+    // default check does nothing, so epgraph's default (verify) runs only with the flag.
+    if (run_checks_ || check_) check(program);
     bool overall = false;
     for (int step = 0; step < steps_; ++step) {
       bool modified = false;
@@ -103,7 +108,7 @@ class PassManager {
           modified = passes_[i].run(program) || modified;
           if (run_checks_) check(program);
         } catch (const std::exception& e) {
-          std::throw_with_nested(pass_error(passes_[i].name, failure_message(i, e.what())));
+          std::throw_with_nested(pass_error(passes_[i].name, failure_message(i, one_line(e))));
         }
       }
       overall = overall || modified;
@@ -126,7 +131,20 @@ class PassManager {
     }
   }
 
-  std::string failure_message(std::size_t i, const char* cause) const {
+  // The cause on one line: a check's several problems (violations_error: verify, lint) joined
+  // by "; " after its heading, so pass_error::what() is one line as torch's message is.
+  static std::string one_line(const std::exception& e) {
+    const auto* v = dynamic_cast<const violations_error*>(&e);
+    if (v == nullptr) return e.what();
+    const std::string text = e.what();
+    std::string out = text.substr(0, text.find('\n'));
+    for (std::size_t k = 0; k < v->violations().size(); ++k) {
+      out += (k ? "; " : " ") + v->violations()[k];
+    }
+    return out;
+  }
+
+  std::string failure_message(std::size_t i, const std::string& cause) const {
     std::string before = "[";
     for (std::size_t k = 0; k < i; ++k) before += (k ? ", '" : "'") + passes_[k].name + "'";
     before += "]";
