@@ -277,6 +277,36 @@ def test_tensor_metadata_torch_refuses_is_refused(pt2_edit, folder, field, value
             f"{expected[1]}\n"), proc.stderr
 
 
+@pytest.mark.parametrize("sizes", [[2**40, 2**40], [2**61, 4]])
+def test_tensor_metadata_whose_numel_overflows_is_refused(pt2_edit, folder, sizes):
+    """Sizes whose element count overflows int64: torch.export.load refuses them (torch's numel
+    check); show and validate refuse them at the sizes, with torch's message."""
+    src = folder / "numel_source.pt2"
+    _save(torch.export.export(nn.Sequential(nn.Linear(3, 2)), (torch.randn(1, 3),)), src)
+    bad = folder / f"numel_{sizes[0]}.pt2"
+
+    def edit(text):
+        doc = json.loads(text)
+        doc["graph_module"]["graph"]["tensor_values"]["linear"]["sizes"] = [
+            {"as_int": s} for s in sizes]
+        return json.dumps(doc)
+
+    _rewrite_model(src, bad, edit)
+    # torch.export.load wraps its deserializer's error ("We ran into an error when deserializing
+    # the saved file"); the cause is the numel check of torch.empty_strided.
+    with pytest.raises(RuntimeError):
+        torch.export.load(str(bad))
+    assert _torch_message(lambda: torch.empty_strided(sizes, (sizes[1], 1), device="meta")) == (
+        "numel: integer multiplication overflow")
+    shown = "[" + ", ".join(str(s) for s in sizes) + "]"
+    for command in ("show", "validate"):
+        proc = pt2_edit.run(command, bad, check=False)
+        assert proc.returncode == 2, command
+        assert proc.stderr.endswith(
+            "models/model.json: graph_module.graph.tensor_values.linear.sizes: numel: integer "
+            f"multiplication overflow (sizes {shown})\n"), proc.stderr
+
+
 # --- strict-mode input order (issue 13 items 4 and 12), ExecuTorch as a second oracle ----------
 
 def _executorch_utils():

@@ -512,6 +512,21 @@ TEST_CASE("tensor values whose metadata no tensor can have are refused with torc
     CHECK(refused("sum", meta({2, -3}, {3, 1})) ==
           "graph_module.graph.tensor_values.sum.sizes[1]: Trying to create tensor with negative "
           "dimension -3: [2, -3]");
+    // An element count beyond int64 (torch's numel check, c10::safe_compute_numel: sizes
+    // multiplied in order as uint64; a leading 0 keeps the product 0, a late one does not).
+    constexpr std::int64_t p40 = std::int64_t{1} << 40, p61 = std::int64_t{1} << 61,
+                           p62 = std::int64_t{1} << 62;
+    CHECK(refused("sum", meta({p40, p40}, {p40, 1})) ==
+          "graph_module.graph.tensor_values.sum.sizes: numel: integer multiplication overflow "
+          "(sizes [1099511627776, 1099511627776])");
+    CHECK(refused("sum", meta({p61, 4}, {4, 1})) ==
+          "graph_module.graph.tensor_values.sum.sizes: numel: integer multiplication overflow "
+          "(sizes [2305843009213693952, 4])");
+    CHECK(refused("sum", meta({p62, p62, 0}, {1, 1, 1})) ==
+          "graph_module.graph.tensor_values.sum.sizes: numel: integer multiplication overflow "
+          "(sizes [4611686018427387904, 4611686018427387904, 0])");
+    CHECK(refused("sum", meta({0, p62, p62}, {1, 1, 1})) == "loaded");
+    CHECK(refused("sum", meta({p62, 1}, {1, 1})) == "loaded");
     json symbolic = meta({-1, 2}, {2, 1});
     symbolic["sizes"][1] = {{"as_expr", {{"expr_str", "s0"}, {"hint", nullptr}}}};
     CHECK(refused("input", symbolic) ==

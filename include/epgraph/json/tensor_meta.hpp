@@ -4,10 +4,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "../ir/tensor.hpp"
 #include "detail/checked_access.hpp"
@@ -95,11 +97,28 @@ inline void check_layout(std::int64_t l, const Path& path) {
   if (!known_layout(l)) throw serialization_error(path, "unknown Layout " + std::to_string(l));
 }
 
+// torch's numel check (c10::safe_compute_numel): true when every size is concrete and their
+// product, taken in order as unsigned 64-bit integers, overflows at some step or exceeds int64.
+// So [0, 2^62, 2^62] passes and [2^62, 2^62, 0] does not, as in torch. No allocation. O(rank).
+inline bool numel_overflows(const std::vector<SymInt>& sizes) noexcept {
+  std::uint64_t numel = 1;
+  bool overflow = false;
+  for (const SymInt& x : sizes) {
+    const auto* v = std::get_if<std::int64_t>(&x);
+    if (v == nullptr) return false;
+    const auto size = static_cast<std::uint64_t>(*v);
+    if (size != 0 && numel > std::numeric_limits<std::uint64_t>::max() / size) overflow = true;
+    numel *= size;  // unsigned: wraps as c10's does; the flag records it
+  }
+  return overflow || numel > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+}
+
 // The checks torch makes when it builds a value's fake tensor from its metadata
 // (`torch.empty_strided(sizes, strides)` and `torch.device` in deserialize_tensor_meta), with
 // torch's messages: as many strides as sizes, no negative size ("Trying to create tensor with
 // negative dimension -3: [2, -3]", at the size), no negative device index ("Device index must
-// not be negative"). A storage offset that is negative is refused too, with torch's as_strided
+// not be negative"), no element count beyond int64 ("numel: integer multiplication overflow",
+// at the sizes). A storage offset that is negative is refused too, with torch's as_strided
 // message: torch's deserializer drops the offset (its fake tensor has offset 0), but epgraph
 // keeps it, and no tensor can have a negative one. Symbolic sizes and offsets are not checked.
 // The dtype and layout are checked first (check_scalar_type, check_layout), in the order the
@@ -125,6 +144,14 @@ inline void check_tensor_meta(const TensorMeta& m, const Path& path) {
     throw serialization_error(at_index(at_key(path, "sizes"), i),
                               "Trying to create tensor with negative dimension " +
                                   std::to_string(*s) + ": " + shown + "]");
+  }
+  if (numel_overflows(m.sizes)) {
+    std::string shown;
+    for (const SymInt& x : m.sizes) {
+      shown += (shown.empty() ? "[" : ", ") + std::to_string(std::get<std::int64_t>(x));
+    }
+    throw serialization_error(at_key(path, "sizes"),
+                              "numel: integer multiplication overflow (sizes " + shown + "])");
   }
   if (m.device.index && *m.device.index < 0) {
     throw serialization_error(at_key(at_key(path, "device"), "index"),

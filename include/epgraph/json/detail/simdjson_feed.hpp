@@ -180,6 +180,7 @@ inline bool simdjson_tensor_meta(const simdjson::dom::element& e, TensorMeta& ou
   for (const SymInt& s : out.sizes) {
     if (std::get<std::int64_t>(s) < 0) return false;  // simdjson_sym_ints: integers only
   }
+  if (numel_overflows(out.sizes)) return false;
   if (out.device.index && *out.device.index < 0) return false;
   if (!known_layout(l)) return false;
   if (out.strides.size() != out.sizes.size()) return false;
