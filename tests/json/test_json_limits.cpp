@@ -80,18 +80,27 @@ TEST_CASE("limits: a number too large for a double is malformed JSON", "[json][l
 }
 
 TEST_CASE("limits: declared tensor sizes are metadata only when loading JSON", "[json][limits]") {
-  // A JSON record carries no data: sizes whose byte count overflows int64 load as metadata and
-  // allocate nothing.
-  std::string text = epgraph::json::save_exported_program_to_string(epgraph_test::plain_program());
+  // A JSON record carries no data: sizes whose byte count overflows int64 (2^62 float32
+  // elements) load as metadata and allocate nothing, as torch's fake tensors do. An element
+  // count beyond int64 is refused, as torch.empty_strided refuses it (this test loaded
+  // [INT64_MAX, INT64_MAX] before, which torch.export.load refuses).
+  const std::string plain =
+      epgraph::json::save_exported_program_to_string(epgraph_test::plain_program());
   const std::string sizes = "\"sizes\":[{\"as_int\":2},{\"as_int\":3}]";
-  const std::size_t at = text.find(sizes);
+  const std::size_t at = plain.find(sizes);
   REQUIRE(at != std::string::npos);
-  text.replace(at, sizes.size(),
-               "\"sizes\":[{\"as_int\":9223372036854775807},{\"as_int\":9223372036854775807}]");
+  std::string text = plain;
+  text.replace(at, sizes.size(), "\"sizes\":[{\"as_int\":4611686018427387904},{\"as_int\":1}]");
   const auto ep = epgraph::json::load_exported_program_from_string(text);
   const auto& meta = *ep.graph().find_node("x")->meta().val.tensor();
-  CHECK(std::get<std::int64_t>(meta.sizes[0]) == 9223372036854775807);
-  CHECK(std::get<std::int64_t>(meta.sizes[1]) == 9223372036854775807);
+  CHECK(std::get<std::int64_t>(meta.sizes[0]) == 4611686018427387904);
+  CHECK(std::get<std::int64_t>(meta.sizes[1]) == 1);
+  text = plain;
+  text.replace(at, sizes.size(),
+               "\"sizes\":[{\"as_int\":9223372036854775807},{\"as_int\":9223372036854775807}]");
+  CHECK_THROWS_WITH(epgraph::json::load_exported_program_from_string(text),
+                    "graph_module.graph.tensor_values.x.sizes: numel: integer multiplication "
+                    "overflow (sizes [9223372036854775807, 9223372036854775807])");
 }
 
 TEST_CASE("limits: a name holding an escaped NUL does not cut the error message short",
