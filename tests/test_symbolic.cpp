@@ -199,7 +199,7 @@ TEST_CASE("what epgraph refuses to read or compute, by name", "[symbolic]") {
   CHECK(refusal("") == "cannot read the symbolic expression '': unexpected end at offset 0");
   CHECK(refusal("s0**s1") ==
         "cannot read the symbolic expression 's0**s1': the power 's1' (only "
-        "integer powers 0..64 are symbolic integers) at offset 4");
+        "integer powers 0..1048576 are symbolic integers) at offset 4");
   CHECK(
       refusal("Symbol(s0)") ==
       "cannot read the symbolic expression 'Symbol(s0)': Symbol() needs a quoted name at offset 7");
@@ -238,4 +238,81 @@ TEST_CASE("what epgraph refuses to read or compute, by name", "[symbolic]") {
   } catch (const epgraph::value_error& e) {
     CHECK(std::string(e.what()) == "integer overflow in a symbolic expression");
   }
+}
+
+// Found by trying to break the parser (each was a crash, a hang or a wrong value before).
+TEST_CASE("hostile expressions: no crash, no hang, no wrong value", "[symbolic][errors]") {
+  const std::string min_text = "-9223372036854775808";
+  // INT64_MIN % -1 in a divisibility test stopped the process with SIGFPE.
+  CHECK(sym::parse("Mod((-9223372036854775807-1)*s0, -1)") == sym::Expr(0));
+  const sym::Expr fd =
+      sym::parse("FloorDiv((-9223372036854775807-1)*s0, (-9223372036854775807-1)*s1)");
+  CHECK(sym::str(fd) == "((-s0)//(-s1))");
+  CHECK(sym::evaluate(fd, {{"s0", 7}, {"s1", 2}}) == 3);
+  // The smallest int64 reads and prints in both forms.
+  const sym::Expr m = sym::parse("-9223372036854775807-1");
+  CHECK(sym::srepr(m) == "Integer(-9223372036854775808)");
+  CHECK(sym::str(m) == min_text);
+  CHECK(sym::parse(sym::srepr(m)) == m);
+  CHECK(sym::parse(min_text) == m);
+  CHECK(sym::str(sym::parse("-9223372036854775807*s0 - s0")) == "-9223372036854775808*s0");
+  // Runs of unary operators overflowed the stack (the depth limit counted only parentheses).
+  CHECK(refusal(std::string(100000, '-') + "s0")
+            .find("more than 200 unary operators or powers in a row") != std::string::npos);
+  CHECK(refusal(std::string(100000, '~') + "(s0 > 2)").find("more than 200 unary operators") !=
+        std::string::npos);
+  std::string chain = "1";
+  for (int i = 0; i < 100000; ++i) chain += "**1";
+  CHECK(refusal(chain).find("more than 200 unary operators") != std::string::npos);
+  CHECK(sym::parse(std::string(198, '-') + "s0") == sym::Expr::symbol("s0"));
+  // PowByNatural evaluated by repeated multiplication: 10^18 steps.
+  CHECK(sym::evaluate(sym::parse("PowByNatural(1, 1000000000000000000)"), {}) == 1);
+  CHECK(sym::evaluate(sym::parse("PowByNatural(s0, s1)"), {{"s0", -1}, {"s1", 1000000000001}}) ==
+        -1);
+  CHECK(sym::evaluate(sym::parse("PowByNatural(s0, s1)"), {{"s0", 3}, {"s1", 39}}) ==
+        4052555153018976267);
+  CHECK_THROWS_WITH(sym::evaluate(sym::parse("PowByNatural(s0, s1)"), {{"s0", 3}, {"s1", 40}}),
+                    "integer overflow in a symbolic expression");
+  // Powers of atoms wrapped around in 32 bits: s0**(64**5 * 4) became s0**0, evaluated to 1.
+  CHECK(refusal("(((((s0**64)**64)**64)**64)**64)**4") ==
+        "cannot read the symbolic expression '(((((s0**64)**64)**64)**64)**64)**4': a power above "
+        "1048576 in a symbolic expression at offset 26");
+  // sympy writes s0**65 for s0**64*s0: it reads back, and its value is exact.
+  const sym::Expr p65 = sym::parse("s0**64*s0");
+  CHECK(sym::srepr(p65) == "Pow(Symbol('s0', positive=True, integer=True), Integer(65))");
+  CHECK(sym::parse(sym::srepr(p65)) == p65);
+  CHECK(sym::parse(sym::str(p65)) == p65);
+  CHECK(sym::evaluate(p65, {{"s0", 1}}) == 1);
+  CHECK(sym::evaluate(sym::parse("s0**1048576"), {{"s0", -1}}) == 1);
+  CHECK(sym::bounds(sym::parse("u0**1048576")).lo == 0.0);
+  // FloorDiv by 1 of a fraction is no identity (torch keeps FloorDiv(u0/2 + 1/3, 1)).
+  CHECK(sym::evaluate(sym::parse("FloorDiv(u0/2 + 1/3, 1)"), {{"u0", -7}}) == -4);
+  CHECK(sym::evaluate(sym::parse("FloorDiv(u0/2, -1)"), {{"u0", -7}}) == 3);
+  CHECK(sym::str(sym::parse("Mod(u0/2, 1)")) == "Mod(u0/2, 1)");  // was 0
+  CHECK_THROWS_WITH(sym::evaluate(sym::parse("Mod(u0/2, 1)"), {{"u0", 1}}),
+                    "the value of 'u0/2' is 1/2, not an integer");
+  // A name holding ' is quoted with " as Python's repr does.
+  const sym::Expr q = sym::parse("Symbol(\"a'b\", integer=True)");
+  CHECK(sym::srepr(q) == "Symbol(\"a'b\", integer=True)");
+  CHECK(sym::parse(sym::srepr(q)) == q);
+  // SymBools take no arithmetic (sympy refuses True + 1); Eq compares truth values.
+  CHECK(refusal("Max(s0 > 2, 1)") ==
+        "cannot read the symbolic expression 'Max(s0 > 2, 1)': a "
+        "SymBool ('s0 > 2') in integer arithmetic at offset 0");
+  CHECK(refusal("(s0 > 2) + 1").find("a SymBool ('s0 > 2') in integer arithmetic") !=
+        std::string::npos);
+  CHECK(sym::parse("Eq(True, False)").as_boolean() == std::optional<bool>(false));
+  CHECK(sym::parse("Ne(s0 > 2, s0 > 2)").as_boolean() == std::optional<bool>(false));
+  // Errors of the arithmetic name the text.
+  CHECK(refusal("s0 // 0") ==
+        "cannot read the symbolic expression 's0 // 0': division by zero "
+        "in a symbolic expression at offset 7");
+  CHECK(refusal("2**64") ==
+        "cannot read the symbolic expression '2**64': integer overflow in a "
+        "symbolic expression at offset 5");
+  // Bounds past 2^53 decide nothing that rounding could get wrong.
+  const sym::Ranges big{{"s0", {1, 9007199254740993}}};
+  CHECK(!sym::simplify(sym::parse("s0 <= 9007199254740992"), big).as_boolean().has_value());
+  CHECK(sym::simplify(sym::parse("s0 <= 4503599627370496"), sym::Ranges{{"s0", {1, 64}}})
+            .as_boolean() == std::optional<bool>(true));
 }

@@ -189,8 +189,9 @@ using Ranges = std::map<std::string, SymbolRange, std::less<>>;
 /// Values by symbol name, for evaluate().
 using Bindings = std::map<std::string, std::int64_t, std::less<>>;
 
-/// Closed bounds of an expression's value, as doubles (±infinity when unbounded). Exact for
-/// integers of magnitude below 2^53.
+/// Closed bounds of an expression's value, as doubles (±infinity when unbounded). A bound at or
+/// beyond 2^53 in magnitude (where doubles stop holding every integer) is weakened: to infinity
+/// away from zero, to 2^52 towards it; below that the integer bounds are exact.
 struct Interval {
   double lo;
   double hi;
@@ -319,7 +320,9 @@ inline std::int64_t gcd64(std::int64_t a, std::int64_t b) noexcept {
     x = y;
     y = t;
   }
-  return x > static_cast<std::uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<std::int64_t>(x);
+  // Only gcd(INT64_MIN, INT64_MIN or 0) is 2^63, which is no int64: 2^62 divides both too.
+  return x > static_cast<std::uint64_t>(INT64_MAX) ? (std::int64_t{1} << 62)
+                                                   : static_cast<std::int64_t>(x);
 }
 // Python's a // b and a % b on integers (b != 0).
 inline std::int64_t py_floordiv(std::int64_t a, std::int64_t b) {
@@ -388,6 +391,23 @@ inline Rational operator/(const Rational& a, const Rational& b) {
   return a * Rational::of(b.den_, b.num_);
 }
 inline bool operator<(const Rational& a, const Rational& b) { return (a - b).sign() < 0; }
+
+namespace detail {
+// base**e by squaring: O(log e) checked products (an overflow throws at once); 0, 1 and -1 in
+// O(1), so PowByNatural(1, 10**18) costs nothing.
+inline Rational rational_pow(Rational base, std::uint64_t e) {
+  if (e == 0) return Rational(1);
+  if (base.sign() == 0 || base == Rational(1)) return base;
+  if (base == Rational(-1)) return (e % 2 == 0) ? Rational(1) : base;
+  Rational r(1);
+  while (true) {
+    if ((e & 1u) != 0) r = r * base;
+    e >>= 1u;
+    if (e == 0) return r;
+    base = base * base;
+  }
+}
+}  // namespace detail
 
 namespace detail {
 
@@ -460,6 +480,9 @@ inline int compare_atoms(const AtomNode& a, const AtomNode& b) noexcept {
 }
 
 inline constexpr std::size_t max_terms = 4096;
+// The largest power of an atom an expression holds (s0**65 is what sympy writes for s0**64*s0;
+// nothing torch computes comes near this bound, which keeps powers and their values in range).
+inline constexpr std::uint32_t max_power = 1u << 20;
 
 // Boolean-valued function atoms.
 inline bool is_boolean_function(std::string_view n) noexcept {
@@ -560,7 +583,12 @@ inline std::vector<Expr::Factor> multiply_factors(const std::vector<Expr::Factor
       out.push_back(b[j++]);
     } else {
       Expr::Factor f = a[i++];
-      f.exp += b[j++].exp;
+      const std::uint32_t e = b[j++].exp;
+      if (f.exp > max_power - e) {
+        throw value_error("a power above " + std::to_string(max_power) +
+                          " in a symbolic expression");
+      }
+      f.exp += e;
       out.push_back(std::move(f));
     }
   }
@@ -655,7 +683,17 @@ inline std::vector<std::string> Expr::free_symbols() const {
 
 inline int compare(const Expr& a, const Expr& b) noexcept { return detail::compare_exprs(a, b); }
 
+namespace detail {
+// sympy refuses `True + 1` and `Max(s0 > 2, 1)`; so does epgraph (a SymBool is no integer).
+inline void require_integer_operands(const Expr& a, const Expr& b) {
+  if (a.is_boolean() || b.is_boolean()) {
+    throw value_error("a SymBool ('" + str(a.is_boolean() ? a : b) + "') in integer arithmetic");
+  }
+}
+}  // namespace detail
+
 inline Expr operator+(const Expr& a, const Expr& b) {
+  detail::require_integer_operands(a, b);
   if (a.terms_.empty()) return b;
   if (b.terms_.empty()) return a;
   std::vector<Expr::Term> ts;
@@ -665,12 +703,14 @@ inline Expr operator+(const Expr& a, const Expr& b) {
   return detail::normalize(std::move(ts));
 }
 inline Expr operator-(const Expr& a) {
+  detail::require_integer_operands(a, Expr());
   Expr r = a;
   for (auto& t : r.terms_) t.coeff = -t.coeff;
   return r;
 }
 inline Expr operator-(const Expr& a, const Expr& b) { return a + (-b); }
 inline Expr operator*(const Expr& a, const Expr& b) {
+  detail::require_integer_operands(a, b);
   if (a.terms_.empty() || b.terms_.empty()) return Expr();
   if (a.terms_.size() * b.terms_.size() > detail::max_terms) {
     throw value_error("a symbolic expression with more than 4096 terms");
@@ -687,9 +727,28 @@ inline Expr operator*(const Expr& a, const Expr& b) {
 
 inline Expr pow(const Expr& base, std::uint32_t n) {
   if (n == 0) return Expr(1);
-  if (n > 64 && !base.is_constant()) {
-    throw value_error("a power above 64 of a symbolic expression");
+  if (base.terms().empty()) return Expr(0);
+  if (n > detail::max_power) {
+    throw value_error("a power above " + std::to_string(detail::max_power) +
+                      " in a symbolic expression");
   }
+  if (base.terms().size() == 1) {
+    // A monomial: the coefficient to the n-th, every atom's power times n (no expansion).
+    const Expr::Term& t = base.terms()[0];
+    Expr::Term out{detail::rational_pow(t.coeff, n), {}};
+    for (const auto& f : t.factors) {
+      if (f.exp > detail::max_power / n) {
+        throw value_error("a power above " + std::to_string(detail::max_power) +
+                          " in a symbolic expression");
+      }
+      out.factors.push_back(Expr::Factor{f.atom, f.exp * n});
+    }
+    std::vector<Expr::Term> terms;
+    terms.push_back(std::move(out));
+    return detail::normalize(std::move(terms));
+  }
+  if (n == 0) return Expr(1);
+  if (n > 64) throw value_error("a power above 64 of a sum in a symbolic expression");
   Expr r(1);
   Expr b = base;
   std::uint32_t k = n;
@@ -770,20 +829,41 @@ inline Interval atom_bounds(const AtomNode& a, const Ranges* ranges) {
   return {-inf, inf};
 }
 
+// The bounds of x**n for x in `b`, n >= 1: monotone for an odd power; an even one is
+// non-negative, smallest at the value nearest 0. O(1).
+inline Interval pow_interval(Interval b, std::uint32_t n) noexcept {
+  const auto p = [n](double x) { return std::pow(x, static_cast<double>(n)); };
+  if (n % 2 == 1) return {p(b.lo), p(b.hi)};
+  if (b.lo >= 0) return {p(b.lo), p(b.hi)};
+  if (b.hi <= 0) return {p(b.hi), p(b.lo)};
+  return {0, std::max(p(b.lo), p(b.hi))};
+}
+
+// Doubles hold integers exactly below 2^53 only: a bound at or past it is weakened (to 2^52
+// towards zero, or to infinity away from it), so that no rounding decides a comparison (with
+// s0 <= 2^53 + 1, `s0 <= 2^53` stays undecided). O(1).
+inline Interval exact_part(Interval i) noexcept {
+  constexpr double big = 9007199254740992.0;   // 2^53
+  constexpr double safe = 4503599627370496.0;  // 2^52
+  if (i.lo <= -big) i.lo = -inf;
+  if (i.lo >= big) i.lo = safe;
+  if (i.hi >= big) i.hi = inf;
+  if (i.hi <= -big) i.hi = -safe;
+  return i;
+}
+
 inline Interval bounds_of(const Expr& e, const Ranges* ranges) {
   Interval sum{0, 0};
   for (const auto& t : e.terms()) {
     const double c = static_cast<double>(t.coeff.num()) / static_cast<double>(t.coeff.den());
-    Interval term{c, c};
+    Interval term = t.coeff.is_integer() ? exact_part({c, c}) : Interval{c, c};
     for (const auto& f : t.factors) {
-      const Interval b = atom_bounds(*f.atom, ranges);
-      Interval p = b;
-      for (std::uint32_t k = 1; k < f.exp; ++k) p = mul_interval(p, b);
-      if (f.exp % 2 == 0 && p.lo < 0) p.lo = 0;  // an even power is non-negative
-      term = mul_interval(term, p);
+      term = exact_part(
+          mul_interval(term, exact_part(pow_interval(atom_bounds(*f.atom, ranges), f.exp))));
     }
     sum.lo = (sum.lo == -inf || term.lo == -inf) ? -inf : sum.lo + term.lo;
     sum.hi = (sum.hi == inf || term.hi == inf) ? inf : sum.hi + term.hi;
+    sum = exact_part(sum);
   }
   return sum;
 }
@@ -845,7 +925,8 @@ inline bool divides(const Expr& q, const Expr& p) {
   const Expr::Term& qt = q.terms()[0];
   if (qt.coeff.num() == 0) return false;
   for (const auto& t : p.terms()) {
-    if (t.coeff.num() % qt.coeff.num() != 0) return false;
+    // (a % -1 is 0; INT64_MIN % -1 is undefined behaviour in C++.)
+    if (qt.coeff.num() != -1 && t.coeff.num() % qt.coeff.num() != 0) return false;
     for (const auto& f : qt.factors) {
       bool found = false;
       for (const auto& g : t.factors) {
@@ -862,7 +943,8 @@ inline bool divides(const Expr& q, const Expr& p) {
 
 inline Expr mod_like(const char* name, const Expr& p, const Expr& q, const Ranges* ranges) {
   if (q.terms().empty()) division_by_zero();
-  if (p.terms().empty() || p == q || p == -q || q == Expr(1)) return Expr();
+  if (p.terms().empty() || p == q || p == -q) return Expr();
+  if (q == Expr(1) && integer_valued(p)) return Expr();  // Mod(u0/2, 1) is not 0
   const auto pc = p.as_integer();
   const auto qc = q.as_integer();
   if (pc && qc) return Expr(py_mod(*pc, *qc));
@@ -885,8 +967,23 @@ inline Expr mod_like(const char* name, const Expr& p, const Expr& q, const Range
 }
 
 inline Expr relation(const char* name, Expr a, Expr b, const Ranges* ranges) {
-  const Expr d = a - b;
   const std::string_view n = name;
+  if (a.is_boolean() || b.is_boolean()) {
+    // Eq/Ne of SymBools compare them as truth values (sympy: Eq(True, False) is False).
+    if (n != "Equality" && n != "Unequality") {
+      throw value_error("cannot order the SymBool '" + str(a.is_boolean() ? a : b) + "'");
+    }
+    const auto x = a.as_boolean();
+    const auto y = b.as_boolean();
+    if (a == b || (x && y)) return Expr::boolean((a == b || *x == *y) == (n == "Equality"));
+    if (!a.is_boolean() || !b.is_boolean()) {
+      throw value_error("cannot compare the SymBool '" + str(a.is_boolean() ? a : b) +
+                        "' with the integer '" + str(a.is_boolean() ? b : a) + "'");
+    }
+    if (compare(b, a) < 0) std::swap(a, b);
+    return make_function(name, {std::move(a), std::move(b)});
+  }
+  const Expr d = a - b;
   if (const auto c = d.constant()) {
     const int s = c->sign();
     if (n == "Equality") return Expr::boolean(s == 0);
@@ -977,8 +1074,9 @@ inline Expr logical(bool is_and, std::vector<Expr> args) {
 inline Expr floordiv(const Expr& a, const Expr& b, const Ranges* ranges) {
   if (b.terms().empty()) detail::division_by_zero();
   if (a.terms().empty()) return Expr();
-  if (b == Expr(1)) return a;
-  if (b == Expr(-1)) return -a;
+  // x // 1 is x only for an integer x (torch's FloorDiv keeps `FloorDiv(u0/2, 1)`).
+  if (b == Expr(1) && detail::integer_valued(a)) return a;
+  if (b == Expr(-1) && detail::integer_valued(a)) return -a;
   if (a == b) return Expr(1);
   const auto ac = a.constant();
   const auto bc = b.constant();
@@ -1160,6 +1258,10 @@ inline Expr rebuild(const Expr& e, const Ranges* r,
         for (const auto& a : f.atom->args) args.push_back(rebuild(a, r, values));
         base = apply(f.atom->name, std::move(args), r);
       }
+      // A lone atom is the result itself (it may be a SymBool, which takes no arithmetic).
+      if (e.terms().size() == 1 && t.coeff == Rational(1) && t.factors.size() == 1 && f.exp == 1) {
+        return base;
+      }
       term = term * pow(base, f.exp);
     }
     sum = sum + term;
@@ -1189,8 +1291,7 @@ inline Rational eval_expr(const Expr& e, const Bindings& b) {
   for (const auto& t : e.terms()) {
     Rational term = t.coeff;
     for (const auto& f : t.factors) {
-      const Rational v = eval_atom(*f.atom, b);
-      for (std::uint32_t k = 0; k < f.exp; ++k) term = term * v;
+      term = term * rational_pow(eval_atom(*f.atom, b), f.exp);
     }
     sum = sum + term;
   }
@@ -1244,10 +1345,7 @@ inline Rational eval_atom(const AtomNode& a, const Bindings& b) {
   if (n == "PowByNatural" && x.size() == 2) {
     const std::int64_t e = eval_integer(x[1], b);
     if (e < 0) throw value_error("PowByNatural with the negative exponent " + std::to_string(e));
-    Rational r(1);
-    const Rational base = eval_expr(x[0], b);
-    for (std::int64_t k = 0; k < e; ++k) r = r * base;
-    return r;
+    return rational_pow(eval_expr(x[0], b), static_cast<std::uint64_t>(e));
   }
   if (n == "Where" && x.size() == 3) {
     return eval_expr(x[0], b).sign() != 0 ? eval_expr(x[1], b) : eval_expr(x[2], b);
@@ -1310,7 +1408,9 @@ inline void srepr_number(const Rational& r, std::string& out) {
 
 inline void srepr_atom(const AtomNode& a, std::string& out) {
   if (a.kind == AtomKind::symbol) {
-    out += "Symbol('" + a.name + "'";
+    // Python's repr quotes with " a name holding ' (sympy's srepr of Symbol("a'b")).
+    const char q = a.name.find('\'') == std::string::npos ? '\'' : '"';
+    out += "Symbol(" + std::string(1, q) + a.name + std::string(1, q);
     if (a.assumptions.positive) out += ", positive=True";
     if (a.assumptions.nonnegative) out += ", nonnegative=True";
     if (a.assumptions.integer) out += ", integer=True";
@@ -1411,7 +1511,7 @@ inline void str_atom(const AtomNode& a, std::string& out) {
   }
   if (n == "FloorDiv" && a.args.size() == 2) {
     out += "(";
-    for (int i = 0; i < 2; ++i) {
+    for (std::size_t i = 0; i < 2; ++i) {
       if (i) out += "//";
       const bool paren = !str_is_atomic(a.args[i]);
       if (paren) out += "(";
@@ -1494,6 +1594,22 @@ inline void str_to(const Expr& e, std::string& out, int context) {
   if (paren) out += "(";
   for (std::size_t i = 0; i < ts.size(); ++i) {
     const Rational c = ts[i].coeff;
+    if (c.num() == std::numeric_limits<std::int64_t>::min()) {
+      // Its magnitude is no int64: printed from the numerator's digits.
+      const std::string digits = std::to_string(c.num()).substr(1);
+      out += i == 0 ? "-" : " - ";
+      out += digits;
+      for (const auto& f : ts[i].factors) {
+        out += "*";
+        const bool wrap = atom_needs_parens_in_product(*f.atom);
+        if (wrap) out += "(";
+        str_atom(*f.atom, out);
+        if (wrap) out += ")";
+        if (f.exp != 1) out += "**" + std::to_string(f.exp);
+      }
+      if (!c.is_integer()) out += "/" + std::to_string(c.den());
+      continue;
+    }
     if (i == 0) {
       if (c.sign() < 0) out += "-";
     } else {
@@ -1526,10 +1642,17 @@ class ExprParser {
   explicit ExprParser(std::string_view text) : text_(text) {}
 
   Expr parse_all() {
-    Expr e = expr();
-    skip_space();
-    if (pos_ != text_.size()) fail("unexpected '" + token_at(pos_) + "'");
-    return e;
+    try {
+      Expr e = expr();
+      skip_space();
+      if (pos_ != text_.size()) fail("unexpected '" + token_at(pos_) + "'");
+      return e;
+    } catch (const value_error& e) {
+      // What the arithmetic refuses (overflow, division by zero, a SymBool added) names the text.
+      const std::string what = e.what();
+      if (what.rfind("cannot read the symbolic expression '", 0) == 0) throw;
+      fail(what);
+    }
   }
 
  private:
@@ -1678,9 +1801,30 @@ class ExprParser {
     }
   }
   Expr unary() {
+    // A run of unary operators (`----s0`, `~~~b`, `1**1**1...`) recurses here without passing
+    // through expr(): counted on its own so that it cannot exhaust the stack.
+    if (++unary_depth_ > 200) fail("more than 200 unary operators or powers in a row");
+    struct Leave {
+      int& depth;
+      ~Leave() { --depth; }
+    } leave{unary_depth_};
     const char c = peek();
     if (c == '-') {
       ++pos_;
+      // -9223372036854775808 (sympy's str and srepr of the smallest int64): its magnitude is
+      // no int64, so the literal is read with its sign unless a power binds tighter.
+      constexpr std::string_view min_digits = "9223372036854775808";
+      skip_space();
+      if (text_.substr(pos_, min_digits.size()) == min_digits) {
+        const std::size_t after = pos_ + min_digits.size();
+        const char next = after < text_.size() ? text_[after] : '\0';
+        const bool digit = next >= '0' && next <= '9';
+        const bool power = next == '*' && after + 1 < text_.size() && text_[after + 1] == '*';
+        if (!digit && !power) {
+          pos_ = after;
+          return Expr(std::numeric_limits<std::int64_t>::min());
+        }
+      }
       return -unary();
     }
     if (c == '+') {
@@ -1705,9 +1849,10 @@ class ExprParser {
   }
   Expr raise(const Expr& base, const Expr& e, std::size_t at) {
     const auto n = e.as_integer();
-    if (!n || *n < 0 || *n > 64) {
+    if (!n || *n < 0 || *n > static_cast<std::int64_t>(max_power)) {
       pos_ = at;
-      fail("the power '" + str(e) + "' (only integer powers 0..64 are symbolic integers)");
+      fail("the power '" + str(e) + "' (only integer powers 0.." + std::to_string(max_power) +
+           " are symbolic integers)");
     }
     return pow(base, static_cast<std::uint32_t>(*n));
   }
@@ -1722,8 +1867,10 @@ class ExprParser {
     }
     std::int64_t v = 0;
     const std::size_t digits = pos_;
+    // Accumulated with the literal's sign, so that Integer(-9223372036854775808) reads.
     while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') {
-      v = add_checked(mul_checked(v, 10), text_[pos_] - '0');
+      const int digit = text_[pos_] - '0';
+      v = neg ? sub_checked(mul_checked(v, 10), digit) : add_checked(mul_checked(v, 10), digit);
       ++pos_;
     }
     if (pos_ == digits) {
@@ -1733,7 +1880,7 @@ class ExprParser {
     if (pos_ < text_.size() && (text_[pos_] == '.' || text_[pos_] == 'e' || text_[pos_] == 'E')) {
       fail("a Float (symbolic integers have integer constants)");
     }
-    return neg ? -v : v;
+    return v;
   }
 
   std::string identifier() {
@@ -1923,6 +2070,7 @@ class ExprParser {
   std::string_view text_;
   std::size_t pos_ = 0;
   int depth_ = 0;
+  int unary_depth_ = 0;
 };
 
 }  // namespace detail
