@@ -583,7 +583,9 @@ TEST_CASE("json deserializer: one parser for many texts gives each text's own pr
     }
     d.release();  // the second round starts from a new parser, then reuses it again
   }
-  CHECK(ok >= 2 * 15);
+  // Without ../shared, 14 texts load per round: since the numel check one of the mutations
+  // (sizes whose element count overflows int64) is an error, as in torch.
+  CHECK(ok >= 2 * 14);
   CHECK(errors >= 2 * 3);
   // A moved-from deserializer's successor keeps working.
   epgraph::json::ExportedProgramDeserializer moved(std::move(d));
