@@ -264,3 +264,74 @@ def test_add_buffer_refuses_bad_arguments_by_name(workdir, pt2_edit):
                  "-o", out)
     loaded = torch.export.load(str(out))
     assert torch.equal(loaded.state_dict["new"], torch.full((2, 3), 1.5))
+
+
+class _Scaled(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("scale", torch.full((3,), 2.0))
+
+    def forward(self, x):
+        return x * self.scale
+
+
+def test_state_targets_torch_loads_but_cannot_build_a_module_for(workdir, pt2_edit):
+    """Two programs torch.export.save writes and torch.export.load (and its verifier) accepts,
+    whose ep.module() then raises KeyError: a persistent buffer kept in `constants`, and a
+    target that names an attribute the module already has (`training`). `validate` reports
+    each, saying why; `add-buffer` refuses to make the second kind (`--name forward`), naming it,
+    and writes nothing."""
+    folder = workdir / "state_targets"
+    folder.mkdir(exist_ok=True)
+    x = torch.randn(3)
+
+    ep = torch.export.export(_Scaled(), (x,))
+    ep._constants["scale"] = ep._state_dict.pop("scale")
+    in_constants = folder / "in_constants.pt2"
+    torch.export.save(ep, str(in_constants))
+    loaded = torch.export.load(str(in_constants))
+    assert list(loaded.constants) == ["scale"] and list(loaded.state_dict) == []
+    with pytest.raises(KeyError, match="'scale'"):
+        loaded.module()
+    proc = pt2_edit.run("validate", in_constants, check=False)
+    assert proc.returncode == 1
+    assert proc.stdout == (
+        "Exported program verification failed:\n"
+        "  - Buffer scale is not in the state dict but in the constants dictionary: torch's "
+        "verifier accepts that, ep.module() raises KeyError('scale') (it reads persistent "
+        "buffers from the state dict)\n")
+
+    ep = torch.export.export(_Scaled(), (x,))
+    ep.graph_signature.input_specs[0].target = "training"
+    ep._state_dict["training"] = ep._state_dict.pop("scale")
+    training = folder / "training.pt2"
+    torch.export.save(ep, str(training))
+    loaded = torch.export.load(str(training))
+    with pytest.raises(KeyError, match="attribute 'training' already exists"):
+        loaded.module()
+    proc = pt2_edit.run("validate", training, check=False)
+    assert proc.returncode == 1
+    assert proc.stdout == (
+        "Exported program verification failed:\n"
+        "  - Input spec 'b_scale' (BUFFER) has target 'training', which ep.module() cannot "
+        "register: its module already has an attribute 'training'\n")
+
+    good = folder / "good.pt2"
+    torch.export.save(torch.export.export(_Scaled(), (x,)), str(good))
+    before = good.read_bytes()
+    out = folder / "out.pt2"
+    for name, target in (("forward", "forward"), ("b_eval", "eval")):
+        proc = pt2_edit.run("add-buffer", good, "--name", name, "--shape", "3", "-o", out,
+                            check=False)
+        assert proc.returncode == 2
+        origin = "" if name == target else f" (from name '{name}')"
+        assert proc.stderr == (
+            f"error: Buffer target '{target}'{origin} cannot be used: ep.module() registers it "
+            f"on a module that already has an attribute '{target}' (torch raises KeyError "
+            f"\"attribute '{target}' already exists\")\n")
+        assert not out.exists() and good.read_bytes() == before
+    # The same edit under a free name gives a program torch builds and runs.
+    pt2_edit.run("add-buffer", good, "--name", "b_forward_cache", "--shape", "3", "-o", out)
+    loaded = torch.export.load(str(out))
+    assert torch.equal(loaded.state_dict["forward_cache"], torch.zeros(3))
+    assert torch.equal(loaded.module()(x), x * 2.0)

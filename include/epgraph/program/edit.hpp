@@ -30,6 +30,7 @@
 #include "exported_program.hpp"
 #include "graph_signature.hpp"
 #include "lookup.hpp"
+#include "module_attributes.hpp"
 #include "verify.hpp"
 
 namespace epgraph {
@@ -81,6 +82,22 @@ inline void check_bindable(std::string_view requested, const std::string& assign
   std::string message = std::string(what) + " name '" + std::string(requested) + "'";
   if (assigned != requested) message += " (assigned '" + assigned + "')";
   throw value_error(message + " cannot be used: " + reason);
+}
+
+// Refuses a state target that ep.module() cannot register because its module already has an
+// attribute of that name (`forward`, `training`, `to`; see module_attribute_in): torch and
+// ExecuTorch write such a program, torch.export.load and its verifier accept it, and building
+// its module raises KeyError. `what` is "Buffer" / "Constant"; `name` the requested name.
+inline void check_registrable(const std::string& target, std::string_view name, const char* what) {
+  const std::optional<std::string_view> taken = module_attribute_in(target);
+  if (!taken) return;
+  std::string message = std::string(what) + " target '" + target + "'";
+  if (name != target) message += " (from name '" + std::string(name) + "')";
+  throw value_error(
+      message +
+      " cannot be used: ep.module() registers it on a module that already has an attribute '" +
+      std::string(*taken) + "' (torch raises KeyError \"attribute '" + std::string(*taken) +
+      "' already exists\")");
 }
 
 inline bool is_blank(std::string_view s) noexcept {
@@ -369,6 +386,11 @@ inline void note_new_placeholder(EditIndex& ix, std::size_t target_hash, std::st
 ///   and ExecuTorch would write a program whose ep.module() raises SyntaxError);
 /// - value_error "Buffer target cannot be empty (from name 'b_')" when the target recomputed
 ///   from the assigned name (`b_`, or `b-`, which FX names `b_`) is empty;
+/// - value_error "Buffer target 'forward' cannot be used: ep.module() registers it on a module
+///   that already has an attribute 'forward' (torch raises KeyError "attribute 'forward' already
+///   exists")" (with "(from name 'b_forward')" when the name differs) when the target names an
+///   attribute of the module ep.module() builds (see module_attribute_in; torch and ExecuTorch
+///   write such a program, and only building its module fails);
 /// - runtime_error "Buffer target '<t>' already exists in state_dict" / "... in constants" /
 ///   "... as the target of input spec '<spec>'" when the buffer's target (from the assigned
 ///   name) is taken. A requested target taken only in `constants` or by an input spec is no
@@ -422,6 +444,7 @@ Node* create_mutable_buffer(ExportedProgram<T>& ep, std::string_view name, T dat
   if (target.empty()) {
     throw value_error("Buffer target cannot be empty (from name '" + node_name + "')");
   }
+  detail::check_registrable(target, name, "Buffer");
   const bool requested = target == requested_target;
   const std::size_t target_hash = requested ? requested_hash : detail::target_hash(target);
   detail::check_target_free_indexed(ep, ix, target, target_hash, "Buffer", requested);
@@ -514,6 +537,9 @@ Node* create_mutable_buffer(ExportedProgram<T>& ep, std::string_view name, T dat
 ///   `persistent_buffer`;
 /// - value_error "Placeholder name 'self' cannot be used: ..." / "Placeholder name 'None' ..."
 ///   when the assigned name is one Python cannot bind (as for create_mutable_buffer);
+/// - value_error "Constant target 'training' cannot be used: ep.module() registers it on a module
+///   that already has an attribute 'training' (...)" when the assigned name (the target) names an
+///   attribute of the module ep.module() builds (see module_attribute_in);
 /// - runtime_error "Constant target '<t>' already exists in state_dict" / "... in constants" /
 ///   "... as the target of input spec '<spec>'" when the assigned name is already a key;
 /// - runtime_error "Failed to insert <name>; Const placeholder nodes must be inserted before user
@@ -553,6 +579,7 @@ Node* create_constant_placeholder(ExportedProgram<T>& ep, std::string_view name,
   const std::string node_name = graph.propose_name(name);
   detail::check_bindable(name, node_name, "Placeholder");
   std::string target = node_name;
+  detail::check_registrable(target, name, "Constant");
   const std::size_t target_hash = detail::target_hash(target);
   detail::check_target_free_indexed(ep, ix, target, target_hash, "Constant");
 
@@ -622,7 +649,8 @@ Node* create_constant_placeholder(ExportedProgram<T>& ep, std::string_view name,
 
 /// Removes a constant input: its placeholder, its input spec, and its data from `state_dict`
 /// (parameters, persistent buffers) or `constants` (non-persistent buffers, lifted tensor
-/// constants); data already missing from its dictionary is not an error. `node` is destroyed.
+/// constants, and a persistent buffer found only there, which torch accepts); data already
+/// missing from its dictionary is not an error. `node` is destroyed.
 /// Throws, checking in this order:
 /// - value_error "Cannot delete a null node" / "Node 'x' does not belong to this program's
 ///   graph";
@@ -653,8 +681,11 @@ void delete_constant_placeholder(ExportedProgram<T>& ep, Node* node) {
     throw runtime_error(who + "it is not a parameter, a buffer, nor a lifted tensor constant.");
   }
   const std::string target = *spec->target();
-  const bool in_state_dict = spec->kind() == InputKind::PARAMETER ||
-                             (spec->kind() == InputKind::BUFFER && spec->persistent() != false);
+  // A persistent buffer lives in state_dict, or (torch accepts it, see verify) in constants.
+  const bool in_state_dict =
+      spec->kind() == InputKind::PARAMETER ||
+      (spec->kind() == InputKind::BUFFER && spec->persistent() != false &&
+       (ep.state_dict().contains(target) || !ep.constants().contains(target)));
   if (spec->kind() != InputKind::CONSTANT_TENSOR) {
     const OutputKind mutation = spec->kind() == InputKind::PARAMETER
                                     ? OutputKind::PARAMETER_MUTATION

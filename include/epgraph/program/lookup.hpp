@@ -149,7 +149,13 @@ std::optional<std::pair<bool, std::string>> param_location(const ExportedProgram
   if (s == nullptr || !s->target()) return std::nullopt;
   switch (s->kind()) {
     case InputKind::PARAMETER: return std::make_pair(true, *s->target());
-    case InputKind::BUFFER: return std::make_pair(s->persistent() != false, *s->target());
+    case InputKind::BUFFER: {
+      // A persistent buffer found only in constants is accepted by torch (see verify).
+      const std::string& t = *s->target();
+      const bool state =
+          s->persistent() != false && (ep.state_dict().contains(t) || !ep.constants().contains(t));
+      return std::make_pair(state, t);
+    }
     case InputKind::CONSTANT_TENSOR: return std::make_pair(false, *s->target());
     default: return std::nullopt;
   }
@@ -158,7 +164,8 @@ std::optional<std::pair<bool, std::string>> param_location(const ExportedProgram
 }  // namespace detail
 
 /// The tensor a weight-like node stands for, or nullptr: a parameter or persistent buffer is
-/// read from `state_dict`, a non-persistent buffer or lifted tensor constant from `constants`, a
+/// read from `state_dict` (a persistent buffer found only in `constants`, which torch accepts,
+/// from there), a non-persistent buffer or lifted tensor constant from `constants`, a
 /// get_attr node from `state_dict` then `constants` by its target (none for a get_attr naming a
 /// nested graph, such as a cond branch). Returns nullptr when `node` is
 /// null, not weight-like, its key is missing, or the constants entry is a custom object. The

@@ -30,6 +30,7 @@
 #include "../ir/print.hpp"
 #include "exported_program.hpp"
 #include "graph_signature.hpp"
+#include "module_attributes.hpp"
 
 namespace epgraph {
 
@@ -223,6 +224,26 @@ inline int output_rank(OutputKind k) noexcept {
   }
 }
 
+// Rule 5: state targets ep.module() cannot register (see module_attribute_in).
+inline void check_registrable_targets(const ExportGraphSignature& sig,
+                                      std::vector<std::string>& out) {
+  for (const InputSpec& s : sig.input_specs) {
+    if (!s.target()) continue;
+    switch (s.kind()) {
+      case InputKind::PARAMETER:
+      case InputKind::BUFFER:
+      case InputKind::CONSTANT_TENSOR:
+      case InputKind::CUSTOM_OBJ: break;
+      default: continue;
+    }
+    const std::optional<std::string_view> taken = module_attribute_in(*s.target());
+    if (!taken) continue;
+    out.push_back("Input spec '" + s.name() + "' (" + std::string(kind_name(s.kind())) +
+                  ") has target '" + *s.target() + "', which ep.module() cannot register: its " +
+                  "module already has an attribute '" + std::string(*taken) + "'");
+  }
+}
+
 template <class T>
 void check_state(const ExportedProgram<T>& ep, std::vector<std::string>& out) {
   for (const InputSpec& s : ep.graph_signature().input_specs) {
@@ -236,8 +257,20 @@ void check_state(const ExportedProgram<T>& ep, std::vector<std::string>& out) {
         break;
       case InputKind::BUFFER:
         if (s.persistent() != false) {
-          if (!ep.state_dict().contains(t))
+          // torch's verifier accepts a persistent buffer found only in constants
+          // (torch/_export/verifier.py, "Allow buffers that live in constants"), but ep.module()
+          // reads every persistent buffer from the state dict (_register_attrs_to_new_gm in
+          // torch/export/_unlift.py raises KeyError): such a program loads and does not run,
+          // so epgraph reports it, saying why.
+          if (ep.state_dict().contains(t)) break;
+          if (constant == nullptr) {
             out.push_back("Buffer " + t + " is not in the state dict.");
+          } else {
+            out.push_back("Buffer " + t +
+                          " is not in the state dict but in the constants dictionary: torch's "
+                          "verifier accepts that, ep.module() raises KeyError('" +
+                          t + "') (it reads persistent buffers from the state dict)");
+          }
           break;
         }
         if (ep.state_dict().contains(t)) {
@@ -446,7 +479,7 @@ inline void check_output_targets(const ExportGraphSignature& sig, std::vector<st
 }
 
 namespace detail {
-// Rule 8 of verify: call_function nodes whose arguments do not bind to their schema.
+// Rule 9 of verify: call_function nodes whose arguments do not bind to their schema.
 inline void check_schemas(const Graph& graph, std::vector<std::string>& out) {
   for (const Node& n : graph.nodes()) {
     if (n.op() != OpCode::call_function) continue;
@@ -493,31 +526,37 @@ inline void check_schemas(const Graph& graph, std::vector<std::string>& out) {
 ///    t is not in the constants dictionary.", "Constant tensor t is not in the constants
 ///    dictionary.", "Custom object t is not in the constants dictionary.", and "... is a custom
 ///    object in the constants dictionary, not a tensor." / "Custom object t is a tensor in the
-///    constants dictionary, not a custom object." for the wrong kind of entry. Unlike torch, a
-///    persistent buffer found only in `constants` is reported;
-/// 5. only at `options.level == VerifyLevel::canonical_order`: the departures from torch's
+///    constants dictionary, not a custom object." for the wrong kind of entry. A persistent
+///    buffer found only in `constants` is reported ("Buffer t is not in the state dict but in
+///    the constants dictionary: torch's verifier accepts that, ep.module() raises KeyError('t')
+///    (...)"): torch loads such a program and cannot build its module;
+/// 5. state targets ep.module() cannot register (module_attribute_in): "Input spec 'b_forward'
+///    (BUFFER) has target 'forward', which ep.module() cannot register: its module already has
+///    an attribute 'forward'" (torch's verifier accepts it; building the module raises KeyError);
+/// 6. only at `options.level == VerifyLevel::canonical_order`: the departures from torch's
 ///    canonical input order that input_order_departures lists ("Input 'b_offset' (persistent
 ///    BUFFER) comes after input 'c_gain' (CONSTANT_TENSOR): inputs must be ordered TOKEN < ... <
 ///    USER_INPUT", "Persistent buffers must come before non-persistent buffers: 'b_a' comes
 ///    after 'b_b'"). torch's verifier does not check input order, so at the default
 ///    VerifyLevel::torch they are not errors (call input_order_departures for them);
-/// 6. output layout: "Output token 't' (TOKEN) comes after output 'y' (USER_OUTPUT): output
+/// 7. output layout: "Output token 't' (TOKEN) comes after output 'y' (USER_OUTPUT): output
 ///    tokens must come first"; "Mutation output 'm' (BUFFER_MUTATION) comes after output 'y'
 ///    (USER_OUTPUT): mutation outputs must come right after the output tokens";
-/// 7. output targets: "Output 'm' (BUFFER_MUTATION) targets 't', which is not a buffer of the
+/// 8. output targets: "Output 'm' (BUFFER_MUTATION) targets 't', which is not a buffer of the
 ///    signature" (likewise "a parameter" for PARAMETER_MUTATION / GRADIENT_TO_PARAMETER and "a
 ///    user input" for USER_INPUT_MUTATION / GRADIENT_TO_USER_INPUT, whose targets are user input
 ///    names), and "Output 'm2' (BUFFER_MUTATION) mutates 't', which output 'm' already mutates";
-/// 8. when `options.check_schemas`: each call_function node whose schema global_registry() knows
+/// 9. when `options.check_schemas`: each call_function node whose schema global_registry() knows
 ///    binds to it: "Node 'index_copy' (torch.ops.aten.index_copy.default) does not match its
 ///    schema: argument 'dim' expects int, got node 'pos' (a tensor); schema: aten::index_copy(...)
 ///    -> Tensor" (see normalized_arguments; operators_without_schema lists the others).
-/// Rules 2-4 and 6-7 are what `_verify_exported_program_signature` (torch/_export/verifier.py)
+/// Rules 2-4 and 7-8 are what `_verify_exported_program_signature` (torch/_export/verifier.py)
 /// checks, reported all at once rather than first only, with two additions torch lacks: the
-/// output targets of rule 7 must be unique, and (rule 4) a persistent buffer found only in
-/// `constants` is reported. Read-only. O(nodes + edges + specs). Mirrors torch.export's
-/// verifier (`Verifier.check`, torch/_export/verifier.py) and, at VerifyLevel::canonical_order,
-/// `checkInputOrders` of torch/nativert/graph/GraphSignature.cpp.
+/// output targets of rule 8 must be unique, and rules 4 (a persistent buffer only in
+/// `constants`) and 5 (targets ep.module() cannot register): torch writes and loads such
+/// programs, and their `ep.module()` fails. Read-only. O(nodes + edges + specs). Mirrors
+/// torch.export's verifier (`Verifier.check`, torch/_export/verifier.py) and, at
+/// VerifyLevel::canonical_order, `checkInputOrders` of torch/nativert/graph/GraphSignature.cpp.
 template <class T>
 void verify(const ExportedProgram<T>& ep, const VerifyOptions& options = {}) {
   std::vector<std::string> problems;
@@ -530,6 +569,7 @@ void verify(const ExportedProgram<T>& ep, const VerifyOptions& options = {}) {
   detail::check_inputs_match(ep.graph(), sig, problems);
   detail::check_outputs_match(ep.graph(), sig, problems);
   if (options.check_state) detail::check_state(ep, problems);
+  detail::check_registrable_targets(sig, problems);
   if (options.level == VerifyLevel::canonical_order) {
     std::vector<std::string> departures = input_order_departures(sig);
     problems.insert(problems.end(), std::make_move_iterator(departures.begin()),
