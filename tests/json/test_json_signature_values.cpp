@@ -299,3 +299,53 @@ TEST_CASE("an input whose class_fqn disagrees with custom_obj_values is refused"
                     "'__torch__.Other' disagrees with custom_obj_values['obj'].class_fqn "
                     "'__torch__.torch.classes._TorchScriptTesting._Foo'");
 }
+
+TEST_CASE(
+    "a node moved between a multi-output node and its getitems is saved; reloaded, it "
+    "follows them",
+    "[json][save][getitem]") {
+  // The schema writes a multi-output node's results as its outputs, with no node of their own:
+  // torch's deserializer (and epgraph's) creates the getitem nodes right after their producer.
+  // A node a pass put between the producer and its getitems is therefore saved (its inputs come
+  // before it in the file) and comes back after the getitems: the same program, in torch's
+  // order, which saves to the same document again (tensor_values follow graph order).
+  Program bn = epgraph_test::with_tensor_meta(epgraph_test::linear_batchnorm_program());
+  epgraph::Node* producer = bn.graph().find_node("_native_batch_norm_legit_functional");
+  epgraph::Node* add = bn.graph().find_node("add");
+  REQUIRE(producer != nullptr);
+  REQUIRE(add != nullptr);
+  producer->append(add);
+  CHECK(epgraph_test::node_names(bn.graph()) ==
+        std::vector<std::string>{"p_linear_weight", "p_linear_bias", "p_bn_weight", "p_bn_bias",
+                                 "b_bn_running_mean", "b_bn_running_var",
+                                 "b_bn_num_batches_tracked", "x", "permute", "addmm",
+                                 "_native_batch_norm_legit_functional", "add", "getitem",
+                                 "getitem_3", "getitem_4", "output"});
+  const std::string text = epgraph::json::save_exported_program_to_string(bn);
+  const json doc = json::parse(text);
+  std::vector<std::string> written;
+  for (const json& n : doc["graph_module"]["graph"]["nodes"]) {
+    written.push_back(n["name"]);
+  }
+  CHECK(written ==
+        std::vector<std::string>{"permute", "addmm", "_native_batch_norm_legit_functional", "add"});
+  const Program back = epgraph::json::load_exported_program_from_string(text);
+  CHECK_NOTHROW(epgraph::verify(back, {false}));
+  CHECK(epgraph_test::node_names(back.graph()) ==
+        std::vector<std::string>{"p_linear_weight", "p_linear_bias", "p_bn_weight", "p_bn_bias",
+                                 "b_bn_running_mean", "b_bn_running_var",
+                                 "b_bn_num_batches_tracked", "x", "permute", "addmm",
+                                 "_native_batch_norm_legit_functional", "getitem",
+                                 "_native_batch_norm_legit_functional_unused_1",
+                                 "_native_batch_norm_legit_functional_unused_2", "getitem_3",
+                                 "getitem_4", "add", "output"});
+  CHECK(epgraph::to_string(back.graph_signature()) == epgraph::to_string(bn.graph_signature()));
+  // Saved again: the same document, but for the order of tensor_values (graph order).
+  json again = json::parse(epgraph::json::save_exported_program_to_string(back));
+  json first = doc;
+  CHECK(nlohmann::json(again["graph_module"]["graph"]["tensor_values"]) ==
+        nlohmann::json(first["graph_module"]["graph"]["tensor_values"]));
+  again["graph_module"]["graph"].erase("tensor_values");
+  first["graph_module"]["graph"].erase("tensor_values");
+  CHECK(again == first);
+}
