@@ -450,3 +450,114 @@ TEST_CASE("PassManager names the failing pass and the passes before it", "[fx][p
                     "PassManager steps must be at least 1, got 0");
   CHECK_THROWS_WITH(pm.add_pass("empty", {}), "Pass 'empty' has no callable");
 }
+
+TEST_CASE("a pattern placeholder may stand for a list argument", "[fx][rewrite][list]") {
+  // Pattern placeholders carry no value, so the schema checks take them where a list is
+  // expected (`SymInt[] size`, `Tensor[] tensors`) as they take them where a tensor is; the
+  // matcher binds them to the graph's list literal and the copies get that list. Before, the
+  // pattern could not be built: "argument 'size' expects SymInt[], got node 'size'" (torch.fx
+  // does not check patterns). A node whose value is known is still no list.
+  SECTION("expand(x, size) -> expand_copy(x, size)") {
+    Graph pattern;
+    Node* px = pattern.placeholder("x");
+    Node* psize = pattern.placeholder("size");
+    pattern.output({pattern.call_function("torch.ops.aten.expand.default", {px, psize})});
+    Graph replacement;
+    Node* rx = replacement.placeholder("x");
+    Node* rsize = replacement.placeholder("size");
+    replacement.output(
+        {replacement.call_function("torch.ops.aten.expand_copy.default", {rx, rsize})});
+
+    Graph g;
+    Node* a = epgraph_test::add_placeholder(g, "a", epgraph_test::tensor({1, 3}));
+    Node* e = g.call_function("torch.ops.aten.expand.default",
+                              {a, ArgumentList{std::int64_t{2}, std::int64_t{3}}});
+    g.output({e});
+    const auto replaced = epgraph::replace_pattern(g, pattern, replacement);
+    REQUIRE(replaced.size() == 1);
+    CHECK(replaced[0].nodes_map.size() == 2);
+    CHECK(replaced[0].nodes_map[1].second ==
+          Argument(ArgumentList{std::int64_t{2}, std::int64_t{3}}));
+    CHECK(epgraph_test::node_names(g) == std::vector<std::string>{"a", "expand_copy", "output"});
+    const Node* copy = g.find_node("expand_copy");
+    REQUIRE(copy != nullptr);
+    CHECK(copy->args()[0] == Argument(a));
+    CHECK(copy->args()[1] == Argument(ArgumentList{std::int64_t{2}, std::int64_t{3}}));
+    g.lint();
+    // A node with a tensor value is refused where the list goes.
+    CHECK_THROWS_WITH(g.call_function("torch.ops.aten.expand.default", {a, a}),
+                      Catch::Contains("argument 'size' expects SymInt[], got node 'a' (a tensor"));
+  }
+  SECTION("relu(cat(tensors)) -> clamp_min(cat(tensors), 0)") {
+    Graph pattern;
+    Node* pts = pattern.placeholder("tensors");
+    Node* pcat = pattern.call_function("torch.ops.aten.cat.default", {pts});
+    pattern.output({pattern.call_function("torch.ops.aten.relu.default", {pcat})});
+    Graph replacement;
+    Node* rts = replacement.placeholder("tensors");
+    Node* rcat = replacement.call_function("torch.ops.aten.cat.default", {rts});
+    replacement.output(
+        {replacement.call_function("torch.ops.aten.clamp_min.default", {rcat, std::int64_t{0}})});
+
+    Graph g;
+    Node* a = epgraph_test::add_placeholder(g, "a", epgraph_test::tensor({2}));
+    Node* b = epgraph_test::add_placeholder(g, "b", epgraph_test::tensor({3}));
+    Node* cat = g.call_function("torch.ops.aten.cat.default", {ArgumentList{a, b}});
+    Node* relu = g.call_function("torch.ops.aten.relu.default", {cat});
+    g.output({relu});
+    const auto replaced = epgraph::replace_pattern(g, pattern, replacement);
+    REQUIRE(replaced.size() == 1);
+    CHECK(epgraph_test::node_names(g) ==
+          std::vector<std::string>{"a", "b", "cat_1", "clamp_min", "output"});
+    const Node* copy = g.find_node("cat_1");
+    REQUIRE(copy != nullptr);
+    CHECK(copy->args()[0] == Argument(ArgumentList{a, b}));
+    CHECK(a->users().size() == 1);
+    CHECK(a->users()[0] == copy);
+    g.lint();
+  }
+}
+
+TEST_CASE("ReplacedPatterns carries the erased nodes' metadata", "[fx][rewrite][meta]") {
+  // torch keeps the erased Node objects, whose meta a Python pass copies to the replacement
+  // nodes; epgraph copies each erased node's metadata into erased_meta (order of `erased`).
+  Graph pattern;
+  Node* px = pattern.placeholder("x");
+  pattern.output({pattern.call_function("torch.ops.aten.relu.default", {px})});
+  Graph replacement;
+  Node* rx = replacement.placeholder("x");
+  replacement.output(
+      {replacement.call_function("torch.ops.aten.clamp_min.default", {rx, std::int64_t{0}})});
+
+  Graph g;
+  Node* x = epgraph_test::add_placeholder(g, "x", epgraph_test::tensor({2}));
+  Node* relu = g.call_function("torch.ops.aten.relu.default", {x});
+  relu->meta().other = {{"stack_trace", "File \"m.py\", line 3, in forward"},
+                        {"nn_module_stack", "L__self__,,m.M"}};
+  relu->meta().val = *x->read_meta().val.tensor();
+  Node* relu_1 = g.call_function("torch.ops.aten.relu.default", {relu});
+  relu_1->meta().other = {{"stack_trace", "File \"m.py\", line 4, in forward"}};
+  g.output({relu_1});
+  const auto replaced = epgraph::replace_pattern(g, pattern, replacement);
+  REQUIRE(replaced.size() == 2);
+  std::vector<std::string> erased;
+  std::vector<std::string> traces;
+  for (const ReplacedPatterns& r : replaced) {
+    REQUIRE(r.erased_meta.size() == r.erased.size());
+    for (std::size_t i = 0; i < r.erased.size(); ++i) {
+      erased.push_back(r.erased[i].second);
+      traces.push_back(r.erased_meta[i].other.at(0).second);
+    }
+    // What a pass does with it: the copy takes the matched node's entries.
+    REQUIRE(r.replacements.size() == 1);
+    r.replacements[0]->meta().other = r.erased_meta.back().other;
+  }
+  CHECK(erased == std::vector<std::string>{"relu", "relu_1"});
+  CHECK(traces == std::vector<std::string>{"File \"m.py\", line 3, in forward",
+                                           "File \"m.py\", line 4, in forward"});
+  CHECK(replaced[0].erased_meta[0].other.size() == 2);
+  CHECK(replaced[0].erased_meta[0].val.tensor() != nullptr);
+  const Node* clamp = g.find_node("clamp_min");
+  REQUIRE(clamp != nullptr);
+  CHECK(clamp->read_meta().other.at(1).second == "L__self__,,m.M");
+}

@@ -483,8 +483,11 @@ class Graph {
     return InsertingGuard(this);
   }
   /// Makes new nodes go right after `node` (each new node after the previous new one) until the
-  /// returned guard is destroyed (FX `graph.inserting_after`). Throws value_error when `node` is
-  /// not in this graph. O(1).
+  /// returned guard is destroyed (FX `graph.inserting_after`, torch/fx/graph.py). Unlike FX,
+  /// several new nodes keep their creation order: FX puts each one right after `node`
+  /// (`node.append`), so `a` then `b` come out `node, b, a`, which places a user before its
+  /// input when `b` reads `a`; epgraph gives `node, a, b`. Throws value_error when `node` is not
+  /// in this graph. O(1).
   [[nodiscard]] InsertingGuard inserting_after(Node* node) {
     check_member(node, "insert after");
     push_insert_point({node, false});

@@ -33,6 +33,13 @@ struct ReplacedPatterns {
   /// so epgraph reports names where torch keeps the erased Node objects (a C++ pointer to an
   /// erased node would dangle).
   std::vector<std::pair<const Node*, std::string>> erased;
+  /// The metadata of each erased node, in the order of `erased` (erased_meta[i] belonged to the
+  /// node named erased[i].second), copied before the node was erased: what a pass carries to
+  /// `replacements`, as a Python pass reads `meta` off the erased nodes torch keeps. For
+  /// instance `r->meta().other = rp.erased_meta.back().other` gives a copy the matched node's
+  /// stack_trace, nn_module_stack and custom entries (copy `serialized` only between nodes of
+  /// the same operator: it records one call's argument layout).
+  std::vector<NodeMeta> erased_meta;
   /// The nodes copied from the replacement into the graph, in order.
   std::vector<Node*> replacements;
 };
@@ -217,6 +224,7 @@ class PatternRewrite {
         result.nodes_map.emplace_back(kv.first, kv.second);
       } else {
         result.erased.emplace_back(kv.first, std::string(kv.second.node()->name()));
+        result.erased_meta.push_back(kv.second.node()->read_meta());
       }
     }
     bool before = true;

@@ -111,6 +111,11 @@ bool argument_fits(const SchemaType& t, const Argument& a, bool in_list = false)
         }
         return true;
       }
+      // A node whose value is unknown (no meta().val) may stand for the whole list, as it may
+      // stand for a tensor or a SymInt: the placeholder of a pattern graph binds a list literal
+      // (`expand(x, size)`, `cat(tensors)`), and torch.fx does not check patterns at all. A
+      // node whose value is known (a tensor, a SymInt) is no list.
+      if (v != nullptr && !v->has_value() && !in_list) return true;
       // `int[2] stride=1`: a lone int stands for the whole list (c10's IntArrayRef rule).
       const SchemaType::Kind ek = e.kind;
       return t.fixed_size >= 0 && (ek == K::Int || ek == K::SymInt) && argument_fits<N>(e, a);
