@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <epgraph/epgraph.hpp>
 #include <epgraph/passes/infer_meta.hpp>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -237,4 +238,55 @@ TEST_CASE("register_quantized_decomposed_schemas: torch 2.13's six schemas, idem
   const NodeValue v = epgraph::infer_meta(*q);
   REQUIRE(v.tensor() != nullptr);
   CHECK(v.tensor()->dtype == epgraph::dtype::int8);
+}
+
+TEST_CASE("infer_meta: size, stride and offset arithmetic beyond int64 is an error, not UB",
+          "[infer_meta][overflow]") {
+  // Strides and offsets come from files (torch's fake tensors accept any) and sizes from a
+  // pass's arguments; a product or sum beyond int64 was signed overflow (UBSan: "2 *
+  // 9223372036854775807 cannot be represented"). Each is now refused, naming node and op.
+  constexpr std::int64_t max = std::numeric_limits<std::int64_t>::max();
+  Graph g;
+  TensorMeta wide = meta_of(epgraph::dtype::float32, {3});
+  wide.strides = syms({max});
+  Node* x = input(g, "x", wide);
+  Node* sliced = g.call_function("torch.ops.aten.slice.Tensor", {x, 0, 0, 3, 2}, {}, "sliced");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*sliced),
+                    "Cannot infer the metadata of node 'sliced' (torch.ops.aten.slice.Tensor): "
+                    "the stride of the slice overflows int64 (9223372036854775807 * 2)");
+  Node* selected = g.call_function("torch.ops.aten.select.int", {x, 0, 2}, {}, "selected");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*selected),
+                    "Cannot infer the metadata of node 'selected' (torch.ops.aten.select.int): "
+                    "the selected offset overflows int64 (2 * 9223372036854775807)");
+  TensorMeta late = meta_of(epgraph::dtype::float32, {3});
+  late.storage_offset = max;
+  Node* y = input(g, "y", late);
+  Node* tail = g.call_function("torch.ops.aten.select.int", {y, 0, 1}, {}, "tail");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*tail),
+                    "Cannot infer the metadata of node 'tail' (torch.ops.aten.select.int): the "
+                    "storage offset overflows int64 (9223372036854775807 + 1)");
+  Node* z = input(g, "z", meta_of(epgraph::dtype::float32, {2, 3}));
+  Node* viewed = g.call_function("torch.ops.aten.view.default",
+                                 {z, epgraph::ArgumentList{max, std::int64_t{2}}}, {}, "viewed");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*viewed),
+                    "Cannot infer the metadata of node 'viewed' (torch.ops.aten.view.default): "
+                    "the element count of shape [9223372036854775807, 2] overflows int64 "
+                    "(9223372036854775807 * 2)");
+  TensorMeta big = meta_of(epgraph::dtype::float32, {2});
+  big.sizes = syms({max, 2});
+  big.strides = syms({2, 1});
+  Node* w = input(g, "w", big);
+  Node* flat = g.call_function("torch.ops.aten.flatten.using_ints", {w, 0, 1}, {}, "flat");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*flat),
+                    "Cannot infer the metadata of node 'flat' (torch.ops.aten.flatten.using_ints): "
+                    "the flattened size overflows int64 (9223372036854775807 * 2)");
+  Node* unsq = g.call_function("torch.ops.aten.unsqueeze.default", {x, 0}, {}, "unsq");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*unsq),
+                    "Cannot infer the metadata of node 'unsq' (torch.ops.aten.unsqueeze.default): "
+                    "the new stride overflows int64 (3 * 9223372036854775807)");
+  // In range, the same rules still compute: a slice of step max keeps one element.
+  Node* one = g.call_function("torch.ops.aten.slice.Tensor", {z, 1, 0, max, max}, {}, "one");
+  const NodeValue v = epgraph::infer_meta(*one);
+  REQUIRE(v.tensor() != nullptr);
+  CHECK(v.tensor()->sizes == syms({2, 1}));
 }

@@ -470,6 +470,26 @@ class Context {
   const NormalizedArguments* args_;
 };
 
+// Checked int64 arithmetic on sizes, strides and offsets that come from a file or from a
+// pass's arguments: a result beyond int64 is an error naming the node ("... overflows int64
+// (2 * 9223372036854775807)"), not undefined behaviour (torch's C++ wraps around silently).
+inline std::int64_t checked_mul(const Context& ctx, std::int64_t a, std::int64_t b,
+                                const std::string& what) {
+  std::int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) {
+    ctx.fail(what + " overflows int64 (" + std::to_string(a) + " * " + std::to_string(b) + ")");
+  }
+  return r;
+}
+inline std::int64_t checked_add(const Context& ctx, std::int64_t a, std::int64_t b,
+                                const std::string& what) {
+  std::int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) {
+    ctx.fail(what + " overflows int64 (" + std::to_string(a) + " + " + std::to_string(b) + ")");
+  }
+  return r;
+}
+
 // --- shapes and strides ------------------------------------------------------------------------
 
 inline std::string sym_str(const SymInt& s) {
@@ -562,6 +582,13 @@ inline std::optional<Ints> all_concrete(const Sizes& v) {
   return out;
 }
 
+// int64 products that wrap around modulo 2^64 as torch's C++ does in practice (signed overflow
+// is undefined behaviour in C++, so epgraph computes them unsigned): for stride arithmetic whose
+// result torch also computes without a check, on values from a file.
+inline std::int64_t wrap_mul(std::int64_t a, std::int64_t b) noexcept {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b));
+}
+
 // c10's is_contiguous (size-1 dimensions ignored; empty tensors are contiguous).
 inline bool is_contiguous(const Ints& sizes, const Ints& strides) {
   std::int64_t expected = 1;
@@ -571,7 +598,7 @@ inline bool is_contiguous(const Ints& sizes, const Ints& strides) {
   for (std::size_t i = sizes.size(); i-- > 0;) {
     if (sizes[i] != 1) {
       if (strides[i] != expected) return false;
-      expected *= sizes[i];
+      expected = wrap_mul(expected, sizes[i]);
     }
   }
   return true;
@@ -589,7 +616,7 @@ inline bool is_channels_last(const Ints& sizes, const Ints& strides) {
   for (std::size_t d : order) {
     if (sizes[d] != 1) {
       if (strides[d] != expected) return false;
-      expected *= sizes[d];
+      expected = wrap_mul(expected, sizes[d]);
     }
   }
   return true;
@@ -608,7 +635,7 @@ inline bool is_non_overlapping_and_dense(const Ints& sizes, const Ints& strides)
   for (std::size_t i : perm) {
     if (sizes[i] < 2) return true;
     if (strides[i] != require) return false;
-    require *= sizes[i];
+    require = wrap_mul(require, sizes[i]);
   }
   return true;
 }
@@ -793,14 +820,14 @@ inline std::optional<Ints> view_strides(const Ints& oldshape, const Ints& oldstr
                                         const Ints& newshape) {
   if (oldshape.empty()) return Ints(newshape.size(), 1);
   std::int64_t numel = 1;
-  for (std::int64_t s : oldshape) numel *= s;
+  for (std::int64_t s : oldshape) numel = wrap_mul(numel, s);
   if (numel == 0 && oldshape == newshape) return oldstride;
   Ints newstride(newshape.size(), 0);
   if (numel == 0) {
     for (std::size_t d = newshape.size(); d-- > 0;) {
       newstride[d] = d + 1 == newshape.size()
                          ? 1
-                         : std::max<std::int64_t>(newshape[d + 1], 1) * newstride[d + 1];
+                         : wrap_mul(std::max<std::int64_t>(newshape[d + 1], 1), newstride[d + 1]);
     }
     return newstride;
   }
@@ -811,13 +838,13 @@ inline std::optional<Ints> view_strides(const Ints& oldshape, const Ints& oldstr
   for (auto tensor_d = static_cast<std::ptrdiff_t>(oldshape.size()) - 1; tensor_d >= 0;
        --tensor_d) {
     const auto td = static_cast<std::size_t>(tensor_d);
-    tensor_numel *= oldshape[td];
+    tensor_numel = wrap_mul(tensor_numel, oldshape[td]);
     if (tensor_d == 0 ||
-        (oldshape[td - 1] != 1 && oldstride[td - 1] != tensor_numel * chunk_base_stride)) {
+        (oldshape[td - 1] != 1 && oldstride[td - 1] != wrap_mul(tensor_numel, chunk_base_stride))) {
       while (view_d >= 0 &&
              (view_numel < tensor_numel || newshape[static_cast<std::size_t>(view_d)] == 1)) {
-        newstride[static_cast<std::size_t>(view_d)] = view_numel * chunk_base_stride;
-        view_numel *= newshape[static_cast<std::size_t>(view_d)];
+        newstride[static_cast<std::size_t>(view_d)] = wrap_mul(view_numel, chunk_base_stride);
+        view_numel = wrap_mul(view_numel, newshape[static_cast<std::size_t>(view_d)]);
         --view_d;
       }
       if (view_numel != tensor_numel) return std::nullopt;
@@ -1110,12 +1137,15 @@ inline TensorMeta rule_view(const Context& ctx, std::string_view op) {
     return out;
   }
   std::int64_t numel = 1;
-  for (std::int64_t s : *in_sizes) numel *= s;
+  for (std::int64_t s : *in_sizes) numel = wrap_mul(numel, s);
   Ints shape = *out_concrete;
   if (infer >= 0) {
     std::int64_t known = 1;
     for (std::size_t i = 0; i < shape.size(); ++i) {
-      if (static_cast<std::ptrdiff_t>(i) != infer) known *= shape[i];
+      if (static_cast<std::ptrdiff_t>(i) != infer) {
+        known =
+            checked_mul(ctx, known, shape[i], "the element count of shape " + shape_str(shape_arg));
+      }
     }
     if (known == 0 || numel % known != 0) {
       ctx.fail("shape '" + shape_str(shape_arg) + "' is invalid for input of size " +
@@ -1124,7 +1154,10 @@ inline TensorMeta rule_view(const Context& ctx, std::string_view op) {
     shape[static_cast<std::size_t>(infer)] = numel / known;
   }
   std::int64_t new_numel = 1;
-  for (std::int64_t s : shape) new_numel *= s;
+  for (std::int64_t s : shape) {
+    new_numel =
+        checked_mul(ctx, new_numel, s, "the element count of shape " + shape_str(shape_arg));
+  }
   if (new_numel != numel) {
     ctx.fail("shape '" + shape_str(shape_arg) + "' is invalid for input of size " +
              std::to_string(numel));
@@ -1185,7 +1218,7 @@ inline TensorMeta transpose_meta(const Context& ctx, const TensorMeta& self, std
 
 inline SymInt sym_mul(const Context& ctx, const SymInt& a, const SymInt& b,
                       const std::string& what) {
-  return ctx.concrete(a, what) * ctx.concrete(b, what);
+  return checked_mul(ctx, ctx.concrete(a, what), ctx.concrete(b, what), "the new stride");
 }
 
 inline TensorMeta rule_unsqueeze(const Context& ctx) {
@@ -1279,7 +1312,8 @@ inline TensorMeta rule_expand(const Context& ctx) {
 
 inline SymInt add_offset(const Context& ctx, const SymInt& base, std::int64_t delta) {
   if (delta == 0) return base;
-  return ctx.concrete(base, "the input's storage offset") + delta;
+  return checked_add(ctx, ctx.concrete(base, "the input's storage offset"), delta,
+                     "the storage offset");
 }
 
 inline TensorMeta rule_slice(const Context& ctx) {
@@ -1315,9 +1349,12 @@ inline TensorMeta rule_slice(const Context& ctx) {
   }
   const std::int64_t stride =
       ctx.concrete(self.strides[d], "the stride of dimension " + std::to_string(d));
-  out.sizes[d] = (end - start + step - 1) / step;
-  out.strides[d] = stride * step;
-  out.storage_offset = add_offset(ctx, self.storage_offset, start * stride);
+  // end - start is in [0, size]; (n + step - 1) / step without overflow for any step >= 1.
+  const std::int64_t n = end - start;
+  out.sizes[d] = n / step + (n % step != 0 ? 1 : 0);
+  out.strides[d] = checked_mul(ctx, stride, step, "the stride of the slice");
+  out.storage_offset =
+      add_offset(ctx, self.storage_offset, checked_mul(ctx, start, stride, "the slice's offset"));
   return out;
 }
 
@@ -1340,7 +1377,8 @@ inline TensorMeta rule_select(const Context& ctx) {
   out.requires_grad = false;
   out.sizes.erase(out.sizes.begin() + static_cast<std::ptrdiff_t>(d));
   out.strides.erase(out.strides.begin() + static_cast<std::ptrdiff_t>(d));
-  out.storage_offset = add_offset(ctx, self.storage_offset, index * stride);
+  out.storage_offset =
+      add_offset(ctx, self.storage_offset, checked_mul(ctx, index, stride, "the selected offset"));
   return out;
 }
 
@@ -1362,7 +1400,9 @@ inline TensorMeta rule_flatten(const Context& ctx) {
   }
   std::int64_t prod = 1;
   for (std::size_t i = s; i <= e; ++i) {
-    prod *= ctx.concrete(self.sizes[i], "argument 'self' dimension " + std::to_string(i));
+    prod = checked_mul(
+        ctx, prod, ctx.concrete(self.sizes[i], "argument 'self' dimension " + std::to_string(i)),
+        "the flattened size");
   }
   Sizes shape(self.sizes.begin(), self.sizes.begin() + static_cast<std::ptrdiff_t>(s));
   shape.push_back(prod);
