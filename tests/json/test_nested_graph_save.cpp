@@ -18,120 +18,24 @@
 #include <utility>
 #include <vector>
 
-#include "../support/json_documents.hpp"
+#include "../support/cond_documents.hpp"
 #include "../support/snapshot.hpp"
 
 namespace {
 
-using epgraph::Argument;
 using epgraph::HostTensor;
-using epgraph::Node;
-using epgraph::OpCode;
 using epgraph::json::load_exported_program_from_string;
 using epgraph::json::save_exported_program;
 using epgraph::json::save_exported_program_to_string;
 using epgraph::json::serialization_error;
 using nlohmann::json;
 using Program = epgraph::ExportedProgram<HostTensor>;
-
-// Tensor metadata of dtype `dtype` (7 float32, 12 bool) and sizes `sizes` (contiguous, cpu).
-json meta(int dtype, std::vector<std::int64_t> sizes) {
-  json s = json::array();
-  json st = json::array();
-  std::int64_t stride = 1;
-  std::vector<std::int64_t> strides(sizes.size());
-  for (std::size_t i = sizes.size(); i-- > 0;) {
-    strides[i] = stride;
-    stride *= sizes[i];
-  }
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    s.push_back({{"as_int", sizes[i]}});
-    st.push_back({{"as_int", strides[i]}});
-  }
-  return {{"dtype", dtype},
-          {"sizes", s},
-          {"requires_grad", false},
-          {"device", {{"type", "cpu"}, {"index", nullptr}}},
-          {"strides", st},
-          {"storage_offset", {{"as_int", 0}}},
-          {"layout", 7}};
-}
-json vec4() { return meta(7, {4}); }
-json tensor_arg(const std::string& name) { return {{"as_tensor", {{"name", name}}}}; }
-json named(const std::string& name, json arg) {
-  return {{"name", name}, {"arg", std::move(arg)}, {"kind", 1}};
-}
-json node(const std::string& target, json inputs, const std::string& out, json hop = nullptr) {
-  return {{"target", target},
-          {"inputs", std::move(inputs)},
-          {"outputs", json::array({tensor_arg(out)})},
-          {"metadata", json::object()},
-          {"is_hop_single_tensor_return", std::move(hop)},
-          {"name", out}};
-}
-json graph_of(json inputs, json nodes, json outputs, json tensor_values) {
-  return {{"inputs", std::move(inputs)},       {"outputs", std::move(outputs)},
-          {"nodes", std::move(nodes)},         {"tensor_values", std::move(tensor_values)},
-          {"sym_int_values", json::object()},  {"sym_bool_values", json::object()},
-          {"is_single_tensor_return", false},  {"custom_obj_values", json::object()},
-          {"sym_float_values", json::object()}};
-}
-
-// A branch graph: x -> <op>(x) -> add(., addend), as torch.export writes `lambda t: t.sin() + 1`.
-json branch(const std::string& op, std::int64_t addend) {
-  json nodes = json::array();
-  nodes.push_back(
-      node("torch.ops.aten." + op + ".default", json::array({named("self", tensor_arg("x"))}), op));
-  nodes.push_back(node("torch.ops.aten.add.Tensor",
-                       {named("self", tensor_arg(op)), named("other", {{"as_int", addend}})},
-                       "add"));
-  return graph_of(json::array({tensor_arg("x")}), nodes, json::array({tensor_arg("add")}),
-                  {{"x", vec4()}, {op, vec4()}, {"add", vec4()}});
-}
-
-// forward(x) = torch.cond(x.sum() > 0, then, else, (x,)), the cond node as torch 2.13 writes it.
-json cond_program(const json& then_graph, const json& else_graph) {
-  json nodes = json::array();
-  nodes.push_back(
-      node("torch.ops.aten.sum.default", json::array({named("self", tensor_arg("x"))}), "sum_1"));
-  nodes.push_back(node("torch.ops.aten.gt.Scalar",
-                       {named("self", tensor_arg("sum_1")), named("other", {{"as_int", 0}})},
-                       "gt"));
-  nodes.push_back(
-      node("torch.ops.higher_order.cond",
-           {named("", tensor_arg("gt")),
-            named("", {{"as_graph", {{"name", "true_graph_0"}, {"graph", then_graph}}}}),
-            named("", {{"as_graph", {{"name", "false_graph_0"}, {"graph", else_graph}}}}),
-            named("", {{"as_tensors", json::array({{{"name", "x"}}})}})},
-           "getitem", false));
-  nodes.back()["name"] = "cond";
-  json graph =
-      graph_of(json::array({tensor_arg("x")}), nodes, json::array({tensor_arg("getitem")}),
-               {{"x", vec4()}, {"sum_1", meta(7, {})}, {"gt", meta(12, {})}, {"getitem", vec4()}});
-  return epgraph_test::program_document(
-      graph,
-      {{"input_specs", json::array({{{"user_input", {{"arg", tensor_arg("x")}}}}})},
-       {"output_specs", json::array({{{"user_output", {{"arg", tensor_arg("getitem")}}}}})}});
-}
-
-const json kSinPlus1 = branch("sin", 1);
-const json kCosMinus1 = branch("cos", -1);
-const json kExp = branch("exp", 0);
-const json kTanh = branch("tanh", 4);
-
-// d3tool's `graft`: graph_copy of `src` onto `dst`'s result, the output rerouted to the copy.
-void graft(Program& dst, const Program& src) {
-  epgraph::Graph& g = dst.graph();
-  Node* out = g.output_node();
-  Node* result = out->args()[0].list()->at(0).node();
-  std::unordered_map<const Node*, Node*> remap = {{src.graph().find_node("x"), result}};
-  Argument copied;
-  {
-    auto at = g.inserting_before(out);
-    copied = g.graph_copy(src.graph(), remap);
-  }
-  out->replace_input_with(result, copied.list()->at(0).node());
-}
+using epgraph_test::cond_documents::cond_program;
+using epgraph_test::cond_documents::graft;
+using epgraph_test::cond_documents::kCosMinus1;
+using epgraph_test::cond_documents::kExp;
+using epgraph_test::cond_documents::kSinPlus1;
+using epgraph_test::cond_documents::kTanh;
 
 // The nested graphs the saved document's cond nodes name, "name" -> graph, in node order.
 std::vector<std::pair<std::string, json>> saved_branches(const json& doc) {
@@ -188,20 +92,8 @@ TEST_CASE("the saver refuses two different nested graphs under one target before
   Program ep = load_exported_program_from_string(cond_program(kExp, kTanh).dump());
   const Program src = load_exported_program_from_string(cond_program(kSinPlus1, kCosMinus1).dump());
   graft(ep, src);
-  epgraph::Graph& g = ep.graph();
-  Node* cond_1 = g.find_node("cond_1");
-  for (const char* old_target : {"true_graph_1", "false_graph_1"}) {
-    Node* renamed = g.find_node(old_target);
-    Node* fx_copy = nullptr;
-    {
-      auto at = g.inserting_before(cond_1);
-      fx_copy =
-          g.create_node(OpCode::get_attr, old_target[0] == 't' ? "true_graph_0" : "false_graph_0");
-    }
-    fx_copy->mutable_meta() = renamed->meta();
-    cond_1->replace_input_with(renamed, fx_copy);
-    g.erase_node(renamed);
-  }
+  epgraph_test::cond_documents::keep_targets_as_fx_does(ep);
+  const epgraph::Graph& g = ep.graph();
   CHECK(epgraph::to_string(g).find(
             "%true_graph_2 : [num_users=1] = get_attr[target=true_graph_0]") != std::string::npos);
   const std::string message =
