@@ -15,6 +15,8 @@
 //   pt2_passes fuse-mul-add IN.pt2 -o OUT.pt2      (replace_pattern + PassManager + DCE)
 //   pt2_passes drop-output IN.pt2 -o OUT.pt2       (route_output + eliminate_dead_code)
 //   pt2_passes copy-block IN.pt2 -o OUT.pt2        (node_copy)
+//   pt2_passes graft IN.pt2 --other OTHER.pt2 -o OUT.pt2 [--nested-targets OLD=NEW,...]
+//                                                   (graph_copy of OTHER onto IN's output)
 //
 // Exit status: 0 on success, 1 when epgraph::verify rejects the edited program (nothing is
 // written then), 2 on bad usage or input (the exception is printed).
@@ -722,6 +724,59 @@ void copy_block(Program& ep) {
             << last->name() << "\n";
 }
 
+// "true_graph_0=then_graph,false_graph_0=else_graph" -> {{"true_graph_0", "then_graph"}, ...}.
+epgraph::NestedGraphTargets parse_nested_targets(const std::string& text) {
+  epgraph::NestedGraphTargets out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(start, end - start);
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw epgraph::value_error("Bad --nested-targets item '" + item + "' (want OLD=NEW)");
+    }
+    out[item.substr(0, eq)] = item.substr(eq + 1);
+    start = end + 1;
+  }
+  return out;
+}
+
+// Runs the program `other` (one user input, no weights) on this program's first user output:
+// out = other(ep(x)). FX: with graph.inserting_before(output): r = graph.graph_copy(other.graph,
+// {other's x: y}); output_node.replace_input_with(y, r[0]). Nested graphs the two programs both
+// name (the branches `true_graph_0`/`false_graph_0` of two torch.cond calls) are kept apart:
+// graph_copy gives the copies fresh targets (`true_graph_1`), or the `nested_targets` given;
+// torch.fx's graph_copy keeps the names, so the copied cond would call this program's branches.
+void graft(Program& ep, const std::string& other_path, const epgraph::NestedGraphTargets& names) {
+  const Program other = epgraph::archive::load_archive<HostTensor>(other_path);
+  const auto& specs = other.graph_signature().input_specs;
+  if (specs.size() != 1 || specs[0].kind() != InputKind::USER_INPUT) {
+    throw epgraph::value_error("graft: '" + other_path +
+                               "' must have exactly one input, a user input");
+  }
+  Graph& graph = ep.graph();
+  Node* y = first_user_output(ep);
+  std::unordered_map<const Node*, Node*> remap = {{other.graph().find_node(specs[0].name()), y}};
+  Argument copied;
+  {
+    auto at = graph.inserting_before(graph.output_node());
+    copied = graph.graph_copy(other.graph(), remap, names);
+  }
+  const ArgumentList* results = copied.list();
+  Node* last = results != nullptr && !results->empty() ? results->front().node() : nullptr;
+  if (last == nullptr) {
+    throw epgraph::value_error("graft: '" + other_path + "' does not return a tensor first");
+  }
+  route_output(ep, y, last);
+  std::cout << "graft: " << remap.size() - 1 << " nodes copied, output " << y->name() << " -> "
+            << last->name() << "; nested graphs:";
+  for (const Node& n : graph.nodes()) {
+    if (n.op() == OpCode::get_attr) std::cout << " " << n.name() << "=" << n.target();
+  }
+  std::cout << "\n";
+}
+
 // --- command line -------------------------------------------------------------------------------
 
 int usage() {
@@ -732,7 +787,9 @@ int usage() {
                "  pt2_passes misc-ops IN.pt2 -o OUT.pt2\n"
                "  pt2_passes multi-output IN.pt2 -o OUT.pt2\n"
                "  pt2_passes custom-op IN.pt2 -o OUT.pt2 [--alpha A]\n"
-               "  pt2_passes relu-to-clamp|fuse-mul-add|drop-output|copy-block IN.pt2 -o OUT.pt2\n";
+               "  pt2_passes relu-to-clamp|fuse-mul-add|drop-output|copy-block IN.pt2 -o OUT.pt2\n"
+               "  pt2_passes graft IN.pt2 --other OTHER.pt2 -o OUT.pt2 [--nested-targets "
+               "OLD=NEW,...]\n";
   return 2;
 }
 
@@ -763,7 +820,8 @@ int main(int argc, char** argv) {
       {"relu-to-clamp", {}},
       {"fuse-mul-add", {}},
       {"drop-output", {}},
-      {"copy-block", {}}};
+      {"copy-block", {}},
+      {"graft", {"--other", "--nested-targets"}}};
   const auto it = known.find(pass);
   if (it == known.end()) return usage();
   for (const auto& kv : options) {
@@ -809,8 +867,11 @@ int main(int argc, char** argv) {
       fuse_mul_add(ep);
     } else if (pass == "drop-output") {
       drop_output(ep);
-    } else {
+    } else if (pass == "copy-block") {
       copy_block(ep);
+    } else {
+      if (option("--other", "").empty()) return usage();
+      graft(ep, option("--other", ""), parse_nested_targets(option("--nested-targets", "")));
     }
     try {
       epgraph::verify(ep);

@@ -21,6 +21,9 @@ reads the file back as torch does (`pt2_edit show` prints torch's graph and sign
 - misc-ops, multi-output: equal to the same operators applied in Python to the module's output;
 - custom-op: the operator epgraph_test::scale_add is defined here with torch.library (custom_op
   + register_fake) before loading, as any program using a user operator needs;
+- graft: graph_copy of a torch.cond program onto another one's output; the copied branches get
+  fresh targets (or the given ones) and torch runs the right branch of both conds for inputs
+  taking each branch, where torch.fx's own graph_copy calls the destination's branches;
 - the command line: bad usage or input exits with 2, a program verify rejects with 1 (and no
   file is written).
 
@@ -626,3 +629,100 @@ def test_verify_failure_exits_1(pt2_passes, folder):
     assert proc.returncode == 1, proc.stderr
     assert "Parameter fc.bias is not in the state dict." in proc.stdout
     assert not out.exists()
+
+
+# --- (h) graph_copy of nested graphs: a cond grafted onto a cond -------------------------------------
+# pytorch/pytorch PR #88608 copies get_attr nodes between graphs with node_copy; torch.fx's
+# graph_copy keeps a copied get_attr's target, so a cond copied into a program that has its own
+# cond calls the destination's branches `true_graph_0` / `false_graph_0` (issue 31 item 5).
+
+class CondSin(nn.Module):
+    """The program grafted on: cond(x.sum() > 0, sin(t) + 1, cos(t) - 1)."""
+
+    def forward(self, x):
+        return torch.cond(x.sum() > 0, lambda t: t.sin() + 1, lambda t: t.cos() - 1, (x,))
+
+
+class CondExp(nn.Module):
+    """The program grafted onto: cond(x.mean() < 0, exp(t) - 2, tanh(t) * 4)."""
+
+    def forward(self, x):
+        return torch.cond(x.mean() < 0, lambda t: t.exp() - 2, lambda t: t.tanh() * 4, (x,))
+
+
+def graft_inputs():
+    """Inputs taking each branch of both conds: (inner pred, outer pred) = (T, F), (T, T), (F, T),
+    (F, F) for out = CondSin()(CondExp()(x))."""
+    spiky = torch.tensor([[3.0, -1, -1], [-1, -1, -1]])
+    tall = torch.tensor([[10.0, -1, -1], [-1, -1, -1]])
+    return [torch.full((2, 3), -0.5), spiky, torch.full((2, 3), 0.5), tall]
+
+
+def test_graft_cond_into_cond(pt2_passes, folder):
+    """graph_copy of a cond program onto the output of another cond program: the copied branches
+    get fresh targets (true_graph_1/false_graph_1, as torch names new branch graphs) or the ones
+    given with --nested-targets, and torch runs the right branch of each cond for every input.
+    torch.fx's own graph_copy is shown to call the destination's branches instead."""
+    inner, outer = CondExp(), CondSin()
+    x0 = torch.randn(2, 3)
+    src_inner, src_outer = folder / "cond_exp.pt2", folder / "cond_sin.pt2"
+    export_and_save(inner, (x0,), src_inner)
+    export_and_save(outer, (x0,), src_outer)
+    inputs = graft_inputs()
+    preds = [(bool(x.mean() < 0), bool(inner(x).sum() > 0)) for x in inputs]
+    assert preds == [(True, False), (True, True), (False, True), (False, False)]
+
+    def get_attrs(ep):
+        return [(n.name, n.target) for n in ep.graph.nodes if n.op == "get_attr"]
+
+    dst = folder / "cond_exp_then_sin.pt2"
+    ep = apply_pass(pt2_passes, "graft", src_inner, dst, "--other", src_outer)
+    assert get_attrs(ep) == [("true_graph_0", "true_graph_0"), ("false_graph_0", "false_graph_0"),
+                             ("true_graph_1", "true_graph_1"), ("false_graph_1", "false_graph_1")]
+    conds = [n for n in ep.graph.nodes if n.target is torch.ops.higher_order.cond]
+    assert [[a.target for a in c.args[1:3]] for c in conds] == [
+        ["true_graph_0", "false_graph_0"], ["true_graph_1", "false_graph_1"]]
+    module = ep.module()
+    for x in inputs:
+        torch.testing.assert_close(module(x), outer(inner(x)))
+
+    named = folder / "cond_exp_then_sin_named.pt2"
+    ep = apply_pass(pt2_passes, "graft", src_inner, named, "--other", src_outer,
+                    "--nested-targets", "true_graph_0=then_graph,false_graph_0=else_graph")
+    assert get_attrs(ep)[2:] == [("then_graph", "then_graph"), ("else_graph", "else_graph")]
+    module = ep.module()
+    for x in inputs:
+        torch.testing.assert_close(module(x), outer(inner(x)))
+
+    # A given target that holds the destination's other branch is refused; nothing is written.
+    refused = folder / "cond_graft_refused.pt2"
+    proc = pt2_passes.run("graft", src_inner, "-o", refused, "--other", src_outer,
+                          "--nested-targets", "true_graph_0=false_graph_0", check=False)
+    assert proc.returncode == 2
+    assert proc.stderr == (
+        "error: Cannot give the copy of get_attr node 'true_graph_0' the target 'false_graph_0': "
+        "get_attr node 'false_graph_0' of this graph names a different nested graph under it\n")
+    assert not refused.exists()
+
+    # torch.fx 2.13, the same graft in Python: the copied cond keeps the targets true_graph_0 /
+    # false_graph_0 and so runs CondExp's branches on CondSin's predicate. torch is wrong here.
+    ep_a, ep_b = torch.export.load(str(src_outer)), torch.export.load(str(src_inner))
+    gm = ep_b.graph_module
+    out_node = gm.graph.output_node()
+    b_result = out_node.args[0][0]
+    val_map = {n: b_result for n in ep_a.graph.nodes if n.op == "placeholder"}
+    with gm.graph.inserting_before(out_node):
+        copied = gm.graph.graph_copy(ep_a.graph, val_map)
+    out_node.replace_input_with(b_result, copied[0])
+    gm.recompile()
+    assert [n.target for n in gm.graph.nodes if n.op == "get_attr"] == [
+        "true_graph_0", "false_graph_0", "true_graph_0", "false_graph_0"]
+
+    def fx_result(x):  # what FX's graft computes: CondExp's branches, CondSin's predicate
+        y = inner(x)
+        return y.exp() - 2 if y.sum() > 0 else y.tanh() * 4
+
+    for x in inputs:
+        (got,) = gm(x)
+        torch.testing.assert_close(got, fx_result(x))
+        assert not torch.allclose(got, outer(inner(x)))

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <new>
 #include <optional>
@@ -114,6 +115,14 @@ class GraphObserver {
   GraphObserver(const GraphObserver&) = default;
   GraphObserver& operator=(const GraphObserver&) = default;
 };
+
+/// Targets for the nested graphs a copy brings (Graph::node_copy / graph_copy): the target of a
+/// get_attr node in the graph copied from -> the target its copy gets, e.g.
+/// `{{"true_graph_0", "then_graph"}, {"false_graph_0", "else_graph"}}`. A nested graph (the
+/// branch of a cond, the body of a map, an invoke_subgraph) is a get_attr node whose target names
+/// it and whose record (NodeMeta::serialized, the JSON text the loader keeps) carries it; two
+/// get_attr nodes carry the same nested graph when their records are the same text.
+using NestedGraphTargets = std::map<std::string, std::string, std::less<>>;
 
 class Graph;
 
@@ -679,13 +688,44 @@ class Graph {
   /// (the identity when empty, which suits a node of this graph), `node.name()` as the requested
   /// name, de-duplicated by this graph's namespace as FX does (`add` taken -> `add_1`), and a copy
   /// of the metadata (FX `copy.copy(node.meta)`). Placement follows create_node (a placeholder
-  /// goes after the last placeholder by default). Throws what `arg_transform` throws and what
-  /// create_node throws: value_error when a transformed argument node is null or of another
-  /// graph or the arguments do not bind to the operator's schema, value_error/runtime_error when
-  /// the insertion point does not allow the node or it is a second output node. Strong
-  /// guarantee. O(length of name + size of arguments + size of metadata).
+  /// goes after the last placeholder by default).
+  ///
+  /// A get_attr node carrying a nested graph (see NestedGraphTargets) keeps its target unless a
+  /// get_attr node of this graph carries a different nested graph under it; then the copy gets
+  /// the first target `<prefix>_0`, `<prefix>_1`, ... (`<prefix>` is the target without a
+  /// trailing `_<digits>`: `true_graph_0` -> `true_graph_1`) that no get_attr node of this graph
+  /// uses for anything but the same nested graph, as torch names a new branch graph
+  /// (`unique_graph_name_with_root`, torch/_higher_order_ops/utils.py) and that is free as a node
+  /// name (never taken in this graph's namespace, so the copy can be named after it), or
+  /// whose get_attr nodes all carry this same graph (then shared); the copy then requests its new
+  /// target as its name, as torch's loader names a get_attr node (`deserialize_input`),
+  /// de-duplicated as usual. The same nested graph under the same target is shared. FX keeps the
+  /// target, so its copy calls the destination's graph of that name (and torch's loader registers
+  /// one submodule per name: the last read wins); epgraph's loader refuses such a file. A get_attr
+  /// node without a record keeps its target, as in FX.
+  ///
+  /// Throws what `arg_transform` throws and what create_node throws: value_error when a
+  /// transformed argument node is null or of another graph or the arguments do not bind to the
+  /// operator's schema, value_error/runtime_error when the insertion point does not allow the
+  /// node or it is a second output node. Strong guarantee. O(length of name + size of arguments +
+  /// size of metadata), plus O(nodes) for a get_attr node whose target this graph uses.
   Node* node_copy(const Node& node, const std::function<Argument(Node*)>& arg_transform = {}) {
     return node_copy_impl(node, arg_transform, nullptr);
+  }
+
+  /// node_copy, where a get_attr node whose target is a key of `nested_targets` gets the mapped
+  /// target instead of node_copy's choice (the caller names the copied nested graph; FX's user
+  /// sets `copy.target` and registers the submodule under it) and requests it as its name.
+  /// Throws, besides what node_copy
+  /// throws, value_error "Cannot give the copy of get_attr node 'true_graph_0' the target
+  /// 'a.b': a nested graph's target must be a Python identifier (torch registers it as a
+  /// submodule)" and value_error "Cannot give the copy of get_attr node 'true_graph_0' the target
+  /// 'then_graph': get_attr node 'then_graph' of this graph names a different nested graph under
+  /// it" (the copied node, the target, then this graph's node). Strong guarantee. O(node_copy +
+  /// log size of nested_targets + nodes).
+  Node* node_copy(const Node& node, const std::function<Argument(Node*)>& arg_transform,
+                  const NestedGraphTargets& nested_targets) {
+    return node_copy_impl(node, arg_transform, nullptr, &nested_targets);
   }
 
   /// Copies every node of `g` except its output node into this graph, in order, at the insertion
@@ -694,49 +734,30 @@ class Graph {
   /// None when `g` has no output node. `value_remap` maps nodes of `g` to nodes of this graph: a
   /// node already in it is not copied (pass a placeholder's stand-in this way), and every copy
   /// is added to it. Names are de-duplicated by this graph's namespace, node by node, exactly as
-  /// FX's node_copy does. Throws value_error "Cannot copy a graph into itself";
-  /// runtime_error "Cannot copy node 'add': its input 'x' has no copy" when a node uses one that
-  /// comes after it in `g` (FX raises KeyError); and what node_copy throws. Strong guarantee:
-  /// on failure the copies made so far are removed (their names given back to the namespace),
-  /// the insertion point and `value_remap` are as before. O(nodes + edges of g).
+  /// FX's node_copy does. Nested graphs get their targets by node_copy's rule, node by node, the
+  /// copies made so far included: when `g`'s cond branches `true_graph_0`/`false_graph_0` differ
+  /// from this graph's, they become `true_graph_1`/`false_graph_1` (FX keeps the names, and the
+  /// copied cond calls this graph's branches). Throws value_error "Cannot copy a graph into
+  /// itself"; runtime_error "Cannot copy node 'add': its input 'x' has no copy" when a node uses
+  /// one that comes after it in `g` (FX raises KeyError); and what node_copy throws. Strong
+  /// guarantee: on failure the copies made so far are removed (their names given back to the
+  /// namespace), the insertion point and `value_remap` are as before. O(nodes + edges of g),
+  /// plus O(nodes) for each get_attr node of `g` whose target this graph uses.
   Argument graph_copy(const Graph& g, std::unordered_map<const Node*, Node*>& value_remap) {
-    if (&g == this) throw value_error("Cannot copy a graph into itself");
-    std::vector<Node*> created;
-    std::vector<Namespace::Proposal> proposals;
-    std::vector<const Node*> keys;
-    created.reserve(g.size());
-    proposals.reserve(g.size());
-    keys.reserve(g.size());
-    const InsertPoint saved = insert_;
-    const Node* current = nullptr;
-    auto lookup = [&](Node* input) -> Argument {
-      auto it = value_remap.find(input);
-      if (it == value_remap.end()) {
-        throw runtime_error("Cannot copy node '" + current->name_ + "': its input '" +
-                            input->name_ + "' has no copy");
-      }
-      return Argument(it->second);
-    };
-    try {
-      for (const Node* n = g.head_; n != nullptr; n = n->next_) {
-        if (value_remap.find(n) != value_remap.end()) continue;
-        current = n;
-        if (n->op_ == OpCode::output) {
-          return n->args_size_ == 0 ? Argument() : map_nodes(n->args()[0], lookup);
-        }
-        proposals.emplace_back();
-        Node* copy = node_copy_impl(*n, lookup, &proposals.back());
-        created.push_back(copy);
-        value_remap.emplace(n, copy);
-        keys.push_back(n);
-      }
-    } catch (...) {
-      for (const Node* k : keys) value_remap.erase(k);
-      for (std::size_t i = created.size(); i-- > 0;) uncreate(created[i], proposals[i]);
-      insert_ = saved;
-      throw;
-    }
-    return Argument();
+    return graph_copy_impl(g, value_remap, nullptr);
+  }
+
+  /// graph_copy, where each get_attr node of `g` whose target is a key of `nested_targets` gets
+  /// the mapped target (see the node_copy overload taking it; the other get_attr nodes follow
+  /// node_copy's rule), e.g. `{{"true_graph_0", "then_graph"}, {"false_graph_0",
+  /// "else_graph"}}`. Throws what graph_copy and that node_copy overload throw, the latter also
+  /// when two different nested graphs of `g` are mapped to one target ("Cannot give the copy of
+  /// get_attr node 'false_graph_0' the target 'branch': get_attr node 'branch' of this graph
+  /// names a different nested graph under it"). Strong guarantee, as graph_copy. O(graph_copy +
+  /// get_attr nodes of g * (log size of nested_targets + nodes)).
+  Argument graph_copy(const Graph& g, std::unordered_map<const Node*, Node*>& value_remap,
+                      const NestedGraphTargets& nested_targets) {
+    return graph_copy_impl(g, value_remap, &nested_targets);
   }
 
   /// Attaches the observer that hears of replacements and renames (the ExportedProgram owning
@@ -881,9 +902,129 @@ class Graph {
     return arg;
   }
 
-  // node_copy; when `taken` is set, it receives the namespace step (for uncreate). Strong.
+  // graph_copy, with `given` the caller's targets for nested graphs (or nullptr). Strong.
+  Argument graph_copy_impl(const Graph& g, std::unordered_map<const Node*, Node*>& value_remap,
+                           const NestedGraphTargets* given) {
+    if (&g == this) throw value_error("Cannot copy a graph into itself");
+    std::vector<Node*> created;
+    std::vector<Namespace::Proposal> proposals;
+    std::vector<const Node*> keys;
+    created.reserve(g.size());
+    proposals.reserve(g.size());
+    keys.reserve(g.size());
+    const InsertPoint saved = insert_;
+    const Node* current = nullptr;
+    auto lookup = [&](Node* input) -> Argument {
+      auto it = value_remap.find(input);
+      if (it == value_remap.end()) {
+        throw runtime_error("Cannot copy node '" + current->name_ + "': its input '" +
+                            input->name_ + "' has no copy");
+      }
+      return Argument(it->second);
+    };
+    try {
+      for (const Node* n = g.head_; n != nullptr; n = n->next_) {
+        if (value_remap.find(n) != value_remap.end()) continue;
+        current = n;
+        if (n->op_ == OpCode::output) {
+          return n->args_size_ == 0 ? Argument() : map_nodes(n->args()[0], lookup);
+        }
+        proposals.emplace_back();
+        Node* copy = node_copy_impl(*n, lookup, &proposals.back(), given);
+        created.push_back(copy);
+        value_remap.emplace(n, copy);
+        keys.push_back(n);
+      }
+    } catch (...) {
+      for (const Node* k : keys) value_remap.erase(k);
+      for (std::size_t i = created.size(); i-- > 0;) uncreate(created[i], proposals[i]);
+      insert_ = saved;
+      throw;
+    }
+    return Argument();
+  }
+
+  // The nested graph get_attr node `n` carries: its record, or empty (none, or not get_attr).
+  static std::string_view nested_record(const Node& n) noexcept {
+    if (n.op_ != OpCode::get_attr) return {};
+    return n.meta().serialized;
+  }
+
+  // The first get_attr node of this graph with target `target` that carries a nested graph other
+  // than `record` (which is not empty); with `strict`, also one that carries none. O(nodes) when
+  // the target is used, one hash lookup otherwise.
+  const Node* nested_clash(std::string_view target, std::string_view record, bool strict) const {
+    for (const Node* n : find_nodes_impl(OpCode::get_attr, target)) {
+      const std::string_view other = nested_record(*n);
+      if (other != record && (strict || !other.empty())) return n;
+    }
+    return nullptr;
+  }
+
+  // Whether `s` is a Python identifier (ASCII): what a submodule's name must be.
+  static bool is_identifier(std::string_view s) noexcept {
+    if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
+    return std::all_of(s.begin(), s.end(), [](char c) {
+      return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    });
+  }
+
+  // The target the copy of `node` gets here (see node_copy): its own, the caller's (`given`),
+  // or a fresh one for a nested graph this graph holds another graph under. Strong (reads only).
+  std::string copy_target(const Node& node, const NestedGraphTargets* given) const {
+    const std::string_view target = node.target();
+    if (node.op_ != OpCode::get_attr) return std::string(target);
+    const std::string_view record = nested_record(node);
+    if (given != nullptr) {
+      if (const auto it = given->find(target); it != given->end()) {
+        const std::string& chosen = it->second;
+        const std::string who = "Cannot give the copy of get_attr node '" + node.name_ +
+                                "' the target '" + chosen + "': ";
+        if (!is_identifier(chosen)) {
+          throw value_error(who +
+                            "a nested graph's target must be a Python identifier (torch "
+                            "registers it as a submodule)");
+        }
+        if (!record.empty()) {
+          if (const Node* other = nested_clash(chosen, record, false)) {
+            throw value_error(who + "get_attr node '" + other->name_ +
+                              "' of this graph names a different nested graph under it");
+          }
+        }
+        return chosen;
+      }
+    }
+    if (record.empty() || nested_clash(target, record, false) == nullptr) {
+      return std::string(target);
+    }
+    // torch's unique_graph_name_with_root: `<prefix>_<i>` for the first free i from 0.
+    std::string_view prefix = target;
+    std::size_t digits = 0;
+    while (digits < prefix.size() && prefix[prefix.size() - 1 - digits] >= '0' &&
+           prefix[prefix.size() - 1 - digits] <= '9') {
+      ++digits;
+    }
+    if (digits > 0 && digits < prefix.size() && prefix[prefix.size() - 1 - digits] == '_') {
+      prefix.remove_suffix(digits + 1);
+    }
+    for (std::size_t i = 0;; ++i) {
+      std::string candidate = std::string(prefix) + "_" + std::to_string(i);
+      if (candidate == target) continue;
+      // Free: no get_attr node reads it and the namespace would give it as a node name (the
+      // copy is named after its target); or every get_attr node reading it carries this same
+      // graph (shared).
+      const bool free = find_nodes_impl(OpCode::get_attr, candidate).empty()
+                            ? namespace_.propose(candidate).name == candidate
+                            : nested_clash(candidate, record, true) == nullptr;
+      if (free) return candidate;
+    }
+  }
+
+  // node_copy; when `taken` is set, it receives the namespace step (for uncreate); `given`: the
+  // caller's targets for nested graphs, or nullptr. Strong.
   template <class Transform>
-  Node* node_copy_impl(const Node& node, const Transform& transform, Namespace::Proposal* taken) {
+  Node* node_copy_impl(const Node& node, const Transform& transform, Namespace::Proposal* taken,
+                       const NestedGraphTargets* given = nullptr) {
     auto map = [&](const Argument& a) -> Argument {
       if constexpr (std::is_same_v<Transform, std::function<Argument(Node*)>>) {
         if (!transform) return a;
@@ -896,8 +1037,9 @@ class Graph {
     Kwargs kwargs;
     kwargs.reserve(node.kwargs().size());
     for (const auto& kv : node.kwargs()) kwargs.emplace_back(kv.first, map(kv.second));
-    const std::string name(node.name());
-    const std::string target(node.target());
+    const std::string target = copy_target(node, given);
+    // A get_attr node given a new target is named after it, as torch's loader names one.
+    const std::string name(target != node.target() ? std::string_view(target) : node.name());
     std::function<void(Node&)> copy_meta;
     if (node.extra_ != nullptr) copy_meta = [&node](Node& n) { n.mutable_meta() = node.meta(); };
     return create_node_impl(node.op_, target, std::move(args), std::move(kwargs), name,
@@ -1612,5 +1754,45 @@ inline bool Node::is_impure(UnknownOperators unknown) const {
 inline void Node::prepend(Node* x) { graph().move_node(x, this, true); }
 
 inline void Node::append(Node* x) { graph().move_node(x, this, false); }
+
+/// Two get_attr nodes of one graph that name one target for different nested graphs (see
+/// nested_graph_clashes): a graph torch cannot run as written, since its loader registers one
+/// submodule per target and every node then calls the last one read.
+struct NestedGraphClash {
+  /// The first get_attr node carrying a nested graph under the target.
+  const Node* first = nullptr;
+  /// A later get_attr node carrying a different nested graph under the same target.
+  const Node* second = nullptr;
+
+  /// "get_attr nodes 'true_graph_0' and 'true_graph_0_1' both name target 'true_graph_0' for
+  /// different nested graphs" (first, second, then the target). Throws std::bad_alloc only.
+  /// O(length of the names).
+  [[nodiscard]] std::string message() const {
+    return "get_attr nodes '" + std::string(first->name()) + "' and '" +
+           std::string(second->name()) + "' both name target '" + std::string(first->target()) +
+           "' for different nested graphs";
+  }
+};
+
+/// Every get_attr node of `graph` that carries a nested graph (its record, NodeMeta::serialized,
+/// is not empty; see NestedGraphTargets) other than the one the first such get_attr node of the
+/// same target carries, paired with that first node, in graph order; empty when every target
+/// names one nested graph. get_attr nodes without a record are not compared (they read whatever
+/// their target names, as in FX). torch.fx checks nothing of the kind: `GraphModule` holds one
+/// submodule per name, and torch's loader (`register_module` in
+/// torch/_export/serde/serialize.py, `deserialize_input` of `as_graph`) replaces an earlier graph
+/// of the name by a later one, so such a program calls the wrong graph. epgraph::verify and the
+/// JSON saver refuse it; Graph::node_copy / graph_copy never make it. Read-only. Throws
+/// std::bad_alloc only. O(nodes + size of the records compared).
+[[nodiscard]] inline std::vector<NestedGraphClash> nested_graph_clashes(const Graph& graph) {
+  std::vector<NestedGraphClash> out;
+  std::unordered_map<std::string_view, const Node*> first;  // target -> first get_attr node
+  for (const Node& n : graph.nodes()) {
+    if (n.op() != OpCode::get_attr || n.meta().serialized.empty()) continue;
+    const auto it = first.emplace(n.target(), &n).first;
+    if (it->second->meta().serialized != n.meta().serialized) out.push_back({it->second, &n});
+  }
+  return out;
+}
 
 }  // namespace epgraph

@@ -1399,6 +1399,14 @@ inline void append_rest_of(const ojson& obj, JsonText& out) {
 // ordered_json trees appended after them. Errors are thrown in the order of the document.
 template <class Tensor>
 std::string save_program(const ExportedProgram<Tensor>& ep) {
+  // Two nested graphs under one target: torch's loader would register the last one read and
+  // call it from both nodes (epgraph's loader refuses the file). Refused before writing.
+  const std::vector<NestedGraphClash> clashes = nested_graph_clashes(ep.graph());
+  if (!clashes.empty()) {
+    throw serialization_error(
+        "graph_module.graph.nodes",
+        clashes.front().message() + ": torch's loader would call the last one read from both");
+  }
   const OpaqueFields opaque(ep.metadata());
   std::string text;
   text.reserve(1024 * (ep.graph().size() + 1));
@@ -1457,9 +1465,13 @@ std::string save_program(const ExportedProgram<Tensor>& ep) {
 /// negative", strides of another rank, a negative storage offset; see check_tensor_meta), and
 /// node arguments it refuses ("graph_module.graph.nodes: node 'to' (torch.ops.aten.to.dtype)
 /// cannot be written: input 'dtype': unknown ScalarType 0"; likewise a Layout or MemoryFormat
-/// outside torch's enums and a device of negative index); nlohmann::json::type_error 316 when a
-/// string to write (a node name, target, ...) is not valid UTF-8, as dump() does. The text is
-/// dump()'s spelling of the document (no whitespace, UTF-8 kept); the graph's nodes and
+/// outside torch's enums and a device of negative index), and "graph_module.graph.nodes: get_attr
+/// nodes 'true_graph_0' and 'true_graph_1' both name target 'true_graph_0' for different nested
+/// graphs: torch's loader would call the last one read from both" for the first pair
+/// nested_graph_clashes finds (torch writes both and its loader registers one submodule per
+/// target; Graph::graph_copy gives copied graphs fresh targets); nlohmann::json::type_error 316
+/// when a string to write (a node name, target, ...) is not valid UTF-8, as dump() does. The text
+/// is dump()'s spelling of the document (no whitespace, UTF-8 kept); the graph's nodes and
 /// `tensor_values` are written straight to the text rather than built as a JSON tree. O(program
 /// size).
 template <class Tensor>

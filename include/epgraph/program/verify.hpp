@@ -549,12 +549,18 @@ inline void check_schemas(const Graph& graph, std::vector<std::string>& out) {
 /// 9. when `options.check_schemas`: each call_function node whose schema global_registry() knows
 ///    binds to it: "Node 'index_copy' (torch.ops.aten.index_copy.default) does not match its
 ///    schema: argument 'dim' expects int, got node 'pos' (a tensor); schema: aten::index_copy(...)
-///    -> Tensor" (see normalized_arguments; operators_without_schema lists the others).
+///    -> Tensor" (see normalized_arguments; operators_without_schema lists the others);
+/// 10. nested graphs: "get_attr nodes 'true_graph_0' and 'true_graph_1' both name target
+///     'true_graph_0' for different nested graphs" for each get_attr node whose record carries a
+///     nested graph other than the first one of its target (see nested_graph_clashes). torch's
+///     verifier does not check this; its loader registers one submodule per target, so such a
+///     program would call the last graph read from every node of the target.
 /// Rules 2-4 and 7-8 are what `_verify_exported_program_signature` (torch/_export/verifier.py)
-/// checks, reported all at once rather than first only, with two additions torch lacks: the
-/// output targets of rule 8 must be unique, and rules 4 (a persistent buffer only in
-/// `constants`) and 5 (targets ep.module() cannot register): torch writes and loads such
-/// programs, and their `ep.module()` fails. Read-only. O(nodes + edges + specs). Mirrors
+/// checks, reported all at once rather than first only, with these additions torch lacks: the
+/// output targets of rule 8 must be unique, rules 4 (a persistent buffer only in `constants`)
+/// and 5 (targets ep.module() cannot register): torch writes and loads such programs, and their
+/// `ep.module()` fails; and rule 10 (torch runs the wrong nested graph). Read-only. O(nodes +
+/// edges + specs + size of the records of get_attr nodes sharing a target). Mirrors
 /// torch.export's verifier (`Verifier.check`, torch/_export/verifier.py) and, at
 /// VerifyLevel::canonical_order, `checkInputOrders` of torch/nativert/graph/GraphSignature.cpp.
 template <class T>
@@ -578,6 +584,9 @@ void verify(const ExportedProgram<T>& ep, const VerifyOptions& options = {}) {
   detail::check_output_order(sig, problems);
   detail::check_output_targets(sig, problems);
   if (options.check_schemas) detail::check_schemas(ep.graph(), problems);
+  for (const NestedGraphClash& c : nested_graph_clashes(ep.graph())) {
+    problems.push_back(c.message());
+  }
   if (!problems.empty()) throw verification_error(std::move(problems));
 }
 
