@@ -127,7 +127,14 @@ TEST_CASE("written_inputs and aliased_inputs read the schemas' alias annotations
   CHECK(sets.may_alias(*out, *y));         // the out= result
   CHECK_FALSE(sets.may_alias(*x, *y));     // distinct inputs
   CHECK_FALSE(sets.may_alias(*relu, *x));  // a fresh result
-  CHECK(sets.escapes(sets.set_of(*x)));    // x is a placeholder: the caller owns it
+  std::string members;
+  for (const Node* m : sets.members(sets.set_of(*x))) {
+    members += (members.empty() ? "" : ",") + std::string(m->name());
+  }
+  CHECK(members == "x,add_,view,split,getitem");
+  CHECK(sets.is_written(sets.set_of(*view)));  // add_ writes x, so the view's storage changes
+  CHECK_FALSE(sets.is_written(sets.set_of(*relu)));
+  CHECK(sets.escapes(sets.set_of(*x)));  // x is a placeholder: the caller owns it
   CHECK_FALSE(sets.escapes(sets.set_of(*relu)));
   CHECK(sets.writes(*copy, sets.set_of(*y)));
   CHECK_FALSE(sets.writes(*copy, sets.set_of(*x)));

@@ -22,7 +22,12 @@ reads the file back as torch does (`pt2_edit show` prints torch's graph and sign
 - custom-op: the operator epgraph_test::scale_add is defined here with torch.library (custom_op
   + register_fake) before loading, as any program using a user operator needs;
 - the command line: bad usage or input exits with 2, a program verify rejects with 1 (and no
-  file is written).
+  file is written);
+- mutation and aliasing (inplace-to-functional, relu-to-clamp on training-IR graphs with add_):
+  a match whose rewrite torch.fx gets wrong (a view outside it reads what its add_ wrote; the
+  copy would read a tensor after an add_ outside it) is refused and the file keeps eager's
+  numbers, which the test shows torch.fx's own rewrite does not; a match nobody outside sees is
+  rewritten as torch.fx rewrites it.
 
 Environment: EPGRAPH_PT2_PASSES, the built pt2_passes (set by ctest; the tests skip without it),
 and conftest.py's EPGRAPH_PT2_EDIT and EPGRAPH_INTEROP_WORKDIR.

@@ -234,9 +234,15 @@ class AliasSets {
       const OpCode op = nodes_[i]->op();
       if (op == OpCode::placeholder || op == OpCode::get_attr) escapes_[find(i)] = true;
     }
+    written_.assign(nodes_.size(), false);
     for (std::vector<std::size_t>& w : writes_) {
-      for (std::size_t& s : w) s = find(s);
+      for (std::size_t& s : w) {
+        s = find(s);
+        written_[s] = true;
+      }
     }
+    members_.resize(nodes_.size());
+    for (std::size_t i = 0; i < nodes_.size(); ++i) members_[find(i)].push_back(nodes_[i]);
   }
 
   /// True when `node` is a node of the graph the sets were built from. O(1).
@@ -281,13 +287,14 @@ class AliasSets {
   [[nodiscard]] bool escapes(std::size_t set) const noexcept {
     return set < escapes_.size() && escapes_[set];
   }
-  /// The members of set `set`, in graph order. O(nodes).
-  [[nodiscard]] std::vector<const Node*> members(std::size_t set) const {
-    std::vector<const Node*> out;
-    for (std::size_t i = 0; i < nodes_.size(); ++i) {
-      if (find(i) == set) out.push_back(nodes_[i]);
-    }
-    return out;
+  /// True when some node of the graph writes set `set` in place. O(1).
+  [[nodiscard]] bool is_written(std::size_t set) const noexcept {
+    return set < written_.size() && written_[set];
+  }
+  /// The members of set `set`, in graph order (empty for a number that names no set). O(1).
+  [[nodiscard]] const std::vector<const Node*>& members(std::size_t set) const noexcept {
+    static const std::vector<const Node*> no_members;
+    return set < members_.size() ? members_[set] : no_members;
   }
 
  private:
@@ -317,6 +324,8 @@ class AliasSets {
   mutable std::vector<std::size_t> parent_;  // union-find, compressed on lookup
   std::vector<std::vector<std::size_t>> writes_;
   std::vector<bool> escapes_;
+  std::vector<bool> written_;                      // by set: some node writes it
+  std::vector<std::vector<const Node*>> members_;  // by set, in graph order
 };
 
 /// Why `a` and `b` (nodes of the graph `sets` was built from) must keep their relative order

@@ -414,8 +414,8 @@ class SubgraphMatcher {
 
   // The memory half of containment (see the class comment): no node outside the match may see
   // a write inside it, and no write outside it may land between the match's reads of its inputs
-  // and where its replacement goes. O(N * A * W) for N graph nodes, A arguments of a node and W
-  // sets the match writes or reads.
+  // and where its replacement goes. O(P + U) for P pattern nodes and U users of the members of
+  // the sets the match writes, and of the written sets its placeholders bound.
   bool contained_in_memory(const InternalMatch& m, const Graph& graph, const AliasSets& aliases,
                            const std::unordered_map<const Node*, std::size_t>& position) const {
     std::unordered_set<const Node*> inside;
@@ -452,17 +452,25 @@ class SubgraphMatcher {
     }
     if (placed == graph.size()) placed = last + 1;
     const std::size_t reads_until = std::max(placed, last);
-    std::size_t i = 0;
-    for (const Node* n = graph.first_node(); n != nullptr; n = n->next(), ++i) {
-      if (i <= first || inside.count(n) != 0) continue;
-      for (std::size_t s : written) {
-        if (aliases.read_member(*n, s) != nullptr) return false;
+    // Only nodes that read a member of a set can read or write it: the members' users.
+    auto outside_after = [&](std::size_t s, auto&& refuses) {
+      for (const Node* member : aliases.members(s)) {
+        for (const Node* u : member->users()) {
+          if (inside.count(u) == 0 && position.at(u) > first && refuses(*u)) return true;
+        }
       }
-      for (std::size_t s : bound) {
-        if (!aliases.writes(*n, s)) continue;
-        if (i < reads_until) return false;
-        if (std::find(returned.begin(), returned.end(), s) != returned.end()) return false;
-      }
+      return false;
+    };
+    for (std::size_t s : written) {
+      if (outside_after(s, [](const Node&) { return true; })) return false;
+    }
+    for (std::size_t s : bound) {
+      if (!aliases.is_written(s)) continue;
+      const bool seen_by_return = std::find(returned.begin(), returned.end(), s) != returned.end();
+      const auto write_moved_across = [&](const Node& u) {
+        return aliases.writes(u, s) && (seen_by_return || position.at(&u) < reads_until);
+      };
+      if (outside_after(s, write_moved_across)) return false;
     }
     return true;
   }
