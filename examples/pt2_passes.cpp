@@ -17,6 +17,7 @@
 //   pt2_passes copy-block IN.pt2 -o OUT.pt2        (node_copy)
 //   pt2_passes graft IN.pt2 --other OTHER.pt2 -o OUT.pt2 [--nested-targets OLD=NEW,...]
 //                                                   (graph_copy of OTHER onto IN's output)
+//   pt2_passes inplace-to-functional IN.pt2 -o OUT.pt2   (replace_pattern on an in-place op)
 //
 // Exit status: 0 on success, 1 when epgraph::verify rejects the edited program (nothing is
 // written then), 2 on bad usage or input (the exception is printed).
@@ -647,6 +648,24 @@ void relu_to_clamp(Program& ep) {
   std::cout << "relu-to-clamp: " << replaced.size() << " relu replaced\n";
 }
 
+// FX: subgraph_rewriter.replace_pattern(gm, lambda x: aten.relu(aten.add_(x, 1)),
+//                                           lambda x: aten.clamp_min(aten.add(x, 1), 0))
+// on a training-IR graph, where in-place ops stay. The matcher refuses a match whose add_ writes
+// a tensor that a node outside it reads afterwards, e.g. through a view made before the add_
+// (the functional replacement would drop the write that node sees); torch.fx rewrites it anyway.
+void inplace_to_functional(Program& ep) {
+  const auto pattern = small_graph({"x"}, [](Graph& g, const std::vector<Node*>& in) {
+    Node* a = g.call_function("torch.ops.aten.add_.Tensor", {in[0], 1});
+    return ArgumentList{g.call_function("torch.ops.aten.relu.default", {a})};
+  });
+  const auto replacement = small_graph({"x"}, [](Graph& g, const std::vector<Node*>& in) {
+    Node* a = g.call_function("torch.ops.aten.add.Tensor", {in[0], 1});
+    return ArgumentList{g.call_function("torch.ops.aten.clamp_min.default", {a, 0})};
+  });
+  const auto replaced = epgraph::replace_pattern(ep.graph(), *pattern, *replacement);
+  std::cout << "inplace-to-functional: " << replaced.size() << " replaced\n";
+}
+
 // A PassManager (torch.fx.passes.infra.pass_manager.PassManager) running two passes until
 // nothing changes, verifying the program after each: fuse `mul(a, b) + c` into
 // `addcmul(c, a, b)` (replace_pattern), then dead-code elimination.
@@ -789,7 +808,8 @@ int usage() {
                "  pt2_passes custom-op IN.pt2 -o OUT.pt2 [--alpha A]\n"
                "  pt2_passes relu-to-clamp|fuse-mul-add|drop-output|copy-block IN.pt2 -o OUT.pt2\n"
                "  pt2_passes graft IN.pt2 --other OTHER.pt2 -o OUT.pt2 [--nested-targets "
-               "OLD=NEW,...]\n";
+               "OLD=NEW,...]\n"
+               "  pt2_passes inplace-to-functional IN.pt2 -o OUT.pt2\n";
   return 2;
 }
 
@@ -821,7 +841,8 @@ int main(int argc, char** argv) {
       {"fuse-mul-add", {}},
       {"drop-output", {}},
       {"copy-block", {}},
-      {"graft", {"--other", "--nested-targets"}}};
+      {"graft", {"--other", "--nested-targets"}},
+      {"inplace-to-functional", {}}};
   const auto it = known.find(pass);
   if (it == known.end()) return usage();
   for (const auto& kv : options) {
@@ -867,6 +888,8 @@ int main(int argc, char** argv) {
       fuse_mul_add(ep);
     } else if (pass == "drop-output") {
       drop_output(ep);
+    } else if (pass == "inplace-to-functional") {
+      inplace_to_functional(ep);
     } else if (pass == "copy-block") {
       copy_block(ep);
     } else {

@@ -25,7 +25,12 @@ reads the file back as torch does (`pt2_edit show` prints torch's graph and sign
   fresh targets (or the given ones) and torch runs the right branch of both conds for inputs
   taking each branch, where torch.fx's own graph_copy calls the destination's branches;
 - the command line: bad usage or input exits with 2, a program verify rejects with 1 (and no
-  file is written).
+  file is written);
+- mutation and aliasing (inplace-to-functional, relu-to-clamp on training-IR graphs with add_):
+  a match whose rewrite torch.fx gets wrong (a view outside it reads what its add_ wrote; the
+  copy would read a tensor after an add_ outside it) is refused and the file keeps eager's
+  numbers, which the test shows torch.fx's own rewrite does not; a match nobody outside sees is
+  rewritten as torch.fx rewrites it.
 
 Environment: EPGRAPH_PT2_PASSES, the built pt2_passes (set by ctest; the tests skip without it),
 and conftest.py's EPGRAPH_PT2_EDIT and EPGRAPH_INTEROP_WORKDIR.
@@ -726,3 +731,130 @@ def test_graft_cond_into_cond(pt2_passes, folder):
         (got,) = gm(x)
         torch.testing.assert_close(got, fx_result(x))
         assert not torch.allclose(got, outer(inner(x)))
+
+
+# --- mutation and aliasing in matches (issue 31, item 3) -----------------------------------------
+
+class AddInPlaceViewAfter(nn.Module):
+    """pytorch/pytorch PR #82090's review case: the view made before add_ observes the +1."""
+
+    def forward(self, x):
+        y = x.clone()
+        v = y.view(-1)
+        y.add_(1)
+        return torch.relu(y), v * 1
+
+
+class AddInPlaceViewBefore(nn.Module):
+    """The view is read before add_: replacing add_ by add changes nothing anybody reads."""
+
+    def forward(self, x):
+        y = x.clone()
+        w = y.view(-1) * 1
+        y.add_(1)
+        return torch.relu(y), w
+
+
+class ReluThenAddInPlace(nn.Module):
+    """relu(y) is used after y.add_(1): a copy of relu put before its first user reads y + 1."""
+
+    def forward(self, x):
+        y = x.clone()
+        r = torch.relu(y)
+        y.add_(1)
+        return r * 2, y
+
+
+def add_relu_pattern():
+    aten = torch.ops.aten
+    return small_graph(["x"], lambda g, x: call(g, aten.relu.default, call(g, aten.add_.Tensor, x, 1)))
+
+
+def add_clamp_replacement():
+    aten = torch.ops.aten
+    return small_graph(["x"], lambda g, x: call(g, aten.clamp_min.default,
+                                                call(g, aten.add.Tensor, x, 1), 0))
+
+
+def torch_fx_rewrite(src, pattern, replacement):
+    """What torch.fx 2.13's replace_pattern does to the loaded program (in place), and its count."""
+    ep = torch.export.load(str(src))
+    return ep, len(torch.fx.subgraph_rewriter.replace_pattern(ep.graph_module, pattern, replacement))
+
+
+def test_inplace_match_read_through_a_view_is_refused(pt2_passes, folder):
+    """pattern relu(add_(x, 1)) -> clamp_min(add(x, 1), 0) where a view of x made before the
+    add_ is read after it: torch.fx rewrites and loses the +1 the view sees; epgraph's matcher
+    refuses the match (0 replaced) and the program keeps eager's numbers."""
+    torch.manual_seed(0)
+    x = torch.randn(2, 3)
+    model = AddInPlaceViewAfter()
+    want = model(x)
+    src, dst = folder / "inplace_view_after.pt2", folder / "inplace_view_after_out.pt2"
+    before = export_and_save(model, (x,), src)
+    assert targets(before) == ["aten.clone.default", "aten.view.default", "aten.add_.Tensor",
+                               "aten.relu.default", "aten.mul.Tensor"]
+    proc = pt2_passes.run("inplace-to-functional", src, "-o", dst)
+    assert "inplace-to-functional: 0 replaced" in proc.stdout
+    ep = torch.export.load(str(dst))
+    ep.validate()
+    assert targets(ep) == targets(before)
+    got = ep.module()(x)
+    torch.testing.assert_close(got[0], want[0])
+    torch.testing.assert_close(got[1], want[1])
+    # torch.fx is wrong here: it matches, and the view's output loses the +1.
+    fx_ep, fx_count = torch_fx_rewrite(src, add_relu_pattern(), add_clamp_replacement())
+    assert fx_count == 1
+    fx_out = fx_ep.graph_module(x)
+    torch.testing.assert_close(fx_out[0], want[0])
+    torch.testing.assert_close(fx_out[1], want[1] - 1)
+
+
+def test_inplace_match_nobody_sees_is_rewritten(pt2_passes, folder):
+    """The same pattern where the view is read before the add_: matched and rewritten (add_ gone),
+    with eager's numbers, and the graph torch.fx's own rewrite makes."""
+    torch.manual_seed(0)
+    x = torch.randn(2, 3)
+    model = AddInPlaceViewBefore()
+    src, dst = folder / "inplace_view_before.pt2", folder / "inplace_view_before_out.pt2"
+    export_and_save(model, (x,), src)
+    ep = apply_pass(pt2_passes, "inplace-to-functional", src, dst)
+    assert targets(ep) == ["aten.clone.default", "aten.view.default", "aten.mul.Tensor",
+                           "aten.add.Tensor", "aten.clamp_min.default"]
+    fx_ep, fx_count = torch_fx_rewrite(src, add_relu_pattern(), add_clamp_replacement())
+    assert fx_count == 1
+    assert str(ep.graph) == str(fx_ep.graph)
+    assert_vals_match_run(ep, x)
+    got, want = ep.module()(x), model(x)
+    torch.testing.assert_close(got[0], want[0])
+    torch.testing.assert_close(got[1], want[1])
+
+
+def test_match_whose_replacement_would_read_after_a_write_is_refused(pt2_passes, folder):
+    """relu-to-clamp on `r = relu(y); y.add_(1); return r * 2, y`: torch.fx puts clamp_min before
+    relu's first user, after the add_, and computes relu(y + 1) * 2; epgraph refuses that match
+    and the program keeps eager's numbers."""
+    torch.manual_seed(0)
+    x = torch.randn(2, 3)
+    model = ReluThenAddInPlace()
+    want = model(x)
+    src, dst = folder / "relu_then_add_.pt2", folder / "relu_then_add_out.pt2"
+    before = export_and_save(model, (x,), src)
+    assert targets(before) == ["aten.clone.default", "aten.relu.default", "aten.add_.Tensor",
+                               "aten.mul.Tensor"]
+    proc = pt2_passes.run("relu-to-clamp", src, "-o", dst)
+    assert "relu-to-clamp: 0 relu replaced" in proc.stdout
+    ep = torch.export.load(str(dst))
+    ep.validate()
+    assert targets(ep) == targets(before)
+    got = ep.module()(x)
+    torch.testing.assert_close(got[0], want[0])
+    torch.testing.assert_close(got[1], want[1])
+    aten = torch.ops.aten
+    fx_ep, fx_count = torch_fx_rewrite(
+        src, small_graph(["x"], lambda g, x: call(g, aten.relu.default, x)),
+        small_graph(["x"], lambda g, x: call(g, aten.clamp_min.default, x, 0)))
+    assert fx_count == 1
+    fx_out = fx_ep.graph_module(x)
+    torch.testing.assert_close(fx_out[0], torch.relu(x + 1) * 2)
+    assert not torch.allclose(fx_out[0], want[0])

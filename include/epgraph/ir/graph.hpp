@@ -607,6 +607,10 @@ class Graph {
   /// caller's predicate adds to Node::is_impure() instead of replacing it (so placeholders and
   /// mutating ops are never removed), and the graph is not linted first: a node used by a node
   /// that comes before it is kept. The names of removed nodes stay taken, as with erase_node.
+  /// Writes stay with what they write: an in-place or out= call is kept although its result is
+  /// unused (its schema is mutable), and so is every view it writes through (the call uses it);
+  /// a view nobody uses is erased even when its base is written later (erasing it changes no
+  /// value anybody reads).
   /// Nested graphs are not visited (epgraph holds no submodules). On an ExportedProgram's graph
   /// use epgraph::eliminate_dead_code(program) (passes/program_passes.hpp), which also keeps every
   /// node the signature names. Throws runtime_error "Cannot erase node 'x' while it anchors an
@@ -1127,6 +1131,10 @@ class Graph {
           fail("'" + x->name_ + "' would come after its user '" + n->name_ + "'");
       }
     }
+    // Nor may x pass over a node it must stay on one side of because of a write in place.
+    const std::string memory = earlier ? memory_order_conflict_over(x, next, x)
+                                       : memory_order_conflict_over(x, x->next_, next);
+    if (!memory.empty()) fail(memory);
     // No-throw from here on.
     Node* last = last_placeholder_;
     if (x == last) last = x->prev_;
@@ -1138,6 +1146,16 @@ class Graph {
     }
     last_placeholder_ = last;
   }
+
+  // Why `x` may not pass over the nodes [from, to) (alias.hpp's memory_order_conflict), or
+  // empty. Looks up what the nodes write first; builds the graph's alias sets only when x or
+  // one of them writes something. Defined in alias.hpp (included at the end of this header).
+  std::string memory_order_conflict_over(const Node* x, const Node* from, const Node* to) const;
+
+  // Why the reordering `order` (every node once) may not be applied because two nodes that must
+  // keep their relative order because of a write in place would swap, or empty. Defined in
+  // alias.hpp.
+  std::string memory_order_conflict_in(const std::vector<Node*>& order) const;
 
   // stable_topological_sort (passes/program_passes.hpp): the order torch._inductor's
   // stable_topological_sort produces, computed first, then applied by relinking. Strong. O(nodes +
@@ -1216,7 +1234,13 @@ class Graph {
       }
       throw runtime_error("Graph has a cycle through node '" + by_pos[p]->name_ + "'");
     }
-    if (!sorted) relink_in_order(order);
+    if (sorted) return;
+    const std::string memory = memory_order_conflict_in(order);
+    if (!memory.empty()) {
+      throw runtime_error("Cannot sort the graph topologically: " + memory +
+                          ", and sorting would swap them");
+    }
+    relink_in_order(order);
   }
 
   // Relinks the node list in `order` (every node of the graph, once) and bumps version().
@@ -1796,3 +1820,7 @@ struct NestedGraphClash {
 }
 
 }  // namespace epgraph
+
+// Mutation and aliasing (written_inputs, AliasSets), which moves and sorts consult; it also
+// defines Graph::memory_order_conflict_over/_in.
+#include "alias.hpp"

@@ -350,10 +350,19 @@ class Node {
   /// - "placeholder 'x' would come after non-placeholder node 'relu'" /
   ///   "call_function node 'x' would come before placeholder 'y' (placeholders come first)";
   /// - "'x' would come before its input 'relu'" / "'x' would come after its user 'sub'";
+  /// - beyond data edges, memory (epgraph::memory_order_conflict, ir/alias.hpp): x would pass a
+  ///   node that writes in place a tensor x reads (directly or through a view or alias chain),
+  ///   or reads or writes one x writes: "'add_' writes 'clone' in place and 'mul' reads it
+  ///   through 'view'" (a reader moved across a write would see another value). Writes are the
+  ///   known ones (schema `(a!)` annotations, `operator.setitem`, in-place names `op_`): an
+  ///   operator without a schema and without an in-place name is not taken to write here
+  ///   (register its schema to have its writes respected);
   /// and value_error "Cannot move a null node before 'add'". Nothing moves then. Anchors of
   /// insertion points stay what they are: an insertion point relative to `x` moves with `x`.
   /// Strong guarantee. O(inputs of x + users of x + d), d the number of nodes between the old
-  /// and the new position of `x` (FX keeps no positions: the order checks walk that distance).
+  /// and the new position of `x` (FX keeps no positions: the order checks walk that distance),
+  /// plus a registry lookup per node passed, plus O(nodes + edges) to build the graph's alias
+  /// sets when x or a node it passes writes something.
   void prepend(Node* x);
 
   /// Moves node `x` (of the same graph) right after this node (FX `node.append(x)`, the same as

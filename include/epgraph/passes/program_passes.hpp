@@ -46,7 +46,15 @@ bool eliminate_dead_code(ExportedProgram<Tensor>& program,
 /// right after that input is placed. A sorted graph is left as it is. Placeholders stay first
 /// and the output node last. Insertion points keep their anchors. Throws runtime_error "Graph
 /// has a cycle through node 'add'" (naming a node on a cycle) when no such order exists (torch
-/// fails an assertion); nothing moves then. Strong guarantee. O(nodes + edges).
+/// fails an assertion), and runtime_error "Cannot sort the graph topologically: 'add_' writes
+/// 'clone' in place and 'mul' reads it through 'view', and sorting would swap them" when the new
+/// order puts a node that reads (or writes) a tensor on the other side of an in-place write to
+/// it, directly or through a view or alias chain (ir/alias.hpp; torch's sort looks at data edges
+/// only and makes that swap, so the reader sees another value). Writes are the known ones, as
+/// for Node::prepend: an operator without a schema and an in-place name is not taken to write.
+/// Nothing moves then. Strong guarantee. O(nodes + edges) when nothing needs to move or nothing
+/// writes; otherwise plus O(nodes * S + sum over written sets of k * w) for S written sets, k
+/// nodes touching a set and w of them writing it.
 inline void stable_topological_sort(Graph& graph) { graph.stable_topological_sort_impl(); }
 
 }  // namespace epgraph

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "../error.hpp"
+#include "../ir/alias.hpp"
 #include "../ir/argument.hpp"
 #include "../ir/bind.hpp"
 #include "../ir/graph.hpp"
@@ -66,8 +68,27 @@ struct InternalMatch {
 ///   with defaults filled in when the two calls spell their arguments differently; literals
 ///   must be equal and of the same type (`1` is not `1.0`) unless `ignore_literals`;
 /// - a match is kept when its internal nodes (all but placeholders and returning nodes) are
-///   used only inside it, fusing it would not form a cycle (torch's validate_partition), and,
-///   with `remove_overlapping_matches`, it shares no matched node with an earlier match.
+///   used only inside it, it is contained in memory too (below), fusing it would not form a
+///   cycle (torch's validate_partition), and, with `remove_overlapping_matches`, it shares no
+///   matched node with an earlier match.
+/// Memory containment (beyond torch): users are not the only way a node outside a match sees
+/// what happens inside it. With the graph's AliasSets (ir/alias.hpp: the schemas' alias
+/// annotations group a tensor with its views, what it views and the results of in-place and
+/// out= calls on them), and `s` the position of the match's first compute node, a match is
+/// refused when
+/// - a compute node of it writes in place (`Tensor(a!)`, see written_inputs) a set that a node
+///   outside the match after `s` reads (the output node included), or a set that escapes (it
+///   holds a placeholder or get_attr: the caller sees the write): a replacement need not make
+///   that write, and where it makes it, it may make it at another place. Outside reads before
+///   `s` stay before every place a replacement goes, so they do not refuse a match;
+/// - a node outside the match after `s` writes the set of a value a pattern placeholder bound,
+///   before the match's last compute node or before the first user of its returning nodes
+///   (where replace_pattern puts the replacement, which then reads the value after that write),
+///   or anywhere after `s` when a returning node aliases that value (its users see the write).
+/// torch.fx's SubgraphMatcher._is_contained (torch/fx/passes/utils/matcher_utils.py) looks at
+/// users only, and is wrong here: in `y = x.clone(); v = y.view(-1); y.add_(1); return relu(y),
+/// v * 1`, pattern `relu(add_(x, 1))` -> `clamp_min(add(x, 1), 0)` is "contained", and the
+/// rewrite loses the `+1` that `v` observes (review of pytorch/pytorch PR #82090).
 /// Matches come in graph order of their anchors. Where torch fails, epgraph reports: a pattern
 /// whose anchor matches nothing yields no match (torch raises KeyError), a pattern with an unused
 /// placeholder, or with a node no returned node reaches, is refused up front (torch raises
@@ -172,8 +193,11 @@ class SubgraphMatcher {
     for (const Node* n = graph.first_node(); n != nullptr; n = n->next()) position.emplace(n, i++);
     std::vector<InternalMatch> kept;
     std::unordered_set<const Node*> taken;  // compute nodes of kept matches
+    std::unique_ptr<AliasSets> aliases;     // built for the first match that is contained
     for (InternalMatch& m : found) {
-      if (!is_contained(m) || forms_cycle(m, position)) continue;
+      if (!is_contained(m)) continue;
+      if (!aliases) aliases = std::make_unique<AliasSets>(graph);
+      if (!contained_in_memory(m, graph, *aliases, position) || forms_cycle(m, position)) continue;
       if (remove_overlapping_) {
         bool overlap = false;
         for (const auto& kv : m.nodes_map) {
@@ -384,6 +408,69 @@ class SubgraphMatcher {
       for (const Node* u : kv.second.node()->users()) {
         if (inside.count(u) == 0) return false;
       }
+    }
+    return true;
+  }
+
+  // The memory half of containment (see the class comment): no node outside the match may see
+  // a write inside it, and no write outside it may land between the match's reads of its inputs
+  // and where its replacement goes. O(P + U) for P pattern nodes and U users of the members of
+  // the sets the match writes, and of the written sets its placeholders bound.
+  bool contained_in_memory(const InternalMatch& m, const Graph& graph, const AliasSets& aliases,
+                           const std::unordered_map<const Node*, std::size_t>& position) const {
+    std::unordered_set<const Node*> inside;
+    std::vector<std::size_t> written;  // sets written by the match
+    std::vector<std::size_t> bound;    // sets of the values pattern placeholders bound
+    auto add_once = [](std::vector<std::size_t>& v, std::size_t s) {
+      if (std::find(v.begin(), v.end(), s) == v.end()) v.push_back(s);
+    };
+    std::size_t first = graph.size();
+    std::size_t last = 0;
+    for (const auto& kv : m.nodes_map) {
+      const Node* gn = kv.second.node();
+      if (gn == nullptr) continue;
+      if (kv.first->op() == OpCode::placeholder) {
+        add_once(bound, aliases.set_of(*gn));
+        continue;
+      }
+      inside.insert(gn);
+      first = std::min(first, position.at(gn));
+      last = std::max(last, position.at(gn));
+      for (std::size_t s : aliases.written_sets(*gn)) {
+        if (aliases.escapes(s)) return false;
+        add_once(written, s);
+      }
+    }
+    if (written.empty() && bound.empty()) return true;
+    // Where replace_pattern puts the replacement: before the first user of a returning node, or
+    // after the last returning node when they have no users.
+    std::size_t placed = graph.size();
+    std::vector<std::size_t> returned;
+    for (const Node* r : m.returning_nodes) {
+      returned.push_back(aliases.set_of(*r));
+      for (const Node* u : r->users()) placed = std::min(placed, position.at(u));
+    }
+    if (placed == graph.size()) placed = last + 1;
+    const std::size_t reads_until = std::max(placed, last);
+    // Only nodes that read a member of a set can read or write it: the members' users.
+    auto outside_after = [&](std::size_t s, auto&& refuses) {
+      for (const Node* member : aliases.members(s)) {
+        for (const Node* u : member->users()) {
+          if (inside.count(u) == 0 && position.at(u) > first && refuses(*u)) return true;
+        }
+      }
+      return false;
+    };
+    for (std::size_t s : written) {
+      if (outside_after(s, [](const Node&) { return true; })) return false;
+    }
+    for (std::size_t s : bound) {
+      if (!aliases.is_written(s)) continue;
+      const bool seen_by_return = std::find(returned.begin(), returned.end(), s) != returned.end();
+      const auto write_moved_across = [&](const Node& u) {
+        return aliases.writes(u, s) && (seen_by_return || position.at(&u) < reads_until);
+      };
+      if (outside_after(s, write_moved_across)) return false;
     }
     return true;
   }
