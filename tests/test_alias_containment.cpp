@@ -402,3 +402,19 @@ TEST_CASE("stable_topological_sort refuses to swap a write and a read of one ten
   epgraph::stable_topological_sort(*h);
   CHECK(hview->next() == hmul);
 }
+
+TEST_CASE("get_attr nodes of one target are one storage", "[alias]") {
+  // Regression: two get_attr nodes reading attribute 'buf' were two storages, so a read through
+  // one could be moved after an in-place write through the other without a word.
+  epgraph::Graph g;
+  epgraph::Node* x = g.placeholder("x");
+  epgraph::Node* b1 = g.get_attr("buf", "b1");
+  epgraph::Node* b2 = g.get_attr("buf", "b2");
+  epgraph::Node* m = g.call_function("torch.ops.aten.mul.Tensor", {b2, std::int64_t{2}}, {}, "mul");
+  epgraph::Node* a = g.call_function("torch.ops.aten.add_.Tensor", {b1, x}, {}, "add_");
+  g.output({m, a});
+  CHECK(epgraph::AliasSets(g).may_alias(*b1, *b2));
+  const std::string before = epgraph::to_string(g);
+  CHECK_THROWS_AS(a->append(m), epgraph::value_error);
+  CHECK(epgraph::to_string(g) == before);
+}

@@ -394,3 +394,24 @@ TEST_CASE("verify refuses two different nested graphs under one target, naming b
 }
 
 }  // namespace
+
+TEST_CASE("a fresh target for a nested graph whose target is not an identifier", "[nested][copy]") {
+  // Regression: the candidates `sub.branch_1`, `0_1`, ... were checked against the namespace,
+  // which never hands out such a name verbatim, so graph_copy looped for ever. The candidates
+  // are now identifiers (FX's rule: '.' -> '_', a leading digit gets '_').
+  for (const std::string target : {"sub.branch_0", "0"}) {
+    Graph dst;
+    Node* d = dst.get_attr(target);
+    d->mutable_meta().serialized = kSinPlus1;
+    dst.output({d});
+    Graph src;
+    Node* s = src.get_attr(target);
+    s->mutable_meta().serialized = kCosMinus1;
+    src.output({s});
+    std::unordered_map<const Node*, Node*> remap;
+    (void)dst.graph_copy(src, remap);
+    const Node* copy = remap.at(s);
+    CHECK(copy->target() == (target == "0" ? "_0_0" : "sub_branch_1"));
+    CHECK(d->target() == target);
+  }
+}

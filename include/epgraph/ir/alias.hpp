@@ -202,7 +202,8 @@ inline void push_nodes(const Argument& a, std::vector<Node*>& out) {
 /// The alias sets of a graph: its nodes grouped so that two values that may share storage are
 /// in one set (a tensor, every view of it, what it is a view of, the views of that, and the
 /// results of in-place and out= calls on any of them), with what each node writes. Built from
-/// written_inputs and aliased_inputs (the schemas' alias annotations), joined transitively: the
+/// written_inputs and aliased_inputs (the schemas' alias annotations), and get_attr nodes of one
+/// target, joined transitively: the
 /// set of a written tensor is the storage a write changes, so a node that reads any member reads
 /// what the write changed. A set escapes when it holds a placeholder or a get_attr node (its
 /// storage belongs to the caller, who sees writes after the graph ends). A snapshot: it does not
@@ -224,6 +225,13 @@ class AliasSets {
       parent_.push_back(nodes_.size() - 1);
     }
     writes_.resize(nodes_.size());
+    // get_attr nodes of one target read one attribute: one storage.
+    std::unordered_map<std::string_view, std::size_t> attribute;
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+      if (nodes_[i]->op() != OpCode::get_attr) continue;
+      const auto [it, fresh] = attribute.emplace(nodes_[i]->target(), i);
+      if (!fresh) join(i, it->second);
+    }
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
       const Node& n = *nodes_[i];
       for (const Node* a : aliased_inputs(n)) join(i, at(a));

@@ -1011,8 +1011,16 @@ class Graph {
     if (digits > 0 && digits < prefix.size() && prefix[prefix.size() - 1 - digits] == '_') {
       prefix.remove_suffix(digits + 1);
     }
+    // The candidates are identifiers (FX's rule: other characters become '_', a leading digit
+    // gets a '_'), so the namespace keeps one verbatim once it is free: a target such as
+    // `sub.branch_0` or `0` made every candidate look taken and the loop never ended.
+    std::string base(prefix);
+    for (char& c : base) {
+      if (!detail::is_ident_char(c)) c = '_';
+    }
+    if (base.empty() || detail::is_ascii_digit(base.front())) base.insert(base.begin(), '_');
     for (std::size_t i = 0;; ++i) {
-      std::string candidate = std::string(prefix) + "_" + std::to_string(i);
+      std::string candidate = base + "_" + std::to_string(i);
       if (candidate == target) continue;
       // Free: no get_attr node reads it and the namespace would give it as a node name (the
       // copy is named after its target); or every get_attr node reading it carries this same
