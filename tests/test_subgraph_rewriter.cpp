@@ -502,7 +502,8 @@ TEST_CASE("a pattern placeholder may stand for a list argument", "[fx][rewrite][
     Graph g;
     Node* a = epgraph_test::add_placeholder(g, "a", epgraph_test::tensor({2}));
     Node* b = epgraph_test::add_placeholder(g, "b", epgraph_test::tensor({3}));
-    Node* cat = g.call_function("torch.ops.aten.cat.default", {ArgumentList{a, b}});
+    Node* cat =
+        g.call_function("torch.ops.aten.cat.default", ArgumentList{Argument(ArgumentList{a, b})});
     Node* relu = g.call_function("torch.ops.aten.relu.default", {cat});
     g.output({relu});
     const auto replaced = epgraph::replace_pattern(g, pattern, replacement);

@@ -83,6 +83,13 @@ inline void register_quantized_decomposed_schemas(OperatorRegistry& registry = g
 namespace detail {
 namespace infer {
 
+// int64 products that wrap around modulo 2^64 as torch's C++ does in practice (signed overflow
+// is undefined behaviour in C++, so epgraph computes them unsigned): for stride arithmetic whose
+// result torch also computes without a check, on values from a file.
+inline std::int64_t wrap_mul(std::int64_t a, std::int64_t b) noexcept {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b));
+}
+
 using Sizes = std::vector<SymInt>;
 using Ints = std::vector<std::int64_t>;
 
@@ -532,14 +539,14 @@ inline Sizes contiguous_sym_strides(const Context& ctx, const Sizes& sizes) {
     if (symbol) {
       SymExpr e;
       e.expr = factor == 1 ? symbol->expr : std::to_string(factor) + "*" + symbol->expr;
-      if (symbol->hint) e.hint = factor * *symbol->hint;
+      if (symbol->hint) e.hint = wrap_mul(factor, *symbol->hint);
       out[i] = e;
     } else {
       out[i] = factor;
     }
     if (i == 0) break;
     if (const auto* v = std::get_if<std::int64_t>(&sizes[i])) {
-      factor *= std::max<std::int64_t>(*v, 1);
+      factor = wrap_mul(factor, std::max<std::int64_t>(*v, 1));
     } else {
       const SymExpr& e = std::get<SymExpr>(sizes[i]);
       if (symbol || !is_identifier(e.expr)) {
@@ -558,14 +565,14 @@ inline Ints channels_last_strides(const Ints& sizes) {
   if (sizes.size() == 4) {
     s[1] = 1;
     s[3] = m(sizes[1]);
-    s[2] = s[3] * m(sizes[3]);
-    s[0] = s[2] * m(sizes[2]);
+    s[2] = wrap_mul(s[3], m(sizes[3]));
+    s[0] = wrap_mul(s[2], m(sizes[2]));
   } else if (sizes.size() == 5) {
     s[1] = 1;
     s[4] = m(sizes[1]);
-    s[3] = s[4] * m(sizes[4]);
-    s[2] = s[3] * m(sizes[3]);
-    s[0] = s[2] * m(sizes[2]);
+    s[3] = wrap_mul(s[4], m(sizes[4]));
+    s[2] = wrap_mul(s[3], m(sizes[3]));
+    s[0] = wrap_mul(s[2], m(sizes[2]));
   }
   return s;
 }
@@ -580,13 +587,6 @@ inline std::optional<Ints> all_concrete(const Sizes& v) {
     out.push_back(*i);
   }
   return out;
-}
-
-// int64 products that wrap around modulo 2^64 as torch's C++ does in practice (signed overflow
-// is undefined behaviour in C++, so epgraph computes them unsigned): for stride arithmetic whose
-// result torch also computes without a check, on values from a file.
-inline std::int64_t wrap_mul(std::int64_t a, std::int64_t b) noexcept {
-  return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b));
 }
 
 // c10's is_contiguous (size-1 dimensions ignored; empty tensors are contiguous).
@@ -717,7 +717,7 @@ inline std::optional<Ints> elementwise_strides(const Ints& shape,
   std::int64_t next = 1;
   for (std::size_t j = 0; j < ndim; ++j) {
     out[perm[j]] = next;
-    next *= shape[perm[j]];
+    next = wrap_mul(next, shape[perm[j]]);
   }
   return out;
 }
