@@ -73,7 +73,7 @@ TEST_CASE("allocation failure: load_archive", "[alloc-load][archive]") {
 // Hidden ("[.]"): saving writes JSON with nlohmann::json, same root causes as the load test
 // (tests/json/test_json_alloc_failure.cpp). Run with "[alloc-save]".
 TEST_CASE("allocation failure: save_archive leaves the destination untouched",
-          "[.][alloc-save][archive]") {
+          "[alloc-save][archive]") {
   const fs::path dir = scratch_dir("save");
   const fs::path file = dir / "out.pt2";
   {

@@ -127,22 +127,42 @@ TEST_CASE("allocation failure: load_exported_program_from_string", "[alloc-load]
   }
 }
 
-// Hidden ("[.]"): the SAVER is not yet safe under allocation failure (root causes found with
-// ASan + gdb, nlohmann::json 3.11.2):
-//  1. it destroys non-empty JSON values (temporaries built from initializer lists such as
-//     {{"as_int", v}}, per-node records), and nlohmann's noexcept destructor allocates for them:
-//     a failure there calls std::terminate. The fix is the loader's (dispose.hpp: dismantle every
-//     tree before destroying it, no initializer lists, no growing ordered_json objects).
-//  2. basic_json::operator[](key) and push_back on a null value set the type to object/array
-//     BEFORE allocating the container; when that allocation fails the value is left as an object
-//     or array with a null pointer, and its destructor dereferences it: the SIGSEGV seen in
-//     the tree writer the library had then (the first `jg["inputs"]` on `ojson jg;`), the same in
-//     tensor_meta_to_json (`nlohmann::ordered_json j;` then j["dtype"]). The fix is to create
-//     every JSON value that is indexed or appended to as ojson::object() / ojson::array().
-// Run it explicitly with "[alloc-save]" once the writer is fixed.
-TEST_CASE("allocation failure: save_exported_program_to_string", "[.][alloc-save][json]") {
-  CHECK(check_save_under_allocation_failure(
-            epgraph_test::with_tensor_meta(epgraph_test::params_and_buffers_program())) > 100);
-  CHECK(check_save_under_allocation_failure(
-            epgraph_test::with_tensor_meta(epgraph_test::linear_batchnorm_program())) > 100);
+// The saver under allocation failure. Root causes of the aborts it had (found with ASan + gdb,
+// nlohmann::json 3.11.2), now regression-tested here:
+//  1. it destroyed non-empty JSON values (initializer-list temporaries such as {{"as_int", v}},
+//     trees written out then dropped, ordered_json objects that grew and destroyed the copies of
+//     their members), and nlohmann's noexcept destructor allocates for them: a failure there
+//     called std::terminate. The writer now builds every tree at its size from moved values
+//     (json/detail/tree.hpp: object_of, array_of, MemberList) and dismantles each tree whose life
+//     ends in it (write_tree, JsonDisposer).
+//  2. basic_json::operator[](key) on a null value sets the type to object BEFORE allocating the
+//     container; when that allocation failed the value was an object with a null pointer, and
+//     its destructor dereferenced it (the SIGSEGV seen in tensor_meta_to_json's `ordered_json j;`
+//     then j["dtype"]). Every tree indexed now starts as ojson::object().
+// Each program is saved with its 1st, 2nd, ... allocation failing: every run throws
+// std::bad_alloc and returns nothing, the program is unchanged, and the last run writes the text
+// an undisturbed save writes.
+TEST_CASE("allocation failure: save_exported_program_to_string", "[alloc-save][json]") {
+  SECTION("programs built in C++ (records derived from the schemas)") {
+    CHECK(check_save_under_allocation_failure(
+              epgraph_test::with_tensor_meta(epgraph_test::params_and_buffers_program())) > 50);
+    CHECK(check_save_under_allocation_failure(
+              epgraph_test::with_tensor_meta(epgraph_test::linear_batchnorm_program())) > 100);
+    CHECK(check_save_under_allocation_failure(
+              epgraph_test::with_tensor_meta(epgraph_test::constants_program())) > 50);
+  }
+  SECTION("documents loaded from files (records, symbols, custom objects, tokens kept)") {
+    for (const char* name : {"awkward", "constants", "linear_batchnorm", "params_and_buffers",
+                             "tokens", "tokens_with_user_output", "user_input_mutation"}) {
+      INFO(name);
+      const Program ep = epgraph::json::load_exported_program_from_string(
+          read_text(std::string(EPGRAPH_SOURCE_DIR) + "/tests/data/json_golden/" + name + ".json"));
+      CHECK(check_save_under_allocation_failure(ep) > 50);
+    }
+  }
+  SECTION("examples/data/decoder_block.json") {
+    const Program ep = epgraph::json::load_exported_program_from_string(
+        read_text(std::string(EPGRAPH_SOURCE_DIR) + "/examples/data/decoder_block.json"));
+    CHECK(check_save_under_allocation_failure(ep) > 1000);
+  }
 }

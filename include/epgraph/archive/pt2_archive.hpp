@@ -27,6 +27,7 @@
 #include "../json/deserialize.hpp"
 #include "../json/detail/dispose.hpp"
 #include "../json/detail/dom.hpp"
+#include "../json/detail/tree.hpp"
 #include "../json/error.hpp"
 #include "../json/serialize.hpp"
 #include "../json/tensor_meta.hpp"
@@ -923,15 +924,21 @@ class config_writer {
     keep_storage_layouts();
     for_each_tensor_or_object();
     for (const auto& p : original_) {  // pickled entries pass through unless replaced
-      if (!loads_payload(p, is_constants_) && !config_.contains(p.fqn)) config_[p.fqn] = p.raw;
+      if (!loads_payload(p, is_constants_) && config_.find(p.fqn) == nullptr) {
+        config_.add(p.fqn, p.raw);
+      }
     }
     if (ctx_.legacy && rec == ctx_.records.end() && config_.empty()) return std::move(r_);
-    ordered_json doc = ordered_json::object();
-    doc["config"] = std::move(config_);
+    // Trees built and compared so that destroying them never allocates (json/detail/tree.hpp).
+    ordered_json doc = json::detail::object_of("config", config_.take());
+    json::detail::JsonDisposer dispose_doc(doc);
     bool unchanged = false;
     if (rec != ctx_.records.end()) {
+      ordered_json before;
+      json::detail::JsonDisposer dispose_before(before);
       try {
-        unchanged = ordered_json::parse(to_text(rec->second->bytes())) == doc;
+        before = json::detail::parse_ordered(to_text(rec->second->bytes()));
+        unchanged = before == doc;
       } catch (const nlohmann::json::exception&) {  // parse_error or out_of_range
         unchanged = false;
       }
@@ -1053,7 +1060,7 @@ class config_writer {
   void add_kept(const std::string& fqn) {
     const payload_entry& o = *by_fqn_.at(fqn);
     const std::string entry = dir_ + o.path_name;
-    config_[fqn] = o.raw;
+    config_.set(fqn, o.raw);
     if (!r_.files.count(entry)) put_file(entry, kept_storage_.at(o.path_name));
   }
 
@@ -1129,24 +1136,17 @@ class config_writer {
     const bool is_param =
         o ? o->is_param : (!is_constants_ && is_parameter(ep_.graph_signature(), fqn));
     meta.requires_grad = o && o->meta ? o->meta->requires_grad : is_param;
-    ordered_json e = ordered_json::object();
-    e["path_name"] = path_name;
-    e["is_param"] = is_param;
-    e["use_pickle"] = false;
-    e["tensor_meta"] = json::tensor_meta_to_json(meta);
-    config_[fqn] = std::move(e);
+    config_.set(fqn,
+                json::detail::object_of("path_name", path_name, "is_param", is_param, "use_pickle",
+                                        false, "tensor_meta", json::tensor_meta_to_json(meta)));
     put_file(entry, std::move(file));
   }
 
   void add_object(const std::string& fqn, const ScriptObject& obj) {
     const payload_entry* o = original_of(fqn, true);
     const std::string path_name = pick_path(o, kCustomObjPrefix);
-    ordered_json e = ordered_json::object();
-    e["path_name"] = path_name;
-    e["is_param"] = false;
-    e["use_pickle"] = true;
-    e["tensor_meta"] = nullptr;
-    config_[fqn] = std::move(e);
+    config_.set(fqn, json::detail::object_of("path_name", path_name, "is_param", false,
+                                             "use_pickle", true, "tensor_meta", nullptr));
     payload_file file;
     file.data = std::make_shared<const std::vector<std::byte>>(obj.payload);
     put_file(dir_ + path_name, std::move(file));
@@ -1184,7 +1184,7 @@ class config_writer {
   std::map<std::string, payload_file> kept_storage_;  // path_name -> file to write
   std::set<std::string> kept_fqns_;
   std::set<std::string> used_;
-  ordered_json config_ = ordered_json::object();
+  json::detail::MemberList config_;  // the entries, made into one object by run()
   config_out r_;
 };
 

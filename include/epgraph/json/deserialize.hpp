@@ -38,6 +38,7 @@
 #include "detail/simdjson_feed.hpp"
 #endif
 #include "detail/text.hpp"
+#include "detail/tree.hpp"
 #include "tensor_meta.hpp"
 
 namespace epgraph::json {
@@ -334,12 +335,6 @@ class GraphReader {
   // front: an ordered_json object that grows copies its members and destroys the old, non-empty
   // ones (dispose.hpp).
   static constexpr std::size_t kInfoMembers = 8;
-
-  static ojson object_with_room(std::size_t members) {
-    ojson j = ojson::object();
-    j.get_ref<ojson::object_t&>().reserve(members);
-    return j;
-  }
 
   struct SymValue {
     std::string table;

@@ -28,6 +28,7 @@
 #include "detail/dom.hpp"
 #include "detail/node_record.hpp"
 #include "detail/text.hpp"
+#include "detail/tree.hpp"
 #include "error.hpp"
 #include "tensor_meta.hpp"
 
@@ -41,20 +42,24 @@ inline ojson node_info(const Node& n) {
   return parse_ordered(s);
 }
 
-// Appends `key: value` to the object `obj` when the caller knows `key` is not in it yet (node
-// names are unique): ordered_json's operator[] would search the members first, which made
-// filling `tensor_values` quadratic in the number of graph values.
-inline void append_member(ojson& obj, std::string key, ojson value) {
-  obj.get_ref<ojson::object_t&>().emplace_back(std::move(key), std::move(value));
+// Writes the tree `v` and dismantles it (nlohmann's destructor allocates for a non-empty tree,
+// see detail/tree.hpp).
+inline void write_tree(JsonText& out, ojson v) {
+  JsonDisposer guard(v);
+  out.value(v);
 }
 
-// An empty object with room for `members` members. Growing an ordered_json object copies its
-// members' values (a pair with a const key cannot be moved without risking an exception): a
-// document object that grew after receiving the graph copied the whole graph.
-inline ojson object_with_room(std::size_t members) {
-  ojson obj = ojson::object();
-  obj.get_ref<ojson::object_t&>().reserve(members);
-  return obj;
+// `members` as one JSON object.
+inline void members_text(const MemberList& members, JsonText& out) {
+  out.raw('{');
+  bool first = true;
+  for (const auto& [key, value] : members.members()) {
+    if (!first) out.raw(',');
+    first = false;
+    out.key(key);
+    out.value(value);
+  }
+  out.raw('}');
 }
 
 inline bool is_getitem(const Node& n) {
@@ -81,6 +86,13 @@ class GraphWriter {
  public:
   GraphWriter() = default;
   explicit GraphWriter(SignatureValues sig) : sig_(std::move(sig)) {}
+  GraphWriter(const GraphWriter&) = delete;
+  GraphWriter& operator=(const GraphWriter&) = delete;
+  // The records are dismantled (see detail/tree.hpp): destroying them allocates nothing.
+  ~GraphWriter() {
+    for (auto& [node, record] : special_) dismantle(record);
+    for (auto& [node, record] : plain_) dismantle(record);
+  }
 
   // Appends to `out` the graph's JSON object, without `custom_obj_values` / `sym_float_values`
   // when `with_custom_objs` / `with_sym_floats` is false. Each node, input
@@ -100,9 +112,9 @@ class GraphWriter {
     text.append("],\"nodes\":[");
     bool first_node = true;
     bool single = false;
-    auto add = [](JsonText& to, const ojson& v) {
+    auto add = [](JsonText& to, ojson v) {
       if (!to.buffer().empty()) to.raw(',');
-      to.value(v);
+      write_tree(to, std::move(v));
     };
     for (const Node& n : g.nodes()) {
       switch (n.op()) {
@@ -138,23 +150,30 @@ class GraphWriter {
     text.append("],\"tensor_values\":{");
     tensor_values_text(g, out);
     out.raw(std::string_view("},\"sym_int_values\":"));
-    out.value(syms_.value("sym_int_values", ojson::object()));
+    members_text(sym_ints_, out);
     out.raw(std::string_view(",\"sym_bool_values\":"));
-    out.value(syms_.value("sym_bool_values", ojson::object()));
+    members_text(sym_bools_, out);
     out.raw(std::string_view(",\"is_single_tensor_return\":"));
     out.boolean(single);
     if (with_custom_objs) {
       out.raw(std::string_view(",\"custom_obj_values\":"));
-      out.value(objs_);
+      members_text(objs_, out);
     }
     if (with_sym_floats) {
       out.raw(std::string_view(",\"sym_float_values\":"));
-      out.value(syms_.value("sym_float_values", ojson::object()));
+      members_text(sym_floats_, out);
     }
     out.raw('}');
   }
 
  private:
+  // The graph table of symbolic values named `table` ("sym_int_values", ...).
+  MemberList& sym_table(const std::string& table) {
+    if (table == "sym_int_values") return sym_ints_;
+    if (table == "sym_float_values") return sym_floats_;
+    return sym_bools_;
+  }
+
   // The members of `tensor_values` (NodeMeta::val of every value with an entry, token tensors,
   // then the unused outputs of nodes made in C++), written straight from the tensor metadata.
   void tensor_values_text(const Graph& g, JsonText& out) {
@@ -202,22 +221,28 @@ class GraphWriter {
           placeholder && !n.meta().val.tensor() && sig_.custom_objs.count(name) != 0;
       if (custom_input || may_be_special(n.meta().serialized, placeholder)) {
         ojson node_json = node_info(n);
+        JsonDisposer dispose_node_json(node_json);
         // A CUSTOM_OBJ input placeholder without metadata (made in C++) is written as torch's
         // serializer writes one (handle_placeholder): as_custom_obj plus a custom_obj_values
         // entry.
         if (custom_input && !node_json.contains(record_key::custom_obj) &&
             !node_json.contains(record_key::class_fqn)) {
-          node_json[record_key::class_fqn] = sig_.custom_objs.at(name);
+          // A record with a new member: rebuilt at its size (growing it would copy members).
+          MemberList grown;
+          for (auto& m : node_json.get_ref<ojson::object_t&>())
+            grown.add(m.first, std::move(m.second));
+          grown.add(record_key::class_fqn, sig_.custom_objs.at(name));
+          ojson rebuilt = grown.take();
+          dismantle(node_json);  // its values were moved out; emptied before it is replaced
+          node_json = std::move(rebuilt);
         }
         const ojson& info = special_.emplace(&n, std::move(node_json)).first->second;
         if (auto s = info.find(record_key::sym); s != info.end()) {
-          ojson& table = syms_[(*s)[record_key::table].get<std::string>()];
-          if (table.is_null()) table = ojson::object();
-          append_member(table, name, (*s)[record_key::value]);
+          sym_table((*s)[record_key::table].get<std::string>()).add(name, (*s)[record_key::value]);
         }
         auto c = info.find(record_key::class_fqn);
         if (c == info.end()) c = info.find(record_key::custom_obj);
-        if (c != info.end()) append_member(objs_, name, {{"name", name}, {"class_fqn", *c}});
+        if (c != info.end()) objs_.add(name, object_of("name", name, "class_fqn", *c));
       }
       if (n.meta().serialized.empty() && n.meta().val.is_symbolic_scalar()) {
         add_sym_value(name, n.meta().val);
@@ -287,13 +312,16 @@ class GraphWriter {
              ", so meta().val must give a list of tensors there");
       }
       ojson items = ojson::array();
-      for (std::size_t k = 0; k < v->elements()->size(); ++k) items.push_back({{"name", ""}});
-      return ojson{{"as_tensors", std::move(items)}};
+      for (std::size_t k = 0; k < v->elements()->size(); ++k)
+        items.push_back(object_of("name", ""));
+      return object_of("as_tensors", std::move(items));
     };
     auto scalar = [&](K kind) -> ojson {
-      if (kind == K::Int || kind == K::SymInt) return {{"as_sym_int", {{"as_name", ""}}}};
-      if (kind == K::Float || kind == K::SymFloat) return {{"as_sym_float", {{"as_name", ""}}}};
-      return {{"as_sym_bool", {{"as_name", ""}}}};
+      if (kind == K::Int || kind == K::SymInt)
+        return object_of("as_sym_int", object_of("as_name", ""));
+      if (kind == K::Float || kind == K::SymFloat)
+        return object_of("as_sym_float", object_of("as_name", ""));
+      return object_of("as_sym_bool", object_of("as_name", ""));
     };
     ojson out = ojson::array();
     if (s.is_varret) fail("its schema returns '...', which torch's format cannot describe");
@@ -305,7 +333,7 @@ class GraphWriter {
         if (val.has_value() && !val.tensor()) {
           fail("its schema returns " + t.str() + " but meta().val is " + val.describe());
         }
-        out.push_back({{"as_tensor", {{"name", ""}}}});
+        out.push_back(object_of("as_tensor", object_of("name", "")));
       } else if (t.kind == K::Int || t.kind == K::SymInt || t.kind == K::Float ||
                  t.kind == K::SymFloat || t.kind == K::Bool || t.kind == K::SymBool) {
         if (!val.is_symbolic_scalar()) {
@@ -330,9 +358,9 @@ class GraphWriter {
         out.push_back(tensor_list(&v, i));
       } else if (t.is_tensor_like()) {
         if (v.is_none()) {
-          out.push_back({{"as_none", true}});
+          out.push_back(object_of("as_none", true));
         } else if (v.tensor() != nullptr) {
-          out.push_back({{"as_tensor", {{"name", ""}}}});
+          out.push_back(object_of("as_tensor", object_of("name", "")));
         } else {
           fail("return " + std::to_string(i) + " is " + t.str() + " but its meta().val is " +
                v.describe());
@@ -359,65 +387,58 @@ class GraphWriter {
                                     ") does not match its schema: " + why +
                                     "; schema: " + s->str());
     }
-    ojson rec = ojson::object();
     ojson args = ojson::array();
     ojson kwargs = ojson::array();
     for (std::size_t i = 0; i < bindings.size(); ++i) {
       const SchemaArgument& sa = s->arguments[i];
       if (bindings[i].source == BindingSource::positional) {
-        args.push_back({{record_key::name, sa.name},
-                        {record_key::as, schema_hint(sa.type, n.args()[bindings[i].index])},
-                        {record_key::kind, kPositional}});
+        args.push_back(object_of(record_key::name, sa.name, record_key::as,
+                                 schema_hint(sa.type, n.args()[bindings[i].index]),
+                                 record_key::kind, kPositional));
       } else if (bindings[i].source == BindingSource::keyword) {
-        kwargs.push_back(
-            {{record_key::name, sa.name},
-             {record_key::as, schema_hint(sa.type, n.kwargs()[bindings[i].index].second)},
-             {record_key::kind, kKeyword}});
+        kwargs.push_back(object_of(record_key::name, sa.name, record_key::as,
+                                   schema_hint(sa.type, n.kwargs()[bindings[i].index].second),
+                                   record_key::kind, kKeyword));
       }
     }
     for (std::size_t i = s->arguments.size(); i < n.args().size(); ++i) {  // after `...`
       args.push_back(
-          {{record_key::name, ""}, {record_key::as, ""}, {record_key::kind, kPositional}});
+          object_of(record_key::name, "", record_key::as, "", record_key::kind, kPositional));
     }
-    rec[record_key::args] = std::move(args);
-    rec[record_key::kwargs] = std::move(kwargs);
-    rec[record_key::out] = schema_outputs(n, *s);
-    rec[record_key::hop] = nullptr;
-    rec[record_key::has_name] = true;
-    // Made in C++: unused outputs take their metadata from meta().val.
-    rec[record_key::schema] = true;
-    return rec;
+    // Made in C++ (record_key::schema): unused outputs take their metadata from meta().val.
+    return object_of(record_key::args, std::move(args), record_key::kwargs, std::move(kwargs),
+                     record_key::out, schema_outputs(n, *s), record_key::hop, nullptr,
+                     record_key::has_name, true, record_key::schema, true);
   }
 
   // The sym_*_values entry of a node made in C++ whose meta().val is a SymInt/SymFloat/SymBool.
   void add_sym_value(const std::string& name, const NodeValue& v) {
     auto expr = [](const SymExpr& e) {
-      ojson x = {{"expr_str", e.expr}, {"hint", nullptr}};
-      if (e.hint) x["hint"] = {{"as_int", *e.hint}};
-      return ojson{{"as_expr", std::move(x)}};
+      ojson x = object_of("expr_str", e.expr, "hint", nullptr);
+      if (e.hint) x["hint"] = object_of("as_int", *e.hint);
+      return object_of("as_expr", std::move(x));
     };
     const char* table = nullptr;
     ojson value;
     if (const SymIntValue* i = v.sym_int()) {
       table = "sym_int_values";
       value = std::holds_alternative<std::int64_t>(i->value)
-                  ? ojson{{"as_int", std::get<std::int64_t>(i->value)}}
+                  ? object_of("as_int", std::get<std::int64_t>(i->value))
                   : expr(std::get<SymExpr>(i->value));
     } else if (const SymFloatValue* f = v.sym_float()) {
       table = "sym_float_values";
       value = std::holds_alternative<double>(f->value)
-                  ? ojson{{"as_float", float_to_json(std::get<double>(f->value))}}
+                  ? object_of("as_float", float_to_json(std::get<double>(f->value)))
                   : expr(std::get<SymExpr>(f->value));
     } else if (const SymBoolValue* b = v.sym_bool()) {
       table = "sym_bool_values";
-      value = std::holds_alternative<bool>(b->value) ? ojson{{"as_bool", std::get<bool>(b->value)}}
-                                                     : expr(std::get<SymExpr>(b->value));
+      value = std::holds_alternative<bool>(b->value)
+                  ? object_of("as_bool", std::get<bool>(b->value))
+                  : expr(std::get<SymExpr>(b->value));
     } else {
       return;
     }
-    ojson& t = syms_[table];
-    if (t.is_null()) t = ojson::object();
-    append_member(t, name, std::move(value));
+    sym_table(table).add(name, std::move(value));
   }
 
   // Outputs of a node made in C++ that no getitem node reads are written under made-up names
@@ -492,7 +513,10 @@ class GraphWriter {
   }
 
   // Frees the records of plain nodes parsed so far (no reference to one may be held).
-  void forget() { plain_.clear(); }
+  void forget() {
+    for (auto& [node, record] : plain_) dismantle(record);
+    plain_.clear();
+  }
 
   // The kind of a symbolic value kept in the graph table `table` ("sym_int_values", ...).
   static ValueKind sym_table_kind(const std::string& table) {
@@ -535,20 +559,20 @@ class GraphWriter {
     const ValueKind k = value_kind(n);
     const std::string name(n->name());
     switch (k) {
-      case ValueKind::sym_int: return {{"as_sym_int", {{"as_name", name}}}};
-      case ValueKind::sym_float: return {{"as_sym_float", {{"as_name", name}}}};
-      case ValueKind::sym_bool: return {{"as_sym_bool", {{"as_name", name}}}};
+      case ValueKind::sym_int: return object_of("as_sym_int", object_of("as_name", name));
+      case ValueKind::sym_float: return object_of("as_sym_float", object_of("as_name", name));
+      case ValueKind::sym_bool: return object_of("as_sym_bool", object_of("as_name", name));
       case ValueKind::custom_obj: {
         const ojson& i = info(n);
         const ojson fqn = i.contains(record_key::custom_obj) ? i[record_key::custom_obj]
                                                              : i[record_key::class_fqn];
-        return {{"as_custom_obj", {{"name", name}, {"class_fqn", fqn}}}};
+        return object_of("as_custom_obj", object_of("name", name, "class_fqn", fqn));
       }
       case ValueKind::graph:
         // Named after the get_attr's target, as torch's serialize_input names it: a graph
         // called again reads it through a node named `<target>_1`.
-        return {{"as_graph",
-                 {{"name", std::string(n->target())}, {"graph", info(n)[record_key::graph]}}}};
+        return object_of("as_graph", object_of("name", std::string(n->target()), "graph",
+                                               info(n)[record_key::graph]));
       case ValueKind::tensor: break;
     }
     if (!has_tensor_entry(n)) {
@@ -558,13 +582,13 @@ class GraphWriter {
                                     "' produces a tensor but has no tensor metadata "
                                     "(NodeMeta::val); set it before saving");
     }
-    return {{"as_tensor", {{"name", name}}}};
+    return object_of("as_tensor", object_of("name", name));
   }
 
   ojson input(const Node& n) {
     const ojson& i = info(&n);
     if (auto v = i.find(record_key::value); v != i.end())
-      return {{i[record_key::as].get<std::string>(), *v}};
+      return object_of(i[record_key::as].get<std::string>(), *v);
     return node_ref(&n);
   }
 
@@ -578,10 +602,10 @@ class GraphWriter {
       }
       return node_ref(n);
     }
-    if (a.is<bool>()) return {{"as_bool", a.as<bool>()}};
-    if (a.is<std::int64_t>()) return {{"as_int", a.as<std::int64_t>()}};
-    if (a.is<double>()) return {{"as_float", float_to_json(a.as<double>())}};
-    return {{"as_none", true}};
+    if (a.is<bool>()) return object_of("as_bool", a.as<bool>());
+    if (a.is<std::int64_t>()) return object_of("as_int", a.as<std::int64_t>());
+    if (a.is<double>()) return object_of("as_float", float_to_json(a.as<double>()));
+    return object_of("as_none", true);
   }
 
   static bool all_of(const ArgumentList& l, bool (*pred)(const Argument&)) {
@@ -698,10 +722,10 @@ class GraphWriter {
   }
 
   ojson sym_item(const Argument& x, const char* value_key) {
-    if (Node* n = x.node()) return {{"as_name", n->name()}};
-    if (x.is<double>()) return {{value_key, float_to_json(x.as<double>())}};
-    if (x.is<bool>()) return {{value_key, x.as<bool>()}};
-    return {{value_key, x.as<std::int64_t>()}};
+    if (Node* n = x.node()) return object_of("as_name", n->name());
+    if (x.is<double>()) return object_of(value_key, float_to_json(x.as<double>()));
+    if (x.is<bool>()) return object_of(value_key, x.as<bool>());
+    return object_of(value_key, x.as<std::int64_t>());
   }
 
   static ojson number_item(const Argument& x) {
@@ -728,10 +752,10 @@ class GraphWriter {
   // One element of a list argument written as `kind`.
   ojson list_item(ArgTag kind, const Argument& x) {
     switch (kind) {
-      case ArgTag::as_tensors: return {{"name", listed_node_name(x)}};
+      case ArgTag::as_tensors: return object_of("name", listed_node_name(x));
       case ArgTag::as_optional_tensors:
-        if (x.is_none()) return {{"as_none", true}};
-        return {{"as_tensor", {{"name", listed_node_name(x)}}}};
+        if (x.is_none()) return object_of("as_none", true);
+        return object_of("as_tensor", object_of("name", listed_node_name(x)));
       case ArgTag::as_sym_ints: return sym_item(x, "as_int");
       case ArgTag::as_sym_floats: return sym_item(x, "as_float");
       case ArgTag::as_sym_bools: return sym_item(x, "as_bool");
@@ -744,7 +768,7 @@ class GraphWriter {
     ojson inner = ojson::array();  // as_nested_tensors, as_float_lists, as_int_lists
     for (const Argument& y : *x.list()) {
       if (kind == ArgTag::as_nested_tensors) {
-        inner.push_back({{"name", listed_node_name(y)}});
+        inner.push_back(object_of("name", listed_node_name(y)));
       } else if (kind == ArgTag::as_float_lists) {
         inner.push_back(number_item(y));
       } else {
@@ -761,25 +785,29 @@ class GraphWriter {
         (hint_in != ArgTag::unknown && fits(hint_in, a)) ? hint_in : ArgTag::unknown;
     switch (hint) {
       case ArgTag::as_optional_tensor:
-        if (a.is_none()) return {{"as_optional_tensor", {{"as_none", true}}}};
-        return {{"as_optional_tensor", {{"as_tensor", {{"name", a.node()->name()}}}}}};
-      case ArgTag::as_sym_int: return {{"as_sym_int", {{"as_int", a.as<std::int64_t>()}}}};
+        if (a.is_none()) return object_of("as_optional_tensor", object_of("as_none", true));
+        return object_of("as_optional_tensor",
+                         object_of("as_tensor", object_of("name", a.node()->name())));
+      case ArgTag::as_sym_int:
+        return object_of("as_sym_int", object_of("as_int", a.as<std::int64_t>()));
       case ArgTag::as_sym_float:
-        return {{"as_sym_float", {{"as_float", float_to_json(a.as<double>())}}}};
-      case ArgTag::as_sym_bool: return {{"as_sym_bool", {{"as_bool", a.as<bool>()}}}};
+        return object_of("as_sym_float", object_of("as_float", float_to_json(a.as<double>())));
+      case ArgTag::as_sym_bool: return object_of("as_sym_bool", object_of("as_bool", a.as<bool>()));
       case ArgTag::as_operator:
-        return {{"as_operator", operator_arg_to_json(a.as<std::string>(), "")}};
+        return object_of("as_operator", operator_arg_to_json(a.as<std::string>(), ""));
       case ArgTag::as_complex: {
         const ArgumentList& l = *a.list();
-        return {{"as_complex",
-                 {{"real", float_to_json(l[0].as<double>())},
-                  {"imag", float_to_json(l[1].as<double>())}}}};
+        return object_of("as_complex", object_of("real", float_to_json(l[0].as<double>()), "imag",
+                                                 float_to_json(l[1].as<double>())));
       }
       case ArgTag::as_string_to_argument: {
-        ojson d = ojson::object();
-        for (const Argument& kv : *a.list())
-          d[(*kv.list())[0].as<std::string>()] = arg((*kv.list())[1], ArgTag::unknown);
-        return {{"as_string_to_argument", d}};
+        // A repeated key keeps its first place and takes the last value (ordered_json's d[k] = v).
+        MemberList d;
+        for (const Argument& kv : *a.list()) {
+          const std::string& key = (*kv.list())[0].as<std::string>();
+          d.set(key, arg((*kv.list())[1], ArgTag::unknown));
+        }
+        return object_of("as_string_to_argument", d.take());
       }
       default: break;
     }
@@ -787,7 +815,7 @@ class GraphWriter {
       const ArgTag kind = hint == ArgTag::unknown ? infer_list(*l) : hint;
       ojson items = ojson::array();
       for (const Argument& x : *l) items.push_back(list_item(kind, x));
-      return {{std::string(arg_tag_name(kind)), std::move(items)}};
+      return object_of(std::string(arg_tag_name(kind)), std::move(items));
     }
     return scalar_arg(a);
   }
@@ -795,19 +823,19 @@ class GraphWriter {
   // A value that is not a list, typed from the value.
   ojson scalar_arg(const Argument& a) {
     if (Node* n = a.node()) return node_ref(n);
-    if (a.is_none()) return {{"as_none", true}};
-    if (a.is<bool>()) return {{"as_bool", a.as<bool>()}};
-    if (a.is<std::int64_t>()) return {{"as_int", a.as<std::int64_t>()}};
-    if (a.is<double>()) return {{"as_float", float_to_json(a.as<double>())}};
-    if (a.is<std::string>()) return {{"as_string", a.as<std::string>()}};
-    if (a.is<dtype>()) return {{"as_scalar_type", static_cast<std::int32_t>(a.as<dtype>())}};
-    if (a.is<Layout>()) return {{"as_layout", static_cast<std::int32_t>(a.as<Layout>())}};
+    if (a.is_none()) return object_of("as_none", true);
+    if (a.is<bool>()) return object_of("as_bool", a.as<bool>());
+    if (a.is<std::int64_t>()) return object_of("as_int", a.as<std::int64_t>());
+    if (a.is<double>()) return object_of("as_float", float_to_json(a.as<double>()));
+    if (a.is<std::string>()) return object_of("as_string", a.as<std::string>());
+    if (a.is<dtype>()) return object_of("as_scalar_type", static_cast<std::int32_t>(a.as<dtype>()));
+    if (a.is<Layout>()) return object_of("as_layout", static_cast<std::int32_t>(a.as<Layout>()));
     if (a.is<MemoryFormat>())
-      return {{"as_memory_format", static_cast<std::int32_t>(a.as<MemoryFormat>())}};
+      return object_of("as_memory_format", static_cast<std::int32_t>(a.as<MemoryFormat>()));
     const Device& d = a.as<Device>();
-    ojson dev = {{"type", d.type}, {"index", nullptr}};
+    ojson dev = object_of("type", d.type, "index", nullptr);
     if (d.index) dev["index"] = *d.index;
-    return {{"as_device", dev}};
+    return object_of("as_device", std::move(dev));
   }
 
   // One node input, typed like the input read from the file (`rec`, null for a new input).
@@ -815,7 +843,7 @@ class GraphWriter {
     const ArgTag hint = input_record_tag(rec);
     if (hint == ArgTag::as_operator && a.is<std::string>()) {
       const std::string original = rec->value(record_key::op, std::string());
-      return {{"as_operator", operator_arg_to_json(a.as<std::string>(), original)}};
+      return object_of("as_operator", operator_arg_to_json(a.as<std::string>(), original));
     }
     return arg(a, hint);
   }
@@ -856,17 +884,21 @@ class GraphWriter {
   // last one read, named after its getitem node.
   ojson fresh_outputs(const Node& n) {
     const std::int64_t last = last_getitem_index(n);
-    if (last < 0) return ojson::array({node_ref(&n)});
+    if (last < 0) return array_of(node_ref(&n));
     const std::string name(n.name());
     ojson out = ojson::array();
     for (std::int64_t i = 0; i <= last; ++i) {
       const Node* gi = getitem_at(n, i);
       if (gi) written_getitems_.insert(gi);
-      out.push_back(gi ? node_ref(gi)
-                       : ojson{{"as_tensor", {{"name", name + "_unused_" + std::to_string(i)}}}});
+      out.push_back(
+          gi ? node_ref(gi)
+             : object_of("as_tensor", object_of("name", name + "_unused_" + std::to_string(i))));
     }
-    if (last == 0 && !is_hop_target(n.target()))
-      return ojson::array({{{"as_tensors", ojson::array({out[0]["as_tensor"]})}}});
+    if (last == 0 && !is_hop_target(n.target())) {
+      ojson only = array_of(object_of("as_tensors", array_of(std::move(out[0]["as_tensor"]))));
+      dismantle(out);
+      return only;
+    }
     return out;
   }
 
@@ -885,8 +917,8 @@ class GraphWriter {
     };
     auto renamed = [&](const ojson& o, const std::string& new_name) {
       const std::string m = o.begin().key();
-      if (m == "as_tensor") return ojson{{m, {{"name", new_name}}}};
-      return ojson{{m, {{"as_name", new_name}}}};
+      if (m == "as_tensor") return object_of(m, object_of("name", new_name));
+      return object_of(m, object_of("as_name", new_name));
     };
     const bool hop_tuple_of_one =
         is_hop_target(n.target()) && layout.size() == 1 && info.contains(record_key::hop) &&
@@ -898,9 +930,9 @@ class GraphWriter {
                                                   fallback + "_" + std::to_string(k))
                                       : fallback + "_" + std::to_string(k);
         if (arr[k].is_object() && arr[k].contains("name"))
-          items.push_back({{"name", nm}});
+          items.push_back(object_of("name", nm));
         else
-          items.push_back({{"as_name", nm}});
+          items.push_back(object_of("as_name", nm));
       }
       return items;
     };
@@ -915,7 +947,7 @@ class GraphWriter {
       if (const Node* gi = getitem_at(n, 0)) written_getitems_.insert(gi);  // reads the None
       out.push_back(layout[0]);
     } else if (layout.size() == 1) {
-      out.push_back({{m0, list_items(&n, layout[0][m0], name + "_unused")}});
+      out.push_back(object_of(m0, list_items(&n, layout[0][m0], name + "_unused")));
     } else {
       for (std::size_t i = 0; i < layout.size(); ++i) {
         const std::string m = layout[i].begin().key();
@@ -930,7 +962,8 @@ class GraphWriter {
         } else {
           const Node* gi = getitem_at(n, idx);  // a list, read through its own getitem users
           if (gi) written_getitems_.insert(gi);
-          out.push_back({{m, list_items(gi, layout[i][m], name + "_unused_" + std::to_string(i))}});
+          out.push_back(
+              object_of(m, list_items(gi, layout[i][m], name + "_unused_" + std::to_string(i))));
         }
       }
     }
@@ -946,7 +979,7 @@ class GraphWriter {
       node_ref_text(&n, out);
       return;
     }
-    out.value(input(n));
+    write_tree(out, input(n));
   }
 
   // A node reference as an argument (node_ref(n)): a tensor with metadata, the common case, is
@@ -958,7 +991,7 @@ class GraphWriter {
       out.raw(std::string_view("}}"));
       return;
     }
-    out.value(node_ref(n));
+    write_tree(out, node_ref(n));
   }
 
   // input_arg(a, rec) as text.
@@ -970,7 +1003,7 @@ class GraphWriter {
         return;
       }
     }
-    out.value(input_arg(a, rec));
+    write_tree(out, input_arg(a, rec));
   }
 
   // A serialized node (torch's serialize_node): target, inputs, outputs and metadata written
@@ -1085,7 +1118,7 @@ class GraphWriter {
       out.string(n.name());
       out.raw(std::string_view("}}]"));
     } else {
-      out.value(outputs(n, info));
+      write_tree(out, outputs(n, info));
     }
   }
 
@@ -1100,7 +1133,8 @@ class GraphWriter {
     }
     if (!unique_keys) {
       ojson md = ojson::object();
-      for (const auto& [k, v] : other) md[k] = v;
+      JsonDisposer dispose_md(md);
+      for (const auto& [k, v] : other) md[k] = v;  // growing copies strings only
       out.value(md);
       return;
     }
@@ -1153,26 +1187,30 @@ class GraphWriter {
   std::unordered_set<const Node*> written_getitems_;  // getitem nodes written as outputs
   std::vector<std::pair<std::string, TensorMeta>> unused_outputs_;  // see note_unused_outputs
   std::unordered_set<const Node*> token_nodes_;  // token values written without NodeMeta::val
-  ojson syms_ = ojson::object();
-  ojson objs_ = ojson::object();
+  MemberList sym_ints_;                          // sym_int_values
+  MemberList sym_floats_;                        // sym_float_values
+  MemberList sym_bools_;                         // sym_bool_values
+  MemberList objs_;                              // custom_obj_values
 };
 
 inline ojson write_argument_spec(const ArgumentSpec& a) {
   return std::visit(
       [](const auto& x) -> ojson {
         using X = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<X, TensorArgument>) return {{"as_tensor", {{"name", x.name}}}};
+        if constexpr (std::is_same_v<X, TensorArgument>)
+          return object_of("as_tensor", object_of("name", x.name));
         if constexpr (std::is_same_v<X, SymIntArgument>)
-          return {{"as_sym_int", {{"as_name", x.name}}}};
+          return object_of("as_sym_int", object_of("as_name", x.name));
         if constexpr (std::is_same_v<X, SymFloatArgument>)
-          return {{"as_sym_float", {{"as_name", x.name}}}};
+          return object_of("as_sym_float", object_of("as_name", x.name));
         if constexpr (std::is_same_v<X, SymBoolArgument>)
-          return {{"as_sym_bool", {{"as_name", x.name}}}};
+          return object_of("as_sym_bool", object_of("as_name", x.name));
         if constexpr (std::is_same_v<X, CustomObjArgument>) {
-          return {{"as_custom_obj", {{"name", x.name}, {"class_fqn", x.class_fqn}}}};
+          return object_of("as_custom_obj", object_of("name", x.name, "class_fqn", x.class_fqn));
         }
-        if constexpr (std::is_same_v<X, TokenArgument>) return {{"as_tensor", {{"name", x.name}}}};
-        if constexpr (std::is_same_v<X, ConstantArgument>) return {{"as_none", true}};
+        if constexpr (std::is_same_v<X, TokenArgument>)
+          return object_of("as_tensor", object_of("name", x.name));
+        if constexpr (std::is_same_v<X, ConstantArgument>) return object_of("as_none", true);
       },
       a);
 }
@@ -1181,65 +1219,69 @@ inline ojson constant_to_json(const ConstantValue& v) {
   return std::visit(
       [](const auto& x) -> ojson {
         using X = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<X, None>) return {{"as_none", true}};
-        if constexpr (std::is_same_v<X, std::int64_t>) return {{"as_int", x}};
-        if constexpr (std::is_same_v<X, double>) return {{"as_float", float_to_json(x)}};
-        if constexpr (std::is_same_v<X, bool>) return {{"as_bool", x}};
-        if constexpr (std::is_same_v<X, std::string>) return {{"as_string", x}};
+        if constexpr (std::is_same_v<X, None>) return object_of("as_none", true);
+        if constexpr (std::is_same_v<X, std::int64_t>) return object_of("as_int", x);
+        if constexpr (std::is_same_v<X, double>) return object_of("as_float", float_to_json(x));
+        if constexpr (std::is_same_v<X, bool>) return object_of("as_bool", x);
+        if constexpr (std::is_same_v<X, std::string>) return object_of("as_string", x);
       },
       v);
 }
 
 inline ojson write_input_spec(const InputSpec& s) {
-  const ojson tensor = {{"name", s.name()}};
+  auto tensor = [&] { return object_of("name", s.name()); };
   switch (s.kind()) {
     case InputKind::USER_INPUT:
       if (const auto* c = std::get_if<ConstantArgument>(&s.arg())) {
-        return {{"constant_input", {{"name", c->name}, {"value", constant_to_json(c->value)}}}};
+        return object_of("constant_input",
+                         object_of("name", c->name, "value", constant_to_json(c->value)));
       }
-      return {{"user_input", {{"arg", write_argument_spec(s.arg())}}}};
+      return object_of("user_input", object_of("arg", write_argument_spec(s.arg())));
     case InputKind::PARAMETER:
-      return {{"parameter", {{"arg", tensor}, {"parameter_name", *s.target()}}}};
+      return object_of("parameter", object_of("arg", tensor(), "parameter_name", *s.target()));
     case InputKind::BUFFER:
-      return {{"buffer",
-               {{"arg", tensor},
-                {"buffer_name", *s.target()},
-                {"persistent", s.persistent().value_or(true)}}}};
+      return object_of("buffer", object_of("arg", tensor(), "buffer_name", *s.target(),
+                                           "persistent", s.persistent().value_or(true)));
     case InputKind::CONSTANT_TENSOR:
-      return {{"tensor_constant", {{"arg", tensor}, {"tensor_constant_name", *s.target()}}}};
+      return object_of("tensor_constant",
+                       object_of("arg", tensor(), "tensor_constant_name", *s.target()));
     case InputKind::CUSTOM_OBJ: {
       const auto& c = std::get<CustomObjArgument>(s.arg());
-      return {{"custom_obj",
-               {{"arg", {{"name", c.name}, {"class_fqn", c.class_fqn}}},
-                {"custom_obj_name", *s.target()}}}};
+      return object_of("custom_obj",
+                       object_of("arg", object_of("name", c.name, "class_fqn", c.class_fqn),
+                                 "custom_obj_name", *s.target()));
     }
-    case InputKind::TOKEN: return {{"token", {{"arg", tensor}}}};
+    case InputKind::TOKEN: return object_of("token", object_of("arg", tensor()));
   }
   return {};
 }
 
 inline ojson write_output_spec(const OutputSpec& s) {
-  const ojson tensor = {{"name", s.name()}};
+  auto tensor = [&] { return object_of("name", s.name()); };
   switch (s.kind()) {
     case OutputKind::USER_OUTPUT: {
       if (const auto* c = std::get_if<ConstantArgument>(&s.arg())) {
         ojson v = constant_to_json(c->value);
-        return {{"user_output", {{"arg", v}}}};
+        return object_of("user_output", object_of("arg", std::move(v)));
       }
-      return {{"user_output", {{"arg", write_argument_spec(s.arg())}}}};
+      return object_of("user_output", object_of("arg", write_argument_spec(s.arg())));
     }
-    case OutputKind::LOSS_OUTPUT: return {{"loss_output", {{"arg", tensor}}}};
+    case OutputKind::LOSS_OUTPUT: return object_of("loss_output", object_of("arg", tensor()));
     case OutputKind::BUFFER_MUTATION:
-      return {{"buffer_mutation", {{"arg", tensor}, {"buffer_name", *s.target()}}}};
+      return object_of("buffer_mutation", object_of("arg", tensor(), "buffer_name", *s.target()));
     case OutputKind::PARAMETER_MUTATION:
-      return {{"parameter_mutation", {{"arg", tensor}, {"parameter_name", *s.target()}}}};
+      return object_of("parameter_mutation",
+                       object_of("arg", tensor(), "parameter_name", *s.target()));
     case OutputKind::GRADIENT_TO_PARAMETER:
-      return {{"gradient_to_parameter", {{"arg", tensor}, {"parameter_name", *s.target()}}}};
+      return object_of("gradient_to_parameter",
+                       object_of("arg", tensor(), "parameter_name", *s.target()));
     case OutputKind::GRADIENT_TO_USER_INPUT:
-      return {{"gradient_to_user_input", {{"arg", tensor}, {"user_input_name", *s.target()}}}};
+      return object_of("gradient_to_user_input",
+                       object_of("arg", tensor(), "user_input_name", *s.target()));
     case OutputKind::USER_INPUT_MUTATION:
-      return {{"user_input_mutation", {{"arg", tensor}, {"user_input_name", *s.target()}}}};
-    case OutputKind::TOKEN: return {{"token", {{"arg", tensor}}}};
+      return object_of("user_input_mutation",
+                       object_of("arg", tensor(), "user_input_name", *s.target()));
+    case OutputKind::TOKEN: return object_of("token", object_of("arg", tensor()));
   }
   return {};
 }
@@ -1255,7 +1297,11 @@ class OpaqueFields {
   // Throws nlohmann::json::parse_error when `json.absent` is malformed.
   explicit OpaqueFields(const ProgramMetadata& md) : md_(md) {
     for (const auto& [k, v] : md_.opaque) {
-      if (k == "json.absent") absent_ = ojson::parse(v).get<std::vector<std::string>>();
+      if (k == "json.absent") {
+        ojson list = parse_ordered(v);
+        JsonDisposer dispose_list(list);
+        absent_ = list.get<std::vector<std::string>>();
+      }
     }
   }
 
@@ -1270,7 +1316,7 @@ class OpaqueFields {
     for (const auto& [k, v] : md_.opaque) {
       if (k != key) continue;
       try {
-        return ojson::parse(v);
+        return parse_ordered(v);
       } catch (const nlohmann::json::exception& e) {  // parse_error or out_of_range
         throw serialization_error(key, std::string("malformed opaque JSON: ") + e.what());
       }
@@ -1281,7 +1327,8 @@ class OpaqueFields {
   // get(key), or `fallback` when there is no kept value.
   [[nodiscard]] ojson get_or(const std::string& key, ojson fallback) const {
     ojson v = get(key);
-    return v.is_null() ? std::move(fallback) : v;
+    if (v.is_null()) return fallback;
+    return v;
   }
 
   // Every kept key.
@@ -1320,12 +1367,12 @@ inline void write_signature(const ExportGraphSignature& sig, JsonText& out) {
   out.raw(std::string_view(",\"signature\":{\"input_specs\":["));
   for (std::size_t i = 0; i < sig.input_specs.size(); ++i) {
     if (i != 0) out.raw(',');
-    out.value(write_input_spec(sig.input_specs[i]));
+    write_tree(out, write_input_spec(sig.input_specs[i]));
   }
   out.raw(std::string_view("],\"output_specs\":["));
   for (std::size_t i = 0; i < sig.output_specs.size(); ++i) {
     if (i != 0) out.raw(',');
-    out.value(write_output_spec(sig.output_specs[i]));
+    write_tree(out, write_output_spec(sig.output_specs[i]));
   }
   out.raw(std::string_view("]}"));
 }
@@ -1353,19 +1400,23 @@ inline ojson graph_module_rest(const OpaqueFields& opaque) {
 // them), then the unknown top-level fields kept (legacy `dialect`, ...).
 inline ojson document_rest(const ProgramMetadata& md, const OpaqueFields& opaque) {
   ojson doc = object_with_room(16 + md.opaque.size());
+  JsonDisposer dispose_doc(doc);
   doc["opset_version"] = ojson::object();
-  for (const auto& [k, v] : md.opset_version) doc["opset_version"][k] = v;
-  doc["range_constraints"] = ojson::object();
+  for (const auto& [k, v] : md.opset_version) doc["opset_version"][k] = v;  // copies numbers
+  // A repeated symbol keeps its first place and takes the last bounds (rc[symbol] = ...).
+  MemberList constraints;
   for (const auto& r : md.range_constraints) {
-    ojson rc = {{"min_val", nullptr}, {"max_val", nullptr}};
+    ojson rc = object_of("min_val", nullptr, "max_val", nullptr);
     if (r.min_val) rc["min_val"] = *r.min_val;
     if (r.max_val) rc["max_val"] = *r.max_val;
-    doc["range_constraints"][r.symbol] = rc;
+    constraints.set(r.symbol, std::move(rc));
   }
+  doc["range_constraints"] = constraints.take();
   // A file of a newer minor version keeps it (what it has beyond 8.20 was kept or refused on
   // load); anything else is written as 8.20.
-  doc["schema_version"] = opaque.get_or(std::string(kKeptSchemaVersion),
-                                        ojson{{"major", schema_major}, {"minor", schema_minor}});
+  ojson version = opaque.get(std::string(kKeptSchemaVersion));
+  if (version.is_null()) version = object_of("major", schema_major, "minor", schema_minor);
+  doc["schema_version"] = std::move(version);
   if (!opaque.absent("verifiers")) doc["verifiers"] = md.verifiers;
   if (!opaque.absent("torch_version")) {
     doc["torch_version"] = md.torch_version.empty() ? std::string("<=2.4") : md.torch_version;
@@ -1378,6 +1429,7 @@ inline ojson document_rest(const ProgramMetadata& md, const OpaqueFields& opaque
       doc[k] = opaque.get(k);
     }
   }
+  dispose_doc.release();
   return doc;
 }
 
@@ -1417,8 +1469,10 @@ std::string save_program(const ExportedProgram<Tensor>& ep) {
       .write_text(ep.graph(), out, !opaque.absent("graph_module.graph.custom_obj_values"),
                   !opaque.absent("graph_module.graph.sym_float_values"));
   write_signature(ep.graph_signature(), out);
-  const ojson gm = graph_module_rest(opaque);
-  const ojson doc = document_rest(ep.metadata(), opaque);
+  ojson gm = graph_module_rest(opaque);
+  JsonDisposer dispose_gm(gm);
+  ojson doc = document_rest(ep.metadata(), opaque);
+  JsonDisposer dispose_doc(doc);
   append_rest_of(gm, out);
   append_rest_of(doc, out);
   return text;

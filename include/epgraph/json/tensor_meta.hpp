@@ -13,6 +13,7 @@
 
 #include "../ir/tensor.hpp"
 #include "detail/checked_access.hpp"
+#include "detail/tree.hpp"
 #include "error.hpp"
 
 namespace epgraph::json {
@@ -59,13 +60,14 @@ template <class J>
   return detail::sym_int_from_json_at(j, detail::Path(path));
 }
 
-/// Writes a SymInt as the schema's union.
+/// Writes a SymInt as the schema's union. The tree is built so that destroying it never
+/// allocates (see detail/tree.hpp). Throws std::bad_alloc. O(length of the expression).
 [[nodiscard]] inline nlohmann::ordered_json sym_int_to_json(const SymInt& s) {
-  if (const auto* i = std::get_if<std::int64_t>(&s)) return {{"as_int", *i}};
+  if (const auto* i = std::get_if<std::int64_t>(&s)) return detail::object_of("as_int", *i);
   const auto& e = std::get<SymExpr>(s);
-  nlohmann::ordered_json expr = {{"expr_str", e.expr}, {"hint", nullptr}};
-  if (e.hint) expr["hint"] = {{"as_int", *e.hint}};
-  return {{"as_expr", expr}};
+  nlohmann::ordered_json expr = detail::object_of("expr_str", e.expr, "hint", nullptr);
+  if (e.hint) expr["hint"] = detail::object_of("as_int", *e.hint);
+  return detail::object_of("as_expr", std::move(expr));
 }
 
 namespace detail {
@@ -214,20 +216,25 @@ template <class J>
 }
 
 /// Writes a TensorMeta as the schema's `TensorMeta` object, fields in torch's order. O(rank).
-/// Mirrors `serialize_tensor_meta` (torch/_export/serde/serialize.py).
+/// Mirrors `serialize_tensor_meta` (torch/_export/serde/serialize.py). The tree is built so that
+/// destroying it never allocates (see detail/tree.hpp). Throws std::bad_alloc.
 [[nodiscard]] inline nlohmann::ordered_json tensor_meta_to_json(const TensorMeta& m) {
-  nlohmann::ordered_json j;
-  j["dtype"] = static_cast<std::int32_t>(m.dtype);
-  j["sizes"] = nlohmann::ordered_json::array();
-  for (const auto& s : m.sizes) j["sizes"].push_back(sym_int_to_json(s));
-  j["requires_grad"] = m.requires_grad;
-  j["device"] = {{"type", m.device.type}, {"index", nullptr}};
-  if (m.device.index) j["device"]["index"] = *m.device.index;
-  j["strides"] = nlohmann::ordered_json::array();
-  for (const auto& s : m.strides) j["strides"].push_back(sym_int_to_json(s));
-  j["storage_offset"] = sym_int_to_json(m.storage_offset);
-  j["layout"] = static_cast<std::int32_t>(m.layout);
-  return j;
+  using ojson = nlohmann::ordered_json;
+  auto list = [](const auto& values) {
+    ojson a = ojson::array();
+    detail::JsonDisposer guard(a);
+    auto& elements = a.get_ref<ojson::array_t&>();
+    elements.reserve(values.size());
+    for (const auto& s : values) elements.push_back(sym_int_to_json(s));
+    guard.release();
+    return a;
+  };
+  ojson device = detail::object_of("type", m.device.type, "index", nullptr);
+  if (m.device.index) device["index"] = *m.device.index;
+  return detail::object_of("dtype", static_cast<std::int32_t>(m.dtype), "sizes", list(m.sizes),
+                           "requires_grad", m.requires_grad, "device", std::move(device), "strides",
+                           list(m.strides), "storage_offset", sym_int_to_json(m.storage_offset),
+                           "layout", static_cast<std::int32_t>(m.layout));
 }
 
 }  // namespace epgraph::json
