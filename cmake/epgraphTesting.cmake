@@ -49,6 +49,13 @@ function(epgraph_add_test_executable name)
   endif()
 
   add_executable(${name} ${arg_SOURCES})
+  # Unity build (EPGRAPH_UNITY_TESTS, default ON): the test files of one executable are compiled
+  # in batches of EPGRAPH_UNITY_BATCH, so the library's headers are parsed and its templates
+  # instantiated once per batch instead of once per file (the suite's build time is mostly that).
+  if(EPGRAPH_UNITY_TESTS)
+    set_target_properties(${name} PROPERTIES UNITY_BUILD ON
+                                             UNITY_BUILD_BATCH_SIZE ${EPGRAPH_UNITY_BATCH})
+  endif()
   target_link_libraries(${name} PRIVATE epgraph::epgraph epgraph_dev ${arg_LIBRARIES})
   target_compile_definitions(${name} PRIVATE "EPGRAPH_SOURCE_DIR=\"${PROJECT_SOURCE_DIR}\"")
   if(NOT arg_NO_CATCH_MAIN)

@@ -17,9 +17,6 @@
 #include <string>
 #include <vector>
 
-// The injection functions only: test_edit_alloc_failure.cpp replaces operator new for the
-// executable.
-#define EPGRAPH_TEST_ALLOC_FAILURE_NO_REPLACEMENT
 #include "support/alloc_failure.hpp"
 
 namespace {

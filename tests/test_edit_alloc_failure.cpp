@@ -4,8 +4,8 @@
 // signature, dictionaries). The last run, with no failure, must give the same program as an
 // undisturbed run.
 //
-// This translation unit replaces the global operator new/delete of the test executable (via
-// support/alloc_failure.hpp); the replacement only differs from the default while a test arms it.
+// The executable's global operator new/delete are replaced (support/alloc_failure_replacement.cpp);
+// the replacement only differs from the default while a test arms it.
 // SPDX-License-Identifier: BSD-3-Clause
 #include <catch2/catch.hpp>
 #include <epgraph/passes/subgraph_rewriter.hpp>

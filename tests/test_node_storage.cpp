@@ -20,7 +20,7 @@ using epgraph::ArgumentList;
 using epgraph::Graph;
 using epgraph::Node;
 
-constexpr const char* add_op = "torch.ops.aten.add.Tensor";
+constexpr const char* kAddOp = "torch.ops.aten.add.Tensor";
 // No registered schema: these tests store argument shapes no real operator takes.
 constexpr const char* cat_op = "torch.ops.epgraph_test.cat.default";
 
@@ -80,7 +80,7 @@ TEST_CASE("arguments move between inline and boxed storage without changing", "[
   CHECK(c->args() == ArgumentList{x, x, x});
   CHECK(x->users() == std::vector<Node*>{c});
   // replace_all_uses_with rewrites boxed and inline argument lists in place.
-  Node* d = g.call_function(add_op, {x, 1});
+  Node* d = g.call_function(kAddOp, {x, 1});
   CHECK(x->replace_all_uses_with(y) == std::vector<Node*>{c, d});
   CHECK(c->args() == ArgumentList{y, y, y});
   CHECK(d->args() == ArgumentList{y, 1});
@@ -92,17 +92,17 @@ TEST_CASE("arguments move between inline and boxed storage without changing", "[
 TEST_CASE("users move from inline to boxed storage and keep first-use order", "[graph][storage]") {
   Graph g;
   Node* x = g.placeholder("x");
-  Node* a = g.call_function(add_op, {x, 1});
+  Node* a = g.call_function(kAddOp, {x, 1});
   CHECK(x->users() == std::vector<Node*>{a});
-  Node* b = g.call_function(add_op, {x, 2});
-  Node* c = g.call_function(add_op, {x, 3});
+  Node* b = g.call_function(kAddOp, {x, 2});
+  Node* c = g.call_function(kAddOp, {x, 3});
   CHECK(x->users() == std::vector<Node*>{a, b, c});
   g.erase_node(b);
   CHECK(x->users() == std::vector<Node*>{a, c});
   g.erase_node(a);
   g.erase_node(c);
   CHECK(x->users().empty());
-  Node* d = g.call_function(add_op, {x, 4});
+  Node* d = g.call_function(kAddOp, {x, 4});
   CHECK(x->users() == std::vector<Node*>{d});
   g.output({d});
   g.lint();
@@ -133,13 +133,13 @@ TEST_CASE("erased slots are reused and nodes in every chunk know their graph", "
   Node* x = g.placeholder("x");
   Node* o = other.placeholder("o");
   std::vector<Node*> nodes;
-  for (int i = 0; i < 1000; ++i) nodes.push_back(g.call_function(add_op, {x, i}));
+  for (int i = 0; i < 1000; ++i) nodes.push_back(g.call_function(kAddOp, {x, i}));
   for (Node* n : nodes) CHECK(&n->graph() == &g);
   CHECK(&o->graph() == &other);
   // Erase every other node, then create as many again: the graph stays consistent and every
   // name is found.
   for (std::size_t i = 0; i < nodes.size(); i += 2) g.erase_node(nodes[i]);
-  for (int i = 0; i < 500; ++i) g.call_function(add_op, {x, -i}, {}, "again");
+  for (int i = 0; i < 500; ++i) g.call_function(kAddOp, {x, -i}, {}, "again");
   g.output({x});
   g.lint();
   CHECK(g.size() == 1 + 500 + 500 + 1);
@@ -173,7 +173,7 @@ TEST_CASE("the name index stays exact under random inserts, erasures and renames
     const int what = static_cast<int>(rng() % 10);
     if (what < 6 || live.empty()) {
       const char* bases[] = {"add", "mul", "a1", "a12", "node_9"};
-      Node* n = g.call_function(add_op, {x, 1}, {}, bases[rng() % 5]);
+      Node* n = g.call_function(kAddOp, {x, 1}, {}, bases[rng() % 5]);
       live.push_back(n);
       ++created;
     } else if (what < 9) {
@@ -204,7 +204,7 @@ TEST_CASE("default placeholder insertion tracks the last placeholder in O(1)", "
   Graph g;
   Node* a = g.placeholder("a");
   Node* b = g.placeholder("b");
-  Node* add = g.call_function(add_op, {a, b});
+  Node* add = g.call_function(kAddOp, {a, b});
   g.output({add});
   Node* c = g.placeholder("c");  // default: after the last placeholder
   CHECK(epgraph_test::node_names(g) == std::vector<std::string>{"a", "b", "c", "add", "output"});

@@ -5,8 +5,8 @@
 // exactly as before (nothing half-written, no temporary file left). The sanitizer build
 // (LeakSanitizer) proves that nothing leaks on these paths.
 //
-// This translation unit replaces the global operator new/delete of epgraph_archive_tests (via
-// support/alloc_failure.hpp); the replacement only differs from the default while a test arms it.
+// The executable's global operator new/delete are replaced (support/alloc_failure_replacement.cpp);
+// the replacement only differs from the default while a test arms it.
 // SPDX-License-Identifier: BSD-3-Clause
 #include <unistd.h>
 

@@ -37,7 +37,7 @@ using epgraph_test::TempDir;
 
 const std::string kSample = "in/data/sample_inputs/model.pt";
 const std::string kNotes = "in/extra/notes.bin";  // an entry epgraph does not know
-const std::string kW = "in/data/weights/weight_0";
+const std::string kRecordsWeight = "in/data/weights/weight_0";
 
 // Rewrites `file` with the same entries plus kNotes; the payloads, kSample and kNotes deflated,
 // the others stored.
@@ -207,8 +207,9 @@ TEST_CASE("lazy records: a renamed unchanged tensor is copied raw under its new 
   CHECK_FALSE(config.contains("w"));
   const std::string entry =
       "in/data/weights/" + config["w_renamed"]["path_name"].get<std::string>();
-  CHECK(entry_of(out, entry) == entry_of(in, kW));
-  CHECK(method_of(out, entry) == method_of(in, kW));  // compressed bytes copied as they are
+  CHECK(entry_of(out, entry) == entry_of(in, kRecordsWeight));
+  CHECK(method_of(out, entry) ==
+        method_of(in, kRecordsWeight));  // compressed bytes copied as they are
   CHECK(method_of(out, entry).first == ZIP_CM_DEFLATE);
   Program back = load_archive(out);
   CHECK(epgraph_test::floats_of(back.state_dict().at("w_renamed")) ==
@@ -232,7 +233,7 @@ TEST_CASE("lazy records: a renamed unchanged tensor is copied raw under its new 
   const std::string entry2 =
       "in/data/weights/" + config2["w_renamed"]["path_name"].get<std::string>();
   CHECK(method_of(out2, entry2).first == ZIP_CM_STORE);
-  CHECK(entry_of(out2, entry2) != entry_of(in, kW));
+  CHECK(entry_of(out2, entry2) != entry_of(in, kRecordsWeight));
 }
 
 TEST_CASE("lazy records: a corrupt entry copied raw is named with its source file",
@@ -266,9 +267,9 @@ TEST_CASE("lazy records: a corrupt entry copied raw is named with its source fil
     FAIL("no error");
   } catch (const archive_error& e) {
     CHECK(e.archive() == in);
-    CHECK(e.entry() == kW);
-    CHECK(std::string(e.what()) ==
-          in + ": " + kW + ": corrupt data (CRC mismatch); " + out + " was not written");
+    CHECK(e.entry() == kRecordsWeight);
+    CHECK(std::string(e.what()) == in + ": " + kRecordsWeight + ": corrupt data (CRC mismatch); " +
+                                       out + " was not written");
   }
   CHECK(file_bytes(out) == "previous");
   CHECK_FALSE(ep.state_dict().at("w").is_loaded());
@@ -297,7 +298,7 @@ TEST_CASE("lazy records: a save that edits the source in place copies a corrupt 
   CHECK(file_bytes(out).find(bytes.substr(at, w.size())) != std::string::npos);
   const Program back = load_archive(out);
   CHECK_THROWS_WITH(back.state_dict().at("w").bytes(),
-                    out + ": " + kW + ": corrupt data (CRC mismatch)");
+                    out + ": " + kRecordsWeight + ": corrupt data (CRC mismatch)");
 }
 
 TEST_CASE("zip_reader::check_data names the corrupt entry that a raw copy passes on",
@@ -330,7 +331,8 @@ TEST_CASE("zip_reader::check_data names the corrupt entry that a raw copy passes
       failed.push_back(e.what());
     }
   }
-  CHECK(failed == std::vector<std::string>{in + ": " + kW + ": corrupt data (CRC mismatch)"});
+  CHECK(failed ==
+        std::vector<std::string>{in + ": " + kRecordsWeight + ": corrupt data (CRC mismatch)"});
 }
 
 TEST_CASE("zip_reader: a stored entry whose directory sizes differ is refused when opened",
@@ -342,9 +344,9 @@ TEST_CASE("zip_reader: a stored entry whose directory sizes differ is refused wh
   const std::string in = dir / "in.pt2";
   save_archive(epgraph_test::small_program(4), in);
   std::string bytes = file_bytes(in);
-  // Both records of kW say 0xFFFFFFF0 bytes (where torch's writer leaves the local header's sizes
-  // to a data descriptor, libzip's consistency check has only the directory's): the central
-  // directory's (signature PK\1\2, uncompressed size at +24, name at +46) and the local
+  // Both records of kRecordsWeight say 0xFFFFFFF0 bytes (where torch's writer leaves the local
+  // header's sizes to a data descriptor, libzip's consistency check has only the directory's): the
+  // central directory's (signature PK\1\2, uncompressed size at +24, name at +46) and the local
   // header's (PK\3\4, uncompressed size at +22, name at +30).
   const auto patch_size = [&](std::size_t name_at, std::size_t name_offset, const char* signature,
                               std::size_t size_offset) {
@@ -353,18 +355,18 @@ TEST_CASE("zip_reader: a stored entry whose directory sizes differ is refused wh
     const char huge[4] = {'\xf0', '\xff', '\xff', '\xff'};
     bytes.replace(header + size_offset, 4, huge, 4);
   };
-  patch_size(bytes.rfind(kW), 46, "PK\x01\x02", 24);
-  patch_size(bytes.find(kW), 30, "PK\x03\x04", 22);
+  patch_size(bytes.rfind(kRecordsWeight), 46, "PK\x01\x02", 24);
+  patch_size(bytes.find(kRecordsWeight), 30, "PK\x03\x04", 22);
   {
     std::ofstream f(in, std::ios::binary | std::ios::trunc);
     f << bytes;
   }
   CHECK_THROWS_WITH(epgraph::archive::zip_reader(in),
-                    in + ": " + kW +
+                    in + ": " + kRecordsWeight +
                         ": inconsistent sizes in the zip directory (a stored entry of 4294967280 "
                         "bytes with 16 bytes of data)");
   CHECK_THROWS_WITH(load_archive(in),
-                    in + ": " + kW +
+                    in + ": " + kRecordsWeight +
                         ": inconsistent sizes in the zip directory (a stored entry of 4294967280 "
                         "bytes with 16 bytes of data)");
 }

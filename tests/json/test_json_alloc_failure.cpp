@@ -4,8 +4,8 @@
 // sanitizer build (LeakSanitizer) proves that nothing leaks on any of these paths, and a failure
 // inside a destructor would end the test executable in std::terminate.
 //
-// This translation unit replaces the global operator new/delete of epgraph_json_tests (via
-// support/alloc_failure.hpp); the replacement only differs from the default while a test arms it.
+// The executable's global operator new/delete are replaced (support/alloc_failure_replacement.cpp);
+// the replacement only differs from the default while a test arms it.
 // SPDX-License-Identifier: BSD-3-Clause
 #include <catch2/catch.hpp>
 #include <epgraph/json/json.hpp>

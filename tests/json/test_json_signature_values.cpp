@@ -18,25 +18,25 @@
 namespace {
 
 using epgraph_test::Program;
-using json = nlohmann::ordered_json;
+using ojson_t = nlohmann::ordered_json;
 
-const json token_meta = {{"dtype", 7},
-                         {"sizes", json::array({{{"as_int", 0}}})},
-                         {"requires_grad", false},
-                         {"device", {{"type", "cpu"}, {"index", nullptr}}},
-                         {"strides", json::array({{{"as_int", 1}}})},
-                         {"storage_offset", {{"as_int", 0}}},
-                         {"layout", 7}};
+const ojson_t token_meta = {{"dtype", 7},
+                            {"sizes", ojson_t::array({{{"as_int", 0}}})},
+                            {"requires_grad", false},
+                            {"device", {{"type", "cpu"}, {"index", nullptr}}},
+                            {"strides", ojson_t::array({{{"as_int", 1}}})},
+                            {"storage_offset", {{"as_int", 0}}},
+                            {"layout", 7}};
 
 // Saves `ep`, loads the text back, and checks that the reloaded program prints like `ep` and
 // saves to the same text. Returns the saved document.
-json round_trip(const Program& ep) {
+ojson_t round_trip(const Program& ep) {
   const std::string text = epgraph::json::save_exported_program_to_string(ep);
   const Program back = epgraph::json::load_exported_program_from_string(text);
   CHECK(epgraph::to_string(back.graph()) == epgraph::to_string(ep.graph()));
   CHECK(epgraph::to_string(back.graph_signature()) == epgraph::to_string(ep.graph_signature()));
   CHECK(epgraph::json::save_exported_program_to_string(back) == text);
-  return json::parse(text);
+  return ojson_t::parse(text);
 }
 
 }  // namespace
@@ -45,27 +45,28 @@ TEST_CASE("save: token input and output without metadata", "[json][token]") {
   // [token: TOKEN, x: USER_INPUT]; with_effects(token, mylib.record.default, x); getitem 0 ->
   // output TOKEN. Neither `token` nor `getitem` nor `with_effects` has NodeMeta::val.
   const Program ep = epgraph_test::token_program(false);
-  const json doc = round_trip(ep);
-  const json& g = doc["graph_module"]["graph"];
+  const ojson_t doc = round_trip(ep);
+  const ojson_t& g = doc["graph_module"]["graph"];
   CHECK(g["inputs"] ==
-        json::array({{{"as_tensor", {{"name", "token"}}}}, {{"as_tensor", {{"name", "x"}}}}}));
-  CHECK(g["outputs"] == json::array({{{"as_tensor", {{"name", "getitem"}}}}}));
+        ojson_t::array({{{"as_tensor", {{"name", "token"}}}}, {{"as_tensor", {{"name", "x"}}}}}));
+  CHECK(g["outputs"] == ojson_t::array({{{"as_tensor", {{"name", "getitem"}}}}}));
   REQUIRE(g["nodes"].size() == 1);
-  const json& effects = g["nodes"][0];
+  const ojson_t& effects = g["nodes"][0];
   CHECK(effects["target"] == "torch.ops.higher_order.with_effects");
   CHECK(effects["name"] == "with_effects");
   // A tuple of one (the token), as torch writes a higher-order operator's tuple result.
-  CHECK(effects["outputs"] == json::array({{{"as_tensor", {{"name", "getitem"}}}}}));
+  CHECK(effects["outputs"] == ojson_t::array({{{"as_tensor", {{"name", "getitem"}}}}}));
   CHECK(effects["is_hop_single_tensor_return"] == false);
   CHECK(g["tensor_values"]["token"] == token_meta);
   CHECK(g["tensor_values"]["getitem"] == token_meta);
   CHECK(g["tensor_values"].size() == 3);  // token, x, getitem
-  CHECK(g["custom_obj_values"] == json::object());
-  CHECK(doc["graph_module"]["signature"] ==
-        json({{"input_specs",
-               json::array({{{"token", {{"arg", {{"name", "token"}}}}}},
-                            {{"user_input", {{"arg", {{"as_tensor", {{"name", "x"}}}}}}}}})},
-              {"output_specs", json::array({{{"token", {{"arg", {{"name", "getitem"}}}}}}})}}));
+  CHECK(g["custom_obj_values"] == ojson_t::object());
+  CHECK(
+      doc["graph_module"]["signature"] ==
+      ojson_t({{"input_specs",
+                ojson_t::array({{{"token", {{"arg", {{"name", "token"}}}}}},
+                                {{"user_input", {{"arg", {{"as_tensor", {{"name", "x"}}}}}}}}})},
+               {"output_specs", ojson_t::array({{{"token", {{"arg", {{"name", "getitem"}}}}}}})}}));
 
   // Loaded back, the token values carry the token tensor's metadata.
   const Program back = epgraph::json::load_exported_program_from_string(
@@ -103,35 +104,35 @@ TEST_CASE("save: a token with metadata keeps it; other tuple items need theirs",
   epgraph::TensorMeta scalar;
   scalar.dtype = epgraph::dtype::int64;
   ep.graph().find_node("token")->meta().val = scalar;
-  const json doc = round_trip(ep);
-  const json& g = doc["graph_module"]["graph"];
-  CHECK(g["nodes"][0]["outputs"] == json::array({{{"as_tensor", {{"name", "getitem"}}}},
-                                                 {{"as_tensor", {{"name", "getitem_1"}}}}}));
+  const ojson_t doc = round_trip(ep);
+  const ojson_t& g = doc["graph_module"]["graph"];
+  CHECK(g["nodes"][0]["outputs"] == ojson_t::array({{{"as_tensor", {{"name", "getitem"}}}},
+                                                    {{"as_tensor", {{"name", "getitem_1"}}}}}));
   CHECK(g["nodes"][0]["is_hop_single_tensor_return"] == false);
   CHECK(g["tensor_values"]["token"]["dtype"] == 5);  // LONG (int64), as set
-  CHECK(g["tensor_values"]["token"]["sizes"] == json::array());
+  CHECK(g["tensor_values"]["token"]["sizes"] == ojson_t::array());
   CHECK(g["tensor_values"]["getitem"] == token_meta);
-  CHECK(g["outputs"] == json::array({{{"as_tensor", {{"name", "getitem"}}}},
-                                     {{"as_tensor", {{"name", "getitem_1"}}}}}));
+  CHECK(g["outputs"] == ojson_t::array({{{"as_tensor", {{"name", "getitem"}}}},
+                                        {{"as_tensor", {{"name", "getitem_1"}}}}}));
 }
 
 TEST_CASE("save: custom object input without metadata", "[json][custom_obj]") {
   const Program ep = epgraph_test::with_tensor_meta(epgraph_test::constants_program());
   REQUIRE_FALSE(ep.graph().find_node("obj")->meta().val.has_value());
-  const json doc = round_trip(ep);
-  const json& g = doc["graph_module"]["graph"];
-  const json obj = {{"name", "obj"}, {"class_fqn", epgraph_test::custom_class}};
-  CHECK(g["inputs"][4] == json({{"as_custom_obj", obj}}));
+  const ojson_t doc = round_trip(ep);
+  const ojson_t& g = doc["graph_module"]["graph"];
+  const ojson_t obj = {{"name", "obj"}, {"class_fqn", epgraph_test::custom_class}};
+  CHECK(g["inputs"][4] == ojson_t({{"as_custom_obj", obj}}));
   CHECK(g["inputs"].size() == 6);
-  CHECK(g["custom_obj_values"] == json({{"obj", obj}}));
+  CHECK(g["custom_obj_values"] == ojson_t({{"obj", obj}}));
   CHECK_FALSE(g["tensor_values"].contains("obj"));
   // call_torchbind(obj, 'add_tensor', add_3): the object argument is typed too.
-  const json& call = g["nodes"][4];
+  const ojson_t& call = g["nodes"][4];
   CHECK(call["target"] == "torch.ops.higher_order.call_torchbind");
-  CHECK(call["inputs"][0]["arg"] == json({{"as_custom_obj", obj}}));
-  CHECK(call["inputs"][1]["arg"] == json({{"as_string", "add_tensor"}}));
+  CHECK(call["inputs"][0]["arg"] == ojson_t({{"as_custom_obj", obj}}));
+  CHECK(call["inputs"][1]["arg"] == ojson_t({{"as_string", "add_tensor"}}));
   CHECK(doc["graph_module"]["signature"]["input_specs"][4] ==
-        json({{"custom_obj", {{"arg", obj}, {"custom_obj_name", "obj"}}}}));
+        ojson_t({{"custom_obj", {{"arg", obj}, {"custom_obj_name", "obj"}}}}));
 }
 
 TEST_CASE("save: custom object class from the constant when the spec has none",
@@ -139,10 +140,10 @@ TEST_CASE("save: custom object class from the constant when the spec has none",
   Program ep = epgraph_test::with_tensor_meta(epgraph_test::constants_program());
   ep.graph_signature().input_specs[4] = {epgraph::InputKind::CUSTOM_OBJ,
                                          epgraph::CustomObjArgument{"obj", ""}, std::string("obj")};
-  const json doc = json::parse(epgraph::json::save_exported_program_to_string(ep));
-  const json obj = {{"name", "obj"}, {"class_fqn", epgraph_test::custom_class}};
-  CHECK(doc["graph_module"]["graph"]["inputs"][4] == json({{"as_custom_obj", obj}}));
-  CHECK(doc["graph_module"]["graph"]["custom_obj_values"] == json({{"obj", obj}}));
+  const ojson_t doc = ojson_t::parse(epgraph::json::save_exported_program_to_string(ep));
+  const ojson_t obj = {{"name", "obj"}, {"class_fqn", epgraph_test::custom_class}};
+  CHECK(doc["graph_module"]["graph"]["inputs"][4] == ojson_t({{"as_custom_obj", obj}}));
+  CHECK(doc["graph_module"]["graph"]["custom_obj_values"] == ojson_t({{"obj", obj}}));
 }
 
 TEST_CASE("save: a custom object as a graph output is refused", "[json][custom_obj]") {
@@ -176,11 +177,11 @@ TEST_CASE("save: a getitem index past max_tuple_index is not written as a tuple"
                     "graph_module.graph.tensor_values: node 'with_effects' produces a tensor but "
                     "has no tensor metadata (NodeMeta::val); set it before saving");
   getitem->update_arg(1, std::int64_t{65535});  // the largest index still written as a tuple
-  const json doc = json::parse(epgraph::json::save_exported_program_to_string(ep));
-  const json& outputs = doc["graph_module"]["graph"]["nodes"][0]["outputs"];
+  const ojson_t doc = ojson_t::parse(epgraph::json::save_exported_program_to_string(ep));
+  const ojson_t& outputs = doc["graph_module"]["graph"]["nodes"][0]["outputs"];
   REQUIRE(outputs.size() == 65536);
-  CHECK(outputs[0] == json({{"as_tensor", {{"name", "with_effects_unused_0"}}}}));
-  CHECK(outputs[65535] == json({{"as_tensor", {{"name", "getitem"}}}}));
+  CHECK(outputs[0] == ojson_t({{"as_tensor", {{"name", "with_effects_unused_0"}}}}));
+  CHECK(outputs[65535] == ojson_t({{"as_tensor", {{"name", "getitem"}}}}));
 }
 
 TEST_CASE("save: a getitem that is not an output of the node it reads is refused", "[json]") {
@@ -241,28 +242,28 @@ TEST_CASE("a tuple-producing node with its own val still writes one output per g
                     "many (it is a tensor)");
   const Program bn = epgraph_test::with_tensor_meta(epgraph_test::linear_batchnorm_program());
   const std::string text = epgraph::json::save_exported_program_to_string(bn);
-  const json doc = json::parse(text);
-  const json* node = nullptr;
-  for (const json& n : doc["graph_module"]["graph"]["nodes"]) {
+  const ojson_t doc = ojson_t::parse(text);
+  const ojson_t* node = nullptr;
+  for (const ojson_t& n : doc["graph_module"]["graph"]["nodes"]) {
     if (n["target"] == "torch.ops.aten._native_batch_norm_legit_functional.default") node = &n;
   }
   REQUIRE(node != nullptr);
   std::vector<std::string> outputs;
-  for (const json& o : (*node)["outputs"]) outputs.push_back(o["as_tensor"]["name"]);
+  for (const ojson_t& o : (*node)["outputs"]) outputs.push_back(o["as_tensor"]["name"]);
   CHECK(outputs == std::vector<std::string>{
                        "getitem", "_native_batch_norm_legit_functional_unused_1",
                        "_native_batch_norm_legit_functional_unused_2", "getitem_3", "getitem_4"});
-  const json& values = doc["graph_module"]["graph"]["tensor_values"];
+  const ojson_t& values = doc["graph_module"]["graph"]["tensor_values"];
   CHECK_FALSE(values.contains("_native_batch_norm_legit_functional"));
   CHECK(values.contains("getitem_3"));
   // The unused outputs take their metadata from the tuple val (torch's loader needs it).
   CHECK(values["_native_batch_norm_legit_functional_unused_1"] == values["addmm"]);
   // The arguments are named and typed from the schema, as torch's serializer writes them.
   std::vector<std::string> names;
-  for (const json& in : (*node)["inputs"]) names.push_back(in["name"]);
+  for (const ojson_t& in : (*node)["inputs"]) names.push_back(in["name"]);
   CHECK(names == std::vector<std::string>{"input", "weight", "bias", "running_mean", "running_var",
                                           "training", "momentum", "eps"});
-  CHECK((*node)["inputs"][5]["arg"] == json{{"as_bool", true}});
+  CHECK((*node)["inputs"][5]["arg"] == ojson_t{{"as_bool", true}});
   CHECK((*node)["inputs"][7]["kind"] == 1);
   // Loading creates a getitem node for every output, as torch's deserializer does
   // (generate_getitems), so the two unused ones appear, with their metadata.
@@ -288,8 +289,8 @@ TEST_CASE("an input whose class_fqn disagrees with custom_obj_values is refused"
   // Regression for tests/fuzz/regressions/fuzz_json/custom_obj_class_fqn_disagrees.json: the
   // saver writes the input's class from one record and custom_obj_values from the other, so a
   // file where they disagree swapped them on every save/load round trip.
-  json doc = round_trip(epgraph_test::with_tensor_meta(epgraph_test::constants_program()));
-  json& input = doc["graph_module"]["graph"]["inputs"][4]["as_custom_obj"];
+  ojson_t doc = round_trip(epgraph_test::with_tensor_meta(epgraph_test::constants_program()));
+  ojson_t& input = doc["graph_module"]["graph"]["inputs"][4]["as_custom_obj"];
   REQUIRE(input["name"] == "obj");
   input["class_fqn"] = "__torch__.Other";
   CHECK_THROWS_AS(epgraph::json::load_exported_program_from_string(doc.dump()),
@@ -322,9 +323,9 @@ TEST_CASE(
                                  "_native_batch_norm_legit_functional", "add", "getitem",
                                  "getitem_3", "getitem_4", "output"});
   const std::string text = epgraph::json::save_exported_program_to_string(bn);
-  const json doc = json::parse(text);
+  const ojson_t doc = ojson_t::parse(text);
   std::vector<std::string> written;
-  for (const json& n : doc["graph_module"]["graph"]["nodes"]) {
+  for (const ojson_t& n : doc["graph_module"]["graph"]["nodes"]) {
     written.push_back(n["name"]);
   }
   CHECK(written ==
@@ -341,8 +342,8 @@ TEST_CASE(
                                  "getitem_4", "add", "output"});
   CHECK(epgraph::to_string(back.graph_signature()) == epgraph::to_string(bn.graph_signature()));
   // Saved again: the same document, but for the order of tensor_values (graph order).
-  json again = json::parse(epgraph::json::save_exported_program_to_string(back));
-  json first = doc;
+  ojson_t again = ojson_t::parse(epgraph::json::save_exported_program_to_string(back));
+  ojson_t first = doc;
   CHECK(nlohmann::json(again["graph_module"]["graph"]["tensor_values"]) ==
         nlohmann::json(first["graph_module"]["graph"]["tensor_values"]));
   again["graph_module"]["graph"].erase("tensor_values");

@@ -1,10 +1,9 @@
-// epgraph test support: allocation failure injection. Including this header REPLACES the global
-// operator new/delete of the test executable (include it in exactly one translation unit per
-// executable); the replacement behaves like the default one until a test arms it with
+// epgraph test support: allocation failure injection. An executable whose tests include this
+// header links support/alloc_failure_replacement.cpp, which replaces its global operator
+// new/delete (kept out of the header so that unity builds, which join test files, define it
+// once); the replacement behaves like the default one until a test arms it with
 // fail_allocation_after(n), which makes the (n+1)-th allocation from then on throw
 // std::bad_alloc, once. Allocations made with malloc (libzip, the C library) are not counted.
-// Further translation units of the same executable define EPGRAPH_TEST_ALLOC_FAILURE_NO_REPLACEMENT
-// before including it: they get the functions below without a second replacement.
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
@@ -65,11 +64,3 @@ long for_each_allocation_failure(Body body, AfterFailure after_failure, long lim
 }
 
 }  // namespace epgraph_test
-
-// The replacements (in one translation unit of the executable).
-#ifndef EPGRAPH_TEST_ALLOC_FAILURE_NO_REPLACEMENT
-#include "replace_operator_new.hpp"
-void* epgraph_test::replaced_operator_new(std::size_t size) {
-  return epgraph_test::alloc_detail::checked_malloc(size);
-}
-#endif

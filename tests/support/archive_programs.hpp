@@ -39,7 +39,6 @@ inline epgraph::TensorMeta f32(std::vector<std::int64_t> sizes) {
 // parameter "w" = 1..n, persistent buffer "buf" = n+1..2n, constant "k" = 2n+1..3n.
 inline epgraph::ExportedProgram<epgraph::HostTensor> small_program(std::int64_t n) {
   using namespace epgraph;  // NOLINT: test helper body
-  using Program = ExportedProgram<HostTensor>;
   auto values = [n](int first) {
     std::vector<float> v;
     for (std::int64_t i = 0; i < n; ++i) v.push_back(static_cast<float>(first + i));
@@ -64,12 +63,13 @@ inline epgraph::ExportedProgram<epgraph::HostTensor> small_program(std::int64_t 
   ordered_dict<HostTensor> sd;
   sd.insert("w", values(1));
   sd.insert("buf", values(static_cast<int>(n) + 1));
-  ordered_dict<Program::constant_type> consts;
+  ordered_dict<ExportedProgram<HostTensor>::constant_type> consts;
   consts.insert("k", values(2 * static_cast<int>(n) + 1));
   ProgramMetadata md;
   md.opset_version = {{"aten", 10}};
   md.verifiers = {"ATEN"};
-  return Program(std::move(g), std::move(sig), std::move(sd), std::move(consts), std::move(md));
+  return ExportedProgram<HostTensor>(std::move(g), std::move(sig), std::move(sd), std::move(consts),
+                                     std::move(md));
 }
 
 }  // namespace epgraph_test
