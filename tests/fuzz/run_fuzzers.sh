@@ -42,22 +42,40 @@ mkdir -p "${CORPUS}"
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
-status=0
-for t in "${TARGETS[@]}"; do
+# The targets run side by side, EPGRAPH_FUZZ_JOBS at a time (default 2: the CI machines' cores),
+# each for SECONDS; their reports are printed in the targets' order when all are done.
+JOBS="${EPGRAPH_FUZZ_JOBS:-2}"
+run_target() {  # run_target <target>: exit status 0 = nothing found
+  local t="$1" dict=()
   mkdir -p "${ARTIFACTS}/${t}" "${CORPUS}/${t}"
-  echo "=== ${t}: ${SECONDS_PER_TARGET}s"
-  dict=()
   [[ "${t}" == fuzz_json && -f "$(dirname "$0")/json.dict" ]] && dict=(-dict="$(dirname "$0")/json.dict")
   # -rss_limit_mb / -malloc_limit_mb: an input that makes the loader allocate more than 1 GB is a
   # finding (the loaders must refuse absurd sizes); -timeout: 10 s for one input is a hang.
-  if ! "${BIN}/${t}" "${CORPUS}/${t}" "${dict[@]}" \
-      -seed="${EPGRAPH_FUZZ_SEED:-0}" -max_total_time="${SECONDS_PER_TARGET}" -timeout=10 -rss_limit_mb=2048 \
-      -malloc_limit_mb=1024 -max_len=65536 -print_final_stats=1 \
-      -artifact_prefix="${ARTIFACTS}/${t}/" 2>"${ARTIFACTS}/${t}.log"; then
+  "${BIN}/${t}" "${CORPUS}/${t}" "${dict[@]}" \
+    -seed="${EPGRAPH_FUZZ_SEED:-0}" -max_total_time="${SECONDS_PER_TARGET}" -timeout=10 -rss_limit_mb=2048 \
+    -malloc_limit_mb=1024 -max_len=65536 -print_final_stats=1 \
+    -artifact_prefix="${ARTIFACTS}/${t}/" 2>"${ARTIFACTS}/${t}.log"
+}
+mkdir -p "${ARTIFACTS}"
+for t in "${TARGETS[@]}"; do
+  while [[ $(jobs -rp | wc -l) -ge ${JOBS} ]]; do wait -n || true; done
+  echo "=== ${t}: ${SECONDS_PER_TARGET}s"
+  rm -f "${ARTIFACTS}/${t}.status"
+  (
+    rc=0
+    run_target "${t}" || rc=$?
+    echo "${rc}" >"${ARTIFACTS}/${t}.status"
+  ) &
+done
+wait
+status=0
+for t in "${TARGETS[@]}"; do
+  if [[ "$(cat "${ARTIFACTS}/${t}.status" 2>/dev/null)" != 0 ]]; then
     echo "!!! ${t} found a problem; see ${ARTIFACTS}/${t}.log and ${ARTIFACTS}/${t}/"
     tail -n 60 "${ARTIFACTS}/${t}.log"
     status=1
   fi
+  echo "=== ${t}:"
   grep -E "^stat::number_of_executed_units|^Done [0-9]+ runs" "${ARTIFACTS}/${t}.log" || true
 done
 exit "${status}"
