@@ -20,11 +20,11 @@ using epgraph::InputKind;
 using epgraph::Node;
 using epgraph_test::Program;
 using epgraph_test::tensor;
-using Strings = std::vector<std::string>;
+using TargetList = std::vector<std::string>;
 
 namespace {
 
-Strings violations(const Program& ep) {
+TargetList violations(const Program& ep) {
   try {
     epgraph::verify(ep);
   } catch (const epgraph::verification_error& e) {
@@ -56,7 +56,7 @@ TEST_CASE("persistent buffer found only in constants: reported, saying why; look
           "[verify][state]") {
   Program ep = buffer_in_constants();
   CHECK(violations(ep) ==
-        Strings{"Buffer scale is not in the state dict but in the constants dictionary: torch's "
+        TargetList{"Buffer scale is not in the state dict but in the constants dictionary: torch's "
                 "verifier accepts that, ep.module() raises KeyError('scale') (it reads "
                 "persistent buffers from the state dict)"});
   Node* b_scale = node_named(ep, "b_scale");
@@ -73,13 +73,13 @@ TEST_CASE("persistent buffer found only in constants: reported, saying why; look
     mul->replace_input_with(b_scale, node_named(ep, "p_weight"));
     epgraph::delete_constant_placeholder(ep, b_scale);
     CHECK(ep.constants().find("scale") == nullptr);
-    CHECK(epgraph_test::keys(ep.state_dict()) == Strings{"weight"});
-    CHECK(epgraph_test::keys(ep.constants()) == Strings{});
+    CHECK(epgraph_test::keys(ep.state_dict()) == TargetList{"weight"});
+    CHECK(epgraph_test::keys(ep.constants()) == TargetList{});
     CHECK(violations(ep).empty());
   }
   SECTION("in neither dictionary: torch's message") {
     ep.constants().erase("scale");
-    CHECK(violations(ep) == Strings{"Buffer scale is not in the state dict."});
+    CHECK(violations(ep) == TargetList{"Buffer scale is not in the state dict."});
   }
 }
 
@@ -108,7 +108,7 @@ TEST_CASE("verify reports state targets ep.module() cannot register", "[verify][
   specs[1] = epgraph_test::buffer("b_scale", "blocks.0.forward");
   // The state checks still run (the keys are missing), then the registration rule.
   CHECK(violations(ep) ==
-        Strings{"Parameter training is not in the state dict.",
+        TargetList{"Parameter training is not in the state dict.",
                 "Buffer blocks.0.forward is not in the state dict.",
                 "Input spec 'p_weight' (PARAMETER) has target 'training', which ep.module() "
                 "cannot register: its module already has an attribute 'training'",
