@@ -6,9 +6,12 @@
 #include <utility>
 #include <vector>
 
+// At file scope, like the same alias in other test files (a unity batch joins them; clang's
+// -Wshadow refuses one in an anonymous namespace beside one at file scope).
+using Strings = std::vector<std::string>;
+
 namespace {
 using namespace epgraph;  // NOLINT: test file
-using Strings = std::vector<std::string>;
 
 ExportGraphSignature sample() {
   ExportGraphSignature sig;
