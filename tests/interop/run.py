@@ -5,7 +5,9 @@
 when pytest collected no tests (pytest's 5), so an empty run never passes.
 
 Environment (set by ctest, see CMakeLists.txt): EPGRAPH_PT2_EDIT (the pt2_edit binary, required),
-EPGRAPH_INTEROP_WORKDIR (folder for the generated programs). Extra arguments go to pytest.
+EPGRAPH_INTEROP_WORKDIR (folder for the generated programs). Extra arguments go to pytest; when
+they name test files (test_*.py, relative to this folder), only those run (ctest runs the files in
+shards side by side, see CMakeLists.txt), else every test_*.py here.
 """
 
 import os
@@ -32,8 +34,14 @@ def main() -> int:
     print(f"torch {torch.__version__}, pytest {pytest.__version__}, "
           f"pt2_edit {os.environ['EPGRAPH_PT2_EDIT']}", flush=True)
     here = os.path.dirname(os.path.abspath(__file__))
-    rc = int(pytest.main(["-q", "-p", "no:cacheprovider", "--rootdir", here, here,
-                          *sys.argv[1:]]))
+    files = [os.path.join(here, a) for a in sys.argv[1:] if a.endswith(".py")]
+    rest = [a for a in sys.argv[1:] if not a.endswith(".py")]
+    for f in files:
+        if not os.path.isfile(f):
+            print(f"error: no test file {f}")
+            return 1
+    rc = int(pytest.main(["-q", "-p", "no:cacheprovider", "--rootdir", here, *(files or [here]),
+                          *rest]))
     if rc == 5:
         print("error: pytest collected no tests")
         return 1
