@@ -18,9 +18,14 @@
 //   pt2_passes graft IN.pt2 --other OTHER.pt2 -o OUT.pt2 [--nested-targets OLD=NEW,...]
 //                                                   (graph_copy of OTHER onto IN's output)
 //   pt2_passes inplace-to-functional IN.pt2 -o OUT.pt2   (replace_pattern on an in-place op)
+//   pt2_passes unreached-pattern IN.pt2 -o OUT.pt2       (a pattern the matcher refuses)
+//   pt2_passes two-outputs IN.pt2 -o OUT.pt2             (replace_pattern, two outputs)
 //
 // Exit status: 0 on success, 1 when epgraph::verify rejects the edited program (nothing is
-// written then), 2 on bad usage or input (the exception is printed).
+// written then), 2 on bad usage or input, or when a pass is refused (the exception is printed
+// on stderr, nothing is written): a pattern the matcher refuses (unreached-pattern, always), a
+// match whose replacement has no valid place (two-outputs). A pattern that matches nothing, or
+// matches that are not contained, is no error: "N replaced" with N = 0, exit 0.
 //
 // Each pass below is written the way one writes it in Python on an ExportedProgram with torch.fx
 // and ExecuTorch's backends/transforms/utils.py; the comments name the Python each step mirrors.
@@ -666,6 +671,57 @@ void inplace_to_functional(Program& ep) {
   std::cout << "inplace-to-functional: " << replaced.size() << " replaced\n";
 }
 
+// FX: subgraph_rewriter.replace_pattern(gm, pattern, replacement) with
+//   def pattern(x):     x.add_(1); return aten.relu(x)        # add_ is not returned
+//   def replacement(x): return aten.clamp_min(aten.add(x, 1), 0)
+// No returned node reaches the pattern's add_ (relu reads x, not add_'s result), so a match
+// could only leave it out and would rewrite `relu(x)` wherever it is, add_ or not. epgraph's
+// SubgraphMatcher refuses such a pattern up front, before it looks at the program: the pass
+// fails (exit 2, the matcher's message naming the node on stderr) and writes nothing. torch.fx
+// 2.13 matches `relu(x) * 2`, which has no add_, then raises KeyError mid-rewrite and leaves the
+// graph computing `relu(x + 1) * 2` (pytorch/pytorch #104775). The fix is the pattern's: return
+// add_'s result (`relu(x.add_(1))`, the inplace-to-functional pass).
+void unreached_pattern(Program& ep) {
+  const auto pattern = small_graph({"x"}, [](Graph& g, const std::vector<Node*>& in) {
+    (void)g.call_function("torch.ops.aten.add_.Tensor", {in[0], 1});
+    return ArgumentList{g.call_function("torch.ops.aten.relu.default", {in[0]})};
+  });
+  const auto replacement = small_graph({"x"}, [](Graph& g, const std::vector<Node*>& in) {
+    Node* a = g.call_function("torch.ops.aten.add.Tensor", {in[0], 1});
+    return ArgumentList{g.call_function("torch.ops.aten.clamp_min.default", {a, 0})};
+  });
+  const auto replaced = epgraph::replace_pattern(ep.graph(), *pattern, *replacement);
+  std::cout << "unreached-pattern: " << replaced.size() << " replaced\n";
+}
+
+// FX: subgraph_rewriter.replace_pattern(gm, pattern, replacement) with a two-output pattern
+//   def pattern(x, y):
+//       return aten.relu(x), aten.sigmoid(y)
+//   def replacement(x, y):     # sigmoid(y) = 1 / (1 + exp(-y))
+//       return aten.clamp_min(x, 0), aten.reciprocal(aten.add(aten.exp(aten.neg(y)), 1))
+// The replacement goes before the first user of either matched output, as in torch. Where y is
+// computed after that user (`a = relu(x); u = neg(a); z = cos(y); s = sigmoid(z)`), no place is
+// after the replacement's inputs and before those uses: epgraph refuses (exit 2, the message
+// names the late input, nothing written) where torch.fx 2.13 puts the copies before `neg`,
+// ahead of the `cos` they read, and returns a graph that fails lint (pytorch/pytorch #148751).
+// Where y comes first, the copies go after y's producer and before `neg`.
+void two_outputs(Program& ep) {
+  const auto pattern = small_graph({"x", "y"}, [](Graph& g, const std::vector<Node*>& in) {
+    Node* r = g.call_function("torch.ops.aten.relu.default", {in[0]});
+    Node* s = g.call_function("torch.ops.aten.sigmoid.default", {in[1]});
+    return ArgumentList{r, s};
+  });
+  const auto replacement = small_graph({"x", "y"}, [](Graph& g, const std::vector<Node*>& in) {
+    Node* r = g.call_function("torch.ops.aten.clamp_min.default", {in[0], 0});
+    Node* n = g.call_function("torch.ops.aten.neg.default", {in[1]});
+    Node* e = g.call_function("torch.ops.aten.exp.default", {n});
+    Node* d = g.call_function("torch.ops.aten.add.Tensor", {e, 1});
+    return ArgumentList{r, g.call_function("torch.ops.aten.reciprocal.default", {d})};
+  });
+  const auto replaced = epgraph::replace_pattern(ep.graph(), *pattern, *replacement);
+  std::cout << "two-outputs: " << replaced.size() << " replaced\n";
+}
+
 // A PassManager (torch.fx.passes.infra.pass_manager.PassManager) running two passes until
 // nothing changes, verifying the program after each: fuse `mul(a, b) + c` into
 // `addcmul(c, a, b)` (replace_pattern), then dead-code elimination.
@@ -809,7 +865,11 @@ int usage() {
                "  pt2_passes relu-to-clamp|fuse-mul-add|drop-output|copy-block IN.pt2 -o OUT.pt2\n"
                "  pt2_passes graft IN.pt2 --other OTHER.pt2 -o OUT.pt2 [--nested-targets "
                "OLD=NEW,...]\n"
-               "  pt2_passes inplace-to-functional IN.pt2 -o OUT.pt2\n";
+               "  pt2_passes inplace-to-functional|unreached-pattern|two-outputs IN.pt2 -o "
+               "OUT.pt2\n"
+               "exit: 0 done (\"N replaced\", N may be 0), 1 verify rejected the result, 2 bad "
+               "usage or input, or the pass refused (a pattern error, a replacement with no valid "
+               "place: the error on stderr); nothing is written unless 0\n";
   return 2;
 }
 
@@ -842,7 +902,9 @@ int main(int argc, char** argv) {
       {"drop-output", {}},
       {"copy-block", {}},
       {"graft", {"--other", "--nested-targets"}},
-      {"inplace-to-functional", {}}};
+      {"inplace-to-functional", {}},
+      {"unreached-pattern", {}},
+      {"two-outputs", {}}};
   const auto it = known.find(pass);
   if (it == known.end()) return usage();
   for (const auto& kv : options) {
@@ -890,6 +952,10 @@ int main(int argc, char** argv) {
       drop_output(ep);
     } else if (pass == "inplace-to-functional") {
       inplace_to_functional(ep);
+    } else if (pass == "unreached-pattern") {
+      unreached_pattern(ep);
+    } else if (pass == "two-outputs") {
+      two_outputs(ep);
     } else if (pass == "copy-block") {
       copy_block(ep);
     } else {

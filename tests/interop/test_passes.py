@@ -30,7 +30,12 @@ reads the file back as torch does (`pt2_edit show` prints torch's graph and sign
   a match whose rewrite torch.fx gets wrong (a view outside it reads what its add_ wrote; the
   copy would read a tensor after an add_ outside it) is refused and the file keeps eager's
   numbers, which the test shows torch.fx's own rewrite does not; a match nobody outside sees is
-  rewritten as torch.fx rewrites it.
+  rewritten as torch.fx rewrites it;
+- patterns torch.fx 2.13 gets wrong (issue 31's shared cases d02, d03): unreached-pattern, whose
+  add_ no returned node reaches, is refused (exit 2) where torch.fx raises KeyError after
+  rewriting `relu(x) * 2` into `relu(x + 1) * 2`; two-outputs is refused where its replacement
+  would read `y` before it is computed (torch.fx's graph fails lint) and rewritten with eager's
+  numbers, after `y`'s producer, where `y` comes first.
 
 Environment: EPGRAPH_PT2_PASSES, the built pt2_passes (set by ctest; the tests skip without it),
 and conftest.py's EPGRAPH_PT2_EDIT and EPGRAPH_INTEROP_WORKDIR.
@@ -858,3 +863,207 @@ def test_match_whose_replacement_would_read_after_a_write_is_refused(pt2_passes,
     fx_out = fx_ep.graph_module(x)
     torch.testing.assert_close(fx_out[0], torch.relu(x + 1) * 2)
     assert not torch.allclose(fx_out[0], want[0])
+
+
+# --- patterns torch.fx 2.13 matches or places wrongly (issue 31, cases d02 and d03) ---------------
+
+class ReluTimesTwo(nn.Module):
+    """d02's first program: no add_ anywhere, so `x.add_(1); return relu(x)` does not occur."""
+
+    def forward(self, x):
+        return torch.relu(x) * 2
+
+
+class CloneAddInPlaceRelu(nn.Module):
+    """d02's second program: relu reads what add_ wrote (training IR keeps the add_)."""
+
+    def forward(self, x):
+        y = x.clone()
+        y.add_(1)
+        return torch.relu(y) * 2
+
+
+def unreached_add_pattern():
+    """pytorch/pytorch #104775's pattern: `x.add_(1); return relu(x)`, the add_ not returned."""
+    aten = torch.ops.aten
+
+    def build(g, x):
+        call(g, aten.add_.Tensor, x, 1)
+        return call(g, aten.relu.default, x)
+    return small_graph(["x"], build)
+
+
+UNREACHED_REFUSAL = ("error: Pattern node 'add_' is reached from no returned node: a match would "
+                     "leave it out; return it from the pattern\n")
+
+
+def run_unreached_pattern(pt2_passes, folder, model, name, x):
+    """Exports `model`, runs `pt2_passes unreached-pattern` (refused: exit 2, the matcher's
+    message, nothing written), then torch.fx 2.13's replace_pattern on the same file, which raises
+    KeyError on the pattern's add_ after rewriting. Returns torch.fx's half-rewritten program."""
+    src, dst = folder / f"{name}.pt2", folder / f"{name}_unreached.pt2"
+    export_and_save(model, (x,), src)
+    proc = pt2_passes.run("unreached-pattern", src, "-o", dst, check=False)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", UNREACHED_REFUSAL)
+    assert not dst.exists()
+    fx_ep = torch.export.load(str(src))
+    pattern = unreached_add_pattern()
+    with pytest.raises(KeyError) as info:
+        torch.fx.subgraph_rewriter.replace_pattern(fx_ep.graph_module, pattern,
+                                                   add_clamp_replacement())
+    (key,) = info.value.args
+    assert key.graph is pattern and key.name == "add_" and key.target == torch.ops.aten.add_.Tensor
+    fx_ep.graph_module.recompile()  # what a caller that catches the KeyError runs
+    return fx_ep
+
+
+def test_unreached_pattern_node_is_refused_where_the_pattern_is_absent(pt2_passes, folder):
+    """d02 on `relu(x) * 2`: epgraph refuses the pattern (its add_ no returned node reaches);
+    torch.fx matches relu alone, raises KeyError, and leaves a graph computing relu(x + 1) * 2.
+    The pattern written right (inplace-to-functional, add_ returned) finds nothing here."""
+    torch.manual_seed(0)
+    x = torch.randn(2, 3)
+    model = ReluTimesTwo()
+    want = model(x)
+    fx_ep = run_unreached_pattern(pt2_passes, folder, model, "d02_relu_only", x)
+    # torch.fx is wrong: it rewrote a program without add_, before raising.
+    assert targets(fx_ep) == ["aten.add.Tensor", "aten.clamp_min.default", "aten.mul.Tensor"]
+    (fx_out,) = fx_ep.graph_module(x)
+    torch.testing.assert_close(fx_out, torch.relu(x + 1) * 2)
+    assert not torch.allclose(fx_out, want)
+    # The pattern returning add_'s result: no match, the file keeps eager's numbers.
+    dst = folder / "d02_relu_only_functional.pt2"
+    proc = pt2_passes.run("inplace-to-functional", folder / "d02_relu_only.pt2", "-o", dst)
+    assert "inplace-to-functional: 0 replaced" in proc.stdout
+    ep = torch.export.load(str(dst))
+    ep.validate()
+    assert targets(ep) == ["aten.relu.default", "aten.mul.Tensor"]
+    torch.testing.assert_close(ep.module()(x), want)
+
+
+def test_unreached_pattern_node_is_refused_where_add_is_present(pt2_passes, folder):
+    """d02 on `y = x.clone(); y.add_(1); relu(y) * 2`: epgraph refuses the same pattern the same
+    way; torch.fx matches relu(add_) leaving the add_ out, raises KeyError, and leaves a graph that
+    adds 1 twice (relu(x + 2) * 2). inplace-to-functional rewrites it with eager's numbers."""
+    torch.manual_seed(0)
+    x = torch.randn(2, 3)
+    model = CloneAddInPlaceRelu()
+    want = model(x)
+    fx_ep = run_unreached_pattern(pt2_passes, folder, model, "d02_add_relu", x)
+    assert targets(fx_ep) == ["aten.clone.default", "aten.add_.Tensor", "aten.add.Tensor",
+                              "aten.clamp_min.default", "aten.mul.Tensor"]
+    (fx_out,) = fx_ep.graph_module(x)
+    torch.testing.assert_close(fx_out, torch.relu(x + 2) * 2)
+    assert not torch.allclose(fx_out, want)
+    ep = apply_pass(pt2_passes, "inplace-to-functional", folder / "d02_add_relu.pt2",
+                    folder / "d02_add_relu_functional.pt2")
+    assert targets(ep) == ["aten.clone.default", "aten.add.Tensor", "aten.clamp_min.default",
+                           "aten.mul.Tensor"]
+    assert_vals_match_run(ep, x)
+    torch.testing.assert_close(ep.module()(x), want)
+
+
+class ReluSigmoidLateY(nn.Module):
+    """d03's program (pytorch/pytorch #148751): y's producer `cos` comes after relu's first user."""
+
+    def forward(self, x, y):
+        a = torch.relu(x)
+        u = torch.neg(a)
+        z = torch.cos(y)
+        s = torch.sigmoid(z)
+        return u, s
+
+
+class ReluSigmoidEarlyY(nn.Module):
+    """The same computation with `cos` before relu's first user."""
+
+    def forward(self, x, y):
+        a = torch.relu(x)
+        z = torch.cos(y)
+        u = torch.neg(a)
+        s = torch.sigmoid(z)
+        return u, s
+
+
+def relu_sigmoid_pattern():
+    aten = torch.ops.aten
+    return small_graph(["x", "y"], lambda g, x, y: (call(g, aten.relu.default, x),
+                                                    call(g, aten.sigmoid.default, y)))
+
+
+def clamp_reciprocal_replacement():
+    """pt2_passes two-outputs' replacement: clamp_min(x, 0), 1 / (1 + exp(-y))."""
+    aten = torch.ops.aten
+
+    def build(g, x, y):  # nodes in pt2_passes' order: clamp_min first
+        r = call(g, aten.clamp_min.default, x, 0)
+        d = call(g, aten.add.Tensor, call(g, aten.exp.default, call(g, aten.neg.default, y)), 1)
+        return r, call(g, aten.reciprocal.default, d)
+    return small_graph(["x", "y"], build)
+
+
+def test_two_output_replacement_reading_a_late_input_is_refused(pt2_passes, folder):
+    """d03: the replacement of (relu(x), sigmoid(y)) must go before `neg` (relu's first user) but
+    reads `cos`, computed after `neg`: epgraph refuses (exit 2, naming both, nothing written);
+    torch.fx 2.13 reports 1 replacement and gives a graph that fails lint and cannot run."""
+    torch.manual_seed(0)
+    args = (torch.randn(2, 3), torch.randn(2, 3))
+    src, dst = folder / "d03_twoout.pt2", folder / "d03_twoout_out.pt2"
+    before = export_and_save(ReluSigmoidLateY(), args, src)
+    assert targets(before) == ["aten.relu.default", "aten.neg.default", "aten.cos.default",
+                               "aten.sigmoid.default"]
+    proc = pt2_passes.run("two-outputs", src, "-o", dst, check=False)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == (
+        "error: Cannot replace the match returning 'relu', 'sigmoid': its replacement must go "
+        "before 'neg', the first user of a returned node, but reads 'cos', which comes after "
+        "that; nothing was changed\n")
+    assert not dst.exists()
+    # torch.fx is wrong: "success", then the copy of neg(y) reads cos before cos is computed.
+    fx_ep, fx_count = torch_fx_rewrite(src, relu_sigmoid_pattern(), clamp_reciprocal_replacement())
+    assert fx_count == 1
+    assert [n.name for n in fx_ep.graph.nodes if n.op == "call_function"] == [
+        "clamp_min", "neg_1", "exp", "add", "reciprocal", "neg", "cos"]
+    with pytest.raises(RuntimeError) as lint:
+        fx_ep.graph.lint()
+    assert str(lint.value).startswith(
+        "Argument 'cos' of Node 'neg_1' was used before it has been defined! Please check that "
+        "Nodes in the graph are topologically ordered\n")
+    with pytest.raises(UnboundLocalError,
+                       match="^cannot access local variable 'cos' where it is not associated "
+                             "with a value$"):
+        fx_ep.graph_module(*args)
+
+
+def test_two_output_replacement_goes_after_its_inputs(pt2_passes, folder):
+    """The d03 pattern where `cos` (y's producer) precedes relu's first user: epgraph rewrites,
+    the copies sit after `cos` and before `neg`, torch loads, verifies and runs the file with
+    eager's numbers, and the graph is the one torch.fx's own (here right) rewrite makes."""
+    torch.manual_seed(0)
+    args = (torch.randn(2, 3), torch.randn(2, 3))
+    model = ReluSigmoidEarlyY()
+    src, dst = folder / "d03_twoout_early.pt2", folder / "d03_twoout_early_out.pt2"
+    before = export_and_save(model, args, src)
+    assert targets(before) == ["aten.relu.default", "aten.cos.default", "aten.neg.default",
+                               "aten.sigmoid.default"]
+    proc = pt2_passes.run("two-outputs", src, "-o", dst)
+    assert "two-outputs: 1 replaced" in proc.stdout
+    ep = torch.export.load(str(dst))
+    ep.validate()
+    assert pt2_passes.edit.run("show", dst).stdout == str(ep.graph) + "\n" + str(ep.graph_signature)
+    assert targets(ep) == ["aten.cos.default", "aten.clamp_min.default", "aten.neg.default",
+                           "aten.exp.default", "aten.add.Tensor", "aten.reciprocal.default",
+                           "aten.neg.default"]
+    assert [n.name for n in ep.graph.nodes if n.op == "call_function"] == [
+        "cos", "clamp_min", "neg_1", "exp", "add", "reciprocal", "neg"]
+    nodes = {n.name: n for n in ep.graph.nodes}
+    assert [a.name for a in nodes["neg_1"].args] == ["cos"]  # the copy of -y reads y's producer
+    assert [a.name for a in nodes["neg"].args] == ["clamp_min"]
+    assert [a.name for a in ep.graph.output_node().args[0]] == ["neg", "reciprocal"]
+    fx_ep, fx_count = torch_fx_rewrite(src, relu_sigmoid_pattern(), clamp_reciprocal_replacement())
+    assert fx_count == 1
+    assert str(ep.graph) == str(fx_ep.graph)
+    assert_vals_match_run(ep, *args)
+    got, want = ep.module()(*args), model(*args)
+    torch.testing.assert_close(got[0], want[0])
+    torch.testing.assert_close(got[1], want[1])
