@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Compile-time benchmark (issue 29): how long one translation unit that uses epgraph takes to
+# compile, against one that uses nlohmann/json, measured in turns in one run.
+#
+# usage: bench/compile_time.sh [REPEATS]   (default 2; the minimum over the repeats is reported)
+#
+# Prints one line per unit and optimisation level:
+#   bench=compile tu=<name> opt=O0|O2 seconds=<wall, min> peak_mb=<compiler's max RSS>
+#         ratio_to_nlohmann=<seconds / the nlohmann unit's seconds at the same level>
+# Units (written to a temporary folder, compiled with `$CXX -std=c++17 -c`, CXX defaults to g++):
+#   nlohmann       #include <nlohmann/json.hpp>, parse one object
+#   graph          #include <epgraph/epgraph.hpp>, build a two-node graph and print it
+#   load_save      epgraph.hpp + archive/archive.hpp: load a .pt2, verify, print, save
+#   pt2_passes     examples/pt2_passes.cpp (a real pass tool)
+# Wall times on a shared machine vary; compare the ratios of one run (state the load: `uptime`
+# is printed first).
+# SPDX-License-Identifier: BSD-3-Clause
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+REPEATS="${1:-2}"
+CXX="${CXX:-g++}"
+WORK="$(mktemp -d)"
+trap 'rm -rf "${WORK}"' EXIT
+
+cat >"${WORK}/nlohmann.cpp" <<'EOF'
+#include <nlohmann/json.hpp>
+int main() { return nlohmann::json::parse(R"({"a": 1})")["a"].get<int>(); }
+EOF
+cat >"${WORK}/graph.cpp" <<'EOF'
+#include <epgraph/epgraph.hpp>
+#include <iostream>
+int main() {
+  epgraph::Graph g;
+  epgraph::Node* x = g.placeholder("x");
+  epgraph::Node* r = g.call_function("torch.ops.aten.relu.default", {x});
+  g.output({r});
+  std::cout << g;
+}
+EOF
+cat >"${WORK}/load_save.cpp" <<'EOF'
+#include <epgraph/archive/archive.hpp>
+#include <epgraph/epgraph.hpp>
+#include <iostream>
+int main(int argc, char** argv) {
+  if (argc < 3) return 2;
+  auto ep = epgraph::archive::load_archive<epgraph::HostTensor>(argv[1]);
+  epgraph::verify(ep);
+  std::cout << ep.graph();
+  epgraph::archive::save_archive(ep, argv[2]);
+}
+EOF
+cp "${ROOT}/examples/pt2_passes.cpp" "${WORK}/pt2_passes.cpp"
+
+flags=(-std=c++17 -I"${ROOT}/include" -I"${ROOT}/examples" -DEPGRAPH_JSON_HAS_SIMDJSON=1 -c)
+echo "# $(uptime)"
+echo "# ${CXX}: $(${CXX} --version | head -n 1)"
+declare -A best_s best_mb
+units=(nlohmann graph load_save pt2_passes)
+for opt in O0 O2; do
+  for ((r = 0; r < REPEATS; ++r)); do
+    for u in "${units[@]}"; do  # in turns, so that a burst of load hits every unit
+      /usr/bin/time -f "%e %M" -o "${WORK}/time" \
+        "${CXX}" "${flags[@]}" "-${opt}" "${WORK}/${u}.cpp" -o "${WORK}/${u}.o"
+      read -r s kb <"${WORK}/time"
+      key="${u}/${opt}"
+      if [[ -z "${best_s[${key}]:-}" ]] || awk "BEGIN{exit !(${s} < ${best_s[${key}]})}"; then
+        best_s[${key}]="${s}"
+      fi
+      mb=$((kb / 1024))
+      if [[ -z "${best_mb[${key}]:-}" || ${mb} -gt ${best_mb[${key}]} ]]; then
+        best_mb[${key}]="${mb}"
+      fi
+    done
+  done
+  for u in "${units[@]}"; do
+    key="${u}/${opt}"
+    ratio=$(awk "BEGIN{printf \"%.2f\", ${best_s[${key}]} / ${best_s[nlohmann/${opt}]}}")
+    echo "bench=compile tu=${u} opt=${opt} seconds=${best_s[${key}]} peak_mb=${best_mb[${key}]} ratio_to_nlohmann=${ratio}"
+  done
+done
