@@ -57,8 +57,8 @@ TEST_CASE("persistent buffer found only in constants: reported, saying why; look
   Program ep = buffer_in_constants();
   CHECK(violations(ep) ==
         TargetList{"Buffer scale is not in the state dict but in the constants dictionary: torch's "
-                "verifier accepts that, ep.module() raises KeyError('scale') (it reads "
-                "persistent buffers from the state dict)"});
+                   "verifier accepts that, ep.module() raises KeyError('scale') (it reads "
+                   "persistent buffers from the state dict)"});
   Node* b_scale = node_named(ep, "b_scale");
   REQUIRE(b_scale != nullptr);
   // The lookups find its data where it is.
@@ -109,11 +109,11 @@ TEST_CASE("verify reports state targets ep.module() cannot register", "[verify][
   // The state checks still run (the keys are missing), then the registration rule.
   CHECK(violations(ep) ==
         TargetList{"Parameter training is not in the state dict.",
-                "Buffer blocks.0.forward is not in the state dict.",
-                "Input spec 'p_weight' (PARAMETER) has target 'training', which ep.module() "
-                "cannot register: its module already has an attribute 'training'",
-                "Input spec 'b_scale' (BUFFER) has target 'blocks.0.forward', which ep.module() "
-                "cannot register: its module already has an attribute 'forward'"});
+                   "Buffer blocks.0.forward is not in the state dict.",
+                   "Input spec 'p_weight' (PARAMETER) has target 'training', which ep.module() "
+                   "cannot register: its module already has an attribute 'training'",
+                   "Input spec 'b_scale' (BUFFER) has target 'blocks.0.forward', which ep.module() "
+                   "cannot register: its module already has an attribute 'forward'"});
 }
 
 TEST_CASE("edits refuse state targets ep.module() cannot register, changing nothing",
