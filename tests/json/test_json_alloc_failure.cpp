@@ -99,6 +99,52 @@ long check_save_under_allocation_failure(const Program& ep) {
   return failures;
 }
 
+// A program whose save is refused: every injected run throws std::bad_alloc or the refusal
+// itself (the same message), never ends in std::terminate (a tree destroyed while the refusal
+// left the writer used to allocate), and the program is unchanged. Returns the injected failures.
+long check_refused_save_under_allocation_failure(const Program& ep, const std::string& refusal) {
+  try {
+    (void)epgraph::json::save_exported_program_to_string(ep);
+    FAIL("the save was expected to be refused");
+  } catch (const epgraph::json::serialization_error& e) {
+    CHECK(std::string(e.what()) == refusal);
+  }
+  const auto before = epgraph_test::snapshot(ep);
+  bool same_refusal = true;
+  long failures = 0;
+  for (long n = 0;; ++n) {
+    epgraph_test::fail_allocation_after(n);
+    bool injected = false;
+    try {
+      (void)epgraph::json::save_exported_program_to_string(ep);
+    } catch (const std::bad_alloc&) {
+      injected = true;
+    } catch (const epgraph::json::serialization_error& e) {
+      epgraph_test::stop_failing_allocations();
+      same_refusal = same_refusal && std::string(e.what()) == refusal;
+    }
+    epgraph_test::stop_failing_allocations();
+    if (!injected) break;
+    ++failures;
+  }
+  CHECK(same_refusal);
+  CHECK(epgraph_test::snapshot(ep) == before);
+  return failures;
+}
+
+// One float32 user input `x` [6], returned.
+Program identity_program() {
+  auto g = std::make_unique<epgraph::Graph>();
+  epgraph::Node* x = g->placeholder("x");
+  x->mutable_meta().val =
+      epgraph::tensor_meta_of(epgraph::HostTensor::zeros(epgraph::dtype::float32, {6}));
+  g->output({x});
+  epgraph::ExportGraphSignature sig;
+  sig.input_specs.push_back({epgraph::InputKind::USER_INPUT, epgraph::TensorArgument{"x"}});
+  sig.output_specs.push_back({epgraph::OutputKind::USER_OUTPUT, epgraph::TensorArgument{"x"}});
+  return Program(std::move(g), std::move(sig));
+}
+
 }  // namespace
 
 // The loader runs every allocation: each tree it owns (the parsed document, the per-node records
@@ -164,5 +210,37 @@ TEST_CASE("allocation failure: save_exported_program_to_string", "[alloc-save][j
     const Program ep = epgraph::json::load_exported_program_from_string(
         read_text(std::string(EPGRAPH_SOURCE_DIR) + "/examples/data/decoder_block.json"));
     CHECK(check_save_under_allocation_failure(ep) > 1000);
+  }
+}
+
+// Found by a breaker after the writers were made safe: a save REFUSED while a tree was being
+// built (the schema record of a node made in C++, an opaque field that is not JSON) destroyed the
+// non-empty trees on its way out, and one failed allocation there ended in std::terminate
+// (allocation 37 and 62 of these two programs). The writers' local trees are now dismantled on
+// every exit (json/detail/tree.hpp: Tree, and object_of/array_of dismantle what they were handed
+// when they fail).
+TEST_CASE("allocation failure: a refused save throws its refusal or bad_alloc",
+          "[alloc-save][json]") {
+  SECTION("a split made in C++ whose meta().val is one tensor") {
+    Program ep = identity_program();
+    epgraph::Node* sp =
+        ep.graph().call_function("torch.ops.aten.split.Tensor", {ep.graph().find_node("x"), 2});
+    sp->mutable_meta().val =
+        epgraph::tensor_meta_of(epgraph::HostTensor::zeros(epgraph::dtype::float32, {2}));
+    CHECK(check_refused_save_under_allocation_failure(
+              ep,
+              "graph_module.graph.nodes: node 'split' (torch.ops.aten.split.Tensor) cannot be "
+              "written: return 0 is Tensor(a)[], so meta().val must give a list of tensors "
+              "there") > 30);
+  }
+  SECTION("a malformed opaque field") {
+    Program ep = identity_program();
+    ep.metadata().opaque.push_back({"graph_module.metadata", "{"});
+    const long failures = check_refused_save_under_allocation_failure(
+        ep,
+        "graph_module.metadata: malformed opaque JSON: [json.exception.parse_error.101] parse "
+        "error at line 1, column 2: syntax error while parsing object key - unexpected end of "
+        "input; expected string literal");
+    CHECK(failures > 50);
   }
 }

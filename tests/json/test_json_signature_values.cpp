@@ -350,3 +350,25 @@ TEST_CASE(
   first["graph_module"]["graph"].erase("tensor_values");
   CHECK(again == first);
 }
+
+// Found by a breaker: a hand-written record whose "sym" names a table torch's format does not have
+// was written into sym_bool_values (as_int there), text the loader then refused ("a SymBool has no
+// member 'as_int'"). The saver refuses it, naming the node and the table, and writes nothing.
+TEST_CASE("save: a record naming an unknown symbolic-value table is refused", "[json][sym]") {
+  auto g = std::make_unique<epgraph::Graph>();
+  epgraph::Node* x = g->placeholder("x");
+  x->mutable_meta().val =
+      epgraph::tensor_meta_of(epgraph::HostTensor::zeros(epgraph::dtype::float32, {2, 3}));
+  epgraph::Node* s = g->call_function("torch.ops.aten.sym_size.int", {x, 0});
+  s->mutable_meta().val = epgraph::SymIntValue{std::int64_t{2}};
+  s->mutable_meta().serialized = R"({"sym":{"table":"sym_foo_values","value":{"as_int":2}}})";
+  g->output({x});
+  epgraph::ExportGraphSignature sig;
+  sig.input_specs.push_back({epgraph::InputKind::USER_INPUT, epgraph::TensorArgument{"x"}});
+  sig.output_specs.push_back({epgraph::OutputKind::USER_OUTPUT, epgraph::TensorArgument{"x"}});
+  const Program ep(std::move(g), std::move(sig));
+  CHECK_THROWS_WITH(epgraph::json::save_exported_program_to_string(ep),
+                    "graph_module.graph.nodes: node 'sym_size': its record names the "
+                    "symbolic-value table 'sym_foo_values' (NodeMeta::serialized); torch's format "
+                    "has sym_int_values, sym_float_values and sym_bool_values");
+}

@@ -167,11 +167,18 @@ class GraphWriter {
   }
 
  private:
-  // The graph table of symbolic values named `table` ("sym_int_values", ...).
-  MemberList& sym_table(const std::string& table) {
+  // The graph table of symbolic values named `table` ("sym_int_values", "sym_float_values" or
+  // "sym_bool_values") for the value of node `node`. Throws serialization_error for another name
+  // (only a hand-written NodeMeta::serialized can hold one: the loader keeps the three).
+  MemberList& sym_table(const std::string& table, const std::string& node) {
     if (table == "sym_int_values") return sym_ints_;
     if (table == "sym_float_values") return sym_floats_;
-    return sym_bools_;
+    if (table == "sym_bool_values") return sym_bools_;
+    throw serialization_error("graph_module.graph.nodes",
+                              "node '" + node + "': its record names the symbolic-value table '" +
+                                  table +
+                                  "' (NodeMeta::serialized); torch's format has sym_int_values, "
+                                  "sym_float_values and sym_bool_values");
   }
 
   // The members of `tensor_values` (NodeMeta::val of every value with an entry, token tensors,
@@ -238,7 +245,8 @@ class GraphWriter {
         }
         const ojson& info = special_.emplace(&n, std::move(node_json)).first->second;
         if (auto s = info.find(record_key::sym); s != info.end()) {
-          sym_table((*s)[record_key::table].get<std::string>()).add(name, (*s)[record_key::value]);
+          sym_table((*s)[record_key::table].get<std::string>(), name)
+              .add(name, (*s)[record_key::value]);
         }
         auto c = info.find(record_key::class_fqn);
         if (c == info.end()) c = info.find(record_key::custom_obj);
@@ -264,7 +272,8 @@ class GraphWriter {
     auto it = plain_.find(n);
     if (it == plain_.end()) {
       const std::string& s = n->meta().serialized;
-      it = plain_.emplace(n, s.empty() ? schema_record(*n) : parse_ordered(s, builder_)).first;
+      Tree record(s.empty() ? schema_record(*n) : parse_ordered(s, builder_));
+      it = plain_.emplace(n, record.take()).first;
     }
     return it->second;
   }
@@ -311,10 +320,10 @@ class GraphWriter {
         fail("return " + std::to_string(idx) + " is " + s.returns[idx].type.str() +
              ", so meta().val must give a list of tensors there");
       }
-      ojson items = ojson::array();
+      Tree items(ojson::array());
       for (std::size_t k = 0; k < v->elements()->size(); ++k)
-        items.push_back(object_of("name", ""));
-      return object_of("as_tensors", std::move(items));
+        items->push_back(object_of("name", ""));
+      return object_of("as_tensors", items.take());
     };
     auto scalar = [&](K kind) -> ojson {
       if (kind == K::Int || kind == K::SymInt)
@@ -323,28 +332,28 @@ class GraphWriter {
         return object_of("as_sym_float", object_of("as_name", ""));
       return object_of("as_sym_bool", object_of("as_name", ""));
     };
-    ojson out = ojson::array();
+    Tree out(ojson::array());
     if (s.is_varret) fail("its schema returns '...', which torch's format cannot describe");
     if (s.returns.size() == 1) {
       const SchemaType& t = s.returns[0].type;
       if (t.kind == K::List && t.elements[0].kind == K::Tensor) {
-        out.push_back(tensor_list(&val, 0));
+        out->push_back(tensor_list(&val, 0));
       } else if (t.is_tensor_like()) {
         if (val.has_value() && !val.tensor()) {
           fail("its schema returns " + t.str() + " but meta().val is " + val.describe());
         }
-        out.push_back(object_of("as_tensor", object_of("name", "")));
+        out->push_back(object_of("as_tensor", object_of("name", "")));
       } else if (t.kind == K::Int || t.kind == K::SymInt || t.kind == K::Float ||
                  t.kind == K::SymFloat || t.kind == K::Bool || t.kind == K::SymBool) {
         if (!val.is_symbolic_scalar()) {
           fail("its schema returns " + t.str() + " but meta().val is " + val.describe() +
                " (set a SymIntValue, SymFloatValue or SymBoolValue)");
         }
-        out.push_back(scalar(t.kind));
+        out->push_back(scalar(t.kind));
       } else {
         fail("its schema returns " + t.str() + ", which torch's format cannot describe");
       }
-      return out;
+      return out.take();
     }
     const NodeValue::List* items = val.elements();
     if (!s.returns.empty() && (items == nullptr || items->size() != s.returns.size())) {
@@ -355,12 +364,12 @@ class GraphWriter {
       const SchemaType& t = s.returns[i].type;
       const NodeValue& v = (*items)[i];
       if (t.kind == K::List && t.elements[0].kind == K::Tensor) {
-        out.push_back(tensor_list(&v, i));
+        out->push_back(tensor_list(&v, i));
       } else if (t.is_tensor_like()) {
         if (v.is_none()) {
-          out.push_back(object_of("as_none", true));
+          out->push_back(object_of("as_none", true));
         } else if (v.tensor() != nullptr) {
-          out.push_back(object_of("as_tensor", object_of("name", "")));
+          out->push_back(object_of("as_tensor", object_of("name", "")));
         } else {
           fail("return " + std::to_string(i) + " is " + t.str() + " but its meta().val is " +
                v.describe());
@@ -370,7 +379,7 @@ class GraphWriter {
              ", which epgraph writes only as a single return");
       }
     }
-    return out;
+    return out.take();
   }
 
   // The record of a node made in C++: argument names, positional/keyword kinds and union hints
@@ -387,58 +396,59 @@ class GraphWriter {
                                     ") does not match its schema: " + why +
                                     "; schema: " + s->str());
     }
-    ojson args = ojson::array();
-    ojson kwargs = ojson::array();
+    Tree args(ojson::array());
+    Tree kwargs(ojson::array());
     for (std::size_t i = 0; i < bindings.size(); ++i) {
       const SchemaArgument& sa = s->arguments[i];
       if (bindings[i].source == BindingSource::positional) {
-        args.push_back(object_of(record_key::name, sa.name, record_key::as,
-                                 schema_hint(sa.type, n.args()[bindings[i].index]),
-                                 record_key::kind, kPositional));
+        args->push_back(object_of(record_key::name, sa.name, record_key::as,
+                                  schema_hint(sa.type, n.args()[bindings[i].index]),
+                                  record_key::kind, kPositional));
       } else if (bindings[i].source == BindingSource::keyword) {
-        kwargs.push_back(object_of(record_key::name, sa.name, record_key::as,
-                                   schema_hint(sa.type, n.kwargs()[bindings[i].index].second),
-                                   record_key::kind, kKeyword));
+        kwargs->push_back(object_of(record_key::name, sa.name, record_key::as,
+                                    schema_hint(sa.type, n.kwargs()[bindings[i].index].second),
+                                    record_key::kind, kKeyword));
       }
     }
     for (std::size_t i = s->arguments.size(); i < n.args().size(); ++i) {  // after `...`
-      args.push_back(
+      args->push_back(
           object_of(record_key::name, "", record_key::as, "", record_key::kind, kPositional));
     }
     // Made in C++ (record_key::schema): unused outputs take their metadata from meta().val.
-    return object_of(record_key::args, std::move(args), record_key::kwargs, std::move(kwargs),
-                     record_key::out, schema_outputs(n, *s), record_key::hop, nullptr,
-                     record_key::has_name, true, record_key::schema, true);
+    Tree out(schema_outputs(n, *s));
+    return object_of(record_key::args, args.take(), record_key::kwargs, kwargs.take(),
+                     record_key::out, out.take(), record_key::hop, nullptr, record_key::has_name,
+                     true, record_key::schema, true);
   }
 
   // The sym_*_values entry of a node made in C++ whose meta().val is a SymInt/SymFloat/SymBool.
   void add_sym_value(const std::string& name, const NodeValue& v) {
     auto expr = [](const SymExpr& e) {
-      ojson x = object_of("expr_str", e.expr, "hint", nullptr);
-      if (e.hint) x["hint"] = object_of("as_int", *e.hint);
-      return object_of("as_expr", std::move(x));
+      Tree x(object_of("expr_str", e.expr, "hint", nullptr));
+      if (e.hint) (*x)["hint"] = object_of("as_int", *e.hint);
+      return object_of("as_expr", x.take());
     };
     const char* table = nullptr;
-    ojson value;
+    Tree value(nullptr);
     if (const SymIntValue* i = v.sym_int()) {
       table = "sym_int_values";
-      value = std::holds_alternative<std::int64_t>(i->value)
-                  ? object_of("as_int", std::get<std::int64_t>(i->value))
-                  : expr(std::get<SymExpr>(i->value));
+      *value = std::holds_alternative<std::int64_t>(i->value)
+                   ? object_of("as_int", std::get<std::int64_t>(i->value))
+                   : expr(std::get<SymExpr>(i->value));
     } else if (const SymFloatValue* f = v.sym_float()) {
       table = "sym_float_values";
-      value = std::holds_alternative<double>(f->value)
-                  ? object_of("as_float", float_to_json(std::get<double>(f->value)))
-                  : expr(std::get<SymExpr>(f->value));
+      *value = std::holds_alternative<double>(f->value)
+                   ? object_of("as_float", float_to_json(std::get<double>(f->value)))
+                   : expr(std::get<SymExpr>(f->value));
     } else if (const SymBoolValue* b = v.sym_bool()) {
       table = "sym_bool_values";
-      value = std::holds_alternative<bool>(b->value)
-                  ? object_of("as_bool", std::get<bool>(b->value))
-                  : expr(std::get<SymExpr>(b->value));
+      *value = std::holds_alternative<bool>(b->value)
+                   ? object_of("as_bool", std::get<bool>(b->value))
+                   : expr(std::get<SymExpr>(b->value));
     } else {
       return;
     }
-    sym_table(table).add(name, std::move(value));
+    sym_table(table, name).add(name, value.take());
   }
 
   // Outputs of a node made in C++ that no getitem node reads are written under made-up names
@@ -765,17 +775,17 @@ class GraphWriter {
       case ArgTag::as_strings: return x.as<std::string>();
       default: break;
     }
-    ojson inner = ojson::array();  // as_nested_tensors, as_float_lists, as_int_lists
+    Tree inner(ojson::array());  // as_nested_tensors, as_float_lists, as_int_lists
     for (const Argument& y : *x.list()) {
       if (kind == ArgTag::as_nested_tensors) {
-        inner.push_back(object_of("name", listed_node_name(y)));
+        inner->push_back(object_of("name", listed_node_name(y)));
       } else if (kind == ArgTag::as_float_lists) {
-        inner.push_back(number_item(y));
+        inner->push_back(number_item(y));
       } else {
-        inner.push_back(y.as<std::int64_t>());
+        inner->push_back(y.as<std::int64_t>());
       }
     }
-    return inner;
+    return inner.take();
   }
 
   // `a` as the union member `hint` when it fits (a tag the file gave), else as torch's
@@ -813,9 +823,9 @@ class GraphWriter {
     }
     if (const ArgumentList* l = a.list()) {
       const ArgTag kind = hint == ArgTag::unknown ? infer_list(*l) : hint;
-      ojson items = ojson::array();
-      for (const Argument& x : *l) items.push_back(list_item(kind, x));
-      return object_of(std::string(arg_tag_name(kind)), std::move(items));
+      Tree items(ojson::array());
+      for (const Argument& x : *l) items->push_back(list_item(kind, x));
+      return object_of(std::string(arg_tag_name(kind)), items.take());
     }
     return scalar_arg(a);
   }
@@ -833,9 +843,9 @@ class GraphWriter {
     if (a.is<MemoryFormat>())
       return object_of("as_memory_format", static_cast<std::int32_t>(a.as<MemoryFormat>()));
     const Device& d = a.as<Device>();
-    ojson dev = object_of("type", d.type, "index", nullptr);
-    if (d.index) dev["index"] = *d.index;
-    return object_of("as_device", std::move(dev));
+    Tree dev(object_of("type", d.type, "index", nullptr));
+    if (d.index) (*dev)["index"] = *d.index;
+    return object_of("as_device", dev.take());
   }
 
   // One node input, typed like the input read from the file (`rec`, null for a new input).
@@ -886,20 +896,18 @@ class GraphWriter {
     const std::int64_t last = last_getitem_index(n);
     if (last < 0) return array_of(node_ref(&n));
     const std::string name(n.name());
-    ojson out = ojson::array();
+    Tree out(ojson::array());
     for (std::int64_t i = 0; i <= last; ++i) {
       const Node* gi = getitem_at(n, i);
       if (gi) written_getitems_.insert(gi);
-      out.push_back(
+      out->push_back(
           gi ? node_ref(gi)
              : object_of("as_tensor", object_of("name", name + "_unused_" + std::to_string(i))));
     }
     if (last == 0 && !is_hop_target(n.target())) {
-      ojson only = array_of(object_of("as_tensors", array_of(std::move(out[0]["as_tensor"]))));
-      dismantle(out);
-      return only;
+      return array_of(object_of("as_tensors", array_of(std::move((*out)[0]["as_tensor"]))));
     }
-    return out;
+    return out.take();
   }
 
   // The node's `outputs`: its layout from the file (`info`'s out) with the names of the getitem
@@ -908,7 +916,7 @@ class GraphWriter {
     if (!info.contains(record_key::out)) return fresh_outputs(n);
     const std::string name(n.name());
     const ojson& layout = info[record_key::out];
-    ojson out = ojson::array();
+    Tree out(ojson::array());
     auto item_name = [&](const Node& parent, std::int64_t idx, const std::string& fallback) {
       const Node* gi = getitem_at(parent, idx);
       if (gi == nullptr) return fallback;
@@ -924,30 +932,30 @@ class GraphWriter {
         is_hop_target(n.target()) && layout.size() == 1 && info.contains(record_key::hop) &&
         info[record_key::hop] == false && layout[0].begin().key() != "as_none";
     auto list_items = [&](const Node* parent, const ojson& arr, const std::string& fallback) {
-      ojson items = ojson::array();
+      Tree items(ojson::array());
       for (std::size_t k = 0; k < arr.size(); ++k) {
         const std::string nm = parent ? item_name(*parent, static_cast<std::int64_t>(k),
                                                   fallback + "_" + std::to_string(k))
                                       : fallback + "_" + std::to_string(k);
         if (arr[k].is_object() && arr[k].contains("name"))
-          items.push_back(object_of("name", nm));
+          items->push_back(object_of("name", nm));
         else
-          items.push_back(object_of("as_name", nm));
+          items->push_back(object_of("as_name", nm));
       }
-      return items;
+      return items.take();
     };
-    if (layout.empty()) return out;
+    if (layout.empty()) return out.take();
     const std::string m0 = layout[0].begin().key();
     if (hop_tuple_of_one) {
-      out.push_back(renamed(layout[0], item_name(n, 0, name + "_unused_0")));
+      out->push_back(renamed(layout[0], item_name(n, 0, name + "_unused_0")));
     } else if (layout.size() == 1 && (m0 == "as_tensor" || m0 == "as_sym_int" ||
                                       m0 == "as_sym_float" || m0 == "as_sym_bool")) {
-      out.push_back(renamed(layout[0], name));
+      out->push_back(renamed(layout[0], name));
     } else if (layout.size() == 1 && m0 == "as_none") {
       if (const Node* gi = getitem_at(n, 0)) written_getitems_.insert(gi);  // reads the None
-      out.push_back(layout[0]);
+      out->push_back(layout[0]);
     } else if (layout.size() == 1) {
-      out.push_back(object_of(m0, list_items(&n, layout[0][m0], name + "_unused")));
+      out->push_back(object_of(m0, list_items(&n, layout[0][m0], name + "_unused")));
     } else {
       for (std::size_t i = 0; i < layout.size(); ++i) {
         const std::string m = layout[i].begin().key();
@@ -955,20 +963,20 @@ class GraphWriter {
         if (m == "as_none") {
           // The loader makes a getitem node for a None output too, as torch's does.
           if (const Node* gi = getitem_at(n, idx)) written_getitems_.insert(gi);
-          out.push_back(layout[i]);
+          out->push_back(layout[i]);
         } else if (m == "as_tensor" || m == "as_sym_int" || m == "as_sym_float") {
-          out.push_back(
+          out->push_back(
               renamed(layout[i], item_name(n, idx, name + "_unused_" + std::to_string(i))));
         } else {
           const Node* gi = getitem_at(n, idx);  // a list, read through its own getitem users
           if (gi) written_getitems_.insert(gi);
-          out.push_back(
+          out->push_back(
               object_of(m, list_items(gi, layout[i][m], name + "_unused_" + std::to_string(i))));
         }
       }
     }
-    if (info.contains(record_key::schema)) note_unused_outputs(n, out);
-    return out;
+    if (info.contains(record_key::schema)) note_unused_outputs(n, *out);
+    return out.take();
   }
 
   // input(n) as text. A record without "value" (a substring of its text when present) is not a
@@ -1380,7 +1388,8 @@ inline void write_signature(const ExportGraphSignature& sig, JsonText& out) {
 // The members of graph_module after `graph` and `signature`: module_call_graph, metadata,
 // treespec_namedtuple_fields (unless the file omitted them), then the unknown fields kept.
 inline ojson graph_module_rest(const OpaqueFields& opaque) {
-  ojson gm = object_with_room(16 + opaque.all().size());  // known fields + unknown ones
+  Tree tree(object_with_room(16 + opaque.all().size()));  // known fields + unknown ones
+  ojson& gm = *tree;
   gm["module_call_graph"] = opaque.get_or("graph_module.module_call_graph", ojson::array());
   for (const char* key : {"metadata", "treespec_namedtuple_fields"}) {
     const std::string full = std::string("graph_module.") + key;
@@ -1392,7 +1401,7 @@ inline ojson graph_module_rest(const OpaqueFields& opaque) {
     const std::string key = k.substr(13);
     if (key != "graph" && key != "signature" && !gm.contains(key)) gm[key] = opaque.get(k);
   }
-  return gm;
+  return tree.take();
 }
 
 // The members of the document after `graph_module`: opset_version, range_constraints,
@@ -1406,17 +1415,17 @@ inline ojson document_rest(const ProgramMetadata& md, const OpaqueFields& opaque
   // A repeated symbol keeps its first place and takes the last bounds (rc[symbol] = ...).
   MemberList constraints;
   for (const auto& r : md.range_constraints) {
-    ojson rc = object_of("min_val", nullptr, "max_val", nullptr);
-    if (r.min_val) rc["min_val"] = *r.min_val;
-    if (r.max_val) rc["max_val"] = *r.max_val;
-    constraints.set(r.symbol, std::move(rc));
+    Tree rc(object_of("min_val", nullptr, "max_val", nullptr));
+    if (r.min_val) (*rc)["min_val"] = *r.min_val;
+    if (r.max_val) (*rc)["max_val"] = *r.max_val;
+    constraints.set(r.symbol, rc.take());
   }
   doc["range_constraints"] = constraints.take();
   // A file of a newer minor version keeps it (what it has beyond 8.20 was kept or refused on
   // load); anything else is written as 8.20.
-  ojson version = opaque.get(std::string(kKeptSchemaVersion));
-  if (version.is_null()) version = object_of("major", schema_major, "minor", schema_minor);
-  doc["schema_version"] = std::move(version);
+  Tree version(opaque.get(std::string(kKeptSchemaVersion)));
+  if (version->is_null()) *version = object_of("major", schema_major, "minor", schema_minor);
+  doc["schema_version"] = version.take();
   if (!opaque.absent("verifiers")) doc["verifiers"] = md.verifiers;
   if (!opaque.absent("torch_version")) {
     doc["torch_version"] = md.torch_version.empty() ? std::string("<=2.4") : md.torch_version;

@@ -229,12 +229,15 @@ template <class J>
     guard.release();
     return a;
   };
-  ojson device = detail::object_of("type", m.device.type, "index", nullptr);
-  if (m.device.index) device["index"] = *m.device.index;
-  return detail::object_of("dtype", static_cast<std::int32_t>(m.dtype), "sizes", list(m.sizes),
-                           "requires_grad", m.requires_grad, "device", std::move(device), "strides",
-                           list(m.strides), "storage_offset", sym_int_to_json(m.storage_offset),
-                           "layout", static_cast<std::int32_t>(m.layout));
+  detail::Tree device(detail::object_of("type", m.device.type, "index", nullptr));
+  if (m.device.index) (*device)["index"] = *m.device.index;
+  detail::Tree sizes(list(m.sizes));
+  detail::Tree strides(list(m.strides));
+  detail::Tree offset(sym_int_to_json(m.storage_offset));
+  return detail::object_of("dtype", static_cast<std::int32_t>(m.dtype), "sizes", sizes.take(),
+                           "requires_grad", m.requires_grad, "device", device.take(), "strides",
+                           strides.take(), "storage_offset", offset.take(), "layout",
+                           static_cast<std::int32_t>(m.layout));
 }
 
 }  // namespace epgraph::json

@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -28,6 +29,15 @@
 namespace epgraph::json::detail {
 
 using ojson = nlohmann::ordered_json;
+
+// Dismantles `value` when it is a JSON tree the caller handed over (an rvalue): an argument of
+// object_of / array_of that was not moved in yet when building failed.
+template <class V>
+void dismantle_handed_over(V& value) noexcept {
+  if constexpr (!std::is_reference_v<V> && std::is_same_v<std::decay_t<V>, ojson>) {
+    dismantle(value);
+  }
+}
 
 inline void add_members(ojson::object_t&) {}
 
@@ -39,16 +49,23 @@ void add_members(ojson::object_t& members, std::string key, V&& value, Rest&&...
 
 /// An object of the members given as key, value, key, value, ... (keys distinct, in this order),
 /// allocated once at its size; values are moved in when passed as rvalues. Throws std::bad_alloc
-/// (the partly built object is dismantled first). O(number of members).
+/// (the partly built object and the trees handed over as rvalues are dismantled first, so that
+/// nothing non-empty is destroyed). O(number of members).
 template <class... KeysAndValues>
 [[nodiscard]] ojson object_of(KeysAndValues&&... kv) {
   static_assert(sizeof...(KeysAndValues) % 2 == 0, "object_of takes key, value pairs");
-  ojson j = ojson::object();
-  JsonDisposer guard(j);
-  auto& members = j.get_ref<ojson::object_t&>();
-  members.reserve(sizeof...(KeysAndValues) / 2);
-  add_members(members, std::forward<KeysAndValues>(kv)...);
-  guard.release();
+  ojson j;
+  try {
+    j = ojson::object();
+    JsonDisposer guard(j);
+    auto& members = j.get_ref<ojson::object_t&>();
+    members.reserve(sizeof...(KeysAndValues) / 2);
+    add_members(members, std::forward<KeysAndValues>(kv)...);
+    guard.release();
+  } catch (...) {
+    (dismantle_handed_over<KeysAndValues>(kv), ...);
+    throw;
+  }
   return j;
 }
 
@@ -56,14 +73,37 @@ template <class... KeysAndValues>
 /// built array is dismantled first). O(number of values).
 template <class... Values>
 [[nodiscard]] ojson array_of(Values&&... values) {
-  ojson j = ojson::array();
-  JsonDisposer guard(j);
-  auto& elements = j.get_ref<ojson::array_t&>();
-  elements.reserve(sizeof...(Values));
-  (elements.emplace_back(std::forward<Values>(values)), ...);
-  guard.release();
+  ojson j;
+  try {
+    j = ojson::array();
+    JsonDisposer guard(j);
+    auto& elements = j.get_ref<ojson::array_t&>();
+    elements.reserve(sizeof...(Values));
+    (elements.emplace_back(std::forward<Values>(values)), ...);
+    guard.release();
+  } catch (...) {
+    (dismantle_handed_over<Values>(values), ...);
+    throw;
+  }
   return j;
 }
+
+/// A tree under construction that is dismantled when its scope ends (normal end or exception)
+/// unless take() handed it on: for a function that fills a local tree and returns it.
+class Tree {
+ public:
+  explicit Tree(ojson j) noexcept : j_(std::move(j)) {}
+  Tree(const Tree&) = delete;
+  Tree& operator=(const Tree&) = delete;
+  ~Tree() { dismantle(j_); }
+  ojson& operator*() noexcept { return j_; }
+  ojson* operator->() noexcept { return &j_; }
+  /// The tree (this one is left null). Never throws.
+  [[nodiscard]] ojson take() noexcept { return std::move(j_); }
+
+ private:
+  ojson j_;
+};
 
 /// An empty object with room for `members` members, to be filled with operator[] or emplace_back
 /// without growing: growing an ordered_json object copies its members' values (a pair with a const
