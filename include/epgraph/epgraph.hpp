@@ -23,6 +23,7 @@
 #include "passes/program_passes.hpp"
 #include "passes/subgraph_matcher.hpp"
 #include "passes/subgraph_rewriter.hpp"
+#include "passes/topological_sort.hpp"
 #include "program/edit.hpp"
 #include "program/exported_program.hpp"
 #include "program/graph_signature.hpp"
