@@ -6,7 +6,8 @@
 #
 #   epgraph_warnings  -Wall -Wextra -Wpedantic -Wshadow -Wconversion (+ -Werror if EPGRAPH_WERROR)
 #   epgraph_sanitize  ASan+UBSan compile and link flags if EPGRAPH_SANITIZE, else empty
-#   epgraph_dev       both of the above: link this from every test/example/bench target
+#   epgraph_dev       both of the above (and epgraph::compiled when it is built): link this
+#                     from every test/example/bench target
 
 include_guard(GLOBAL)
 
@@ -40,3 +41,11 @@ endif()
 
 add_library(epgraph_dev INTERFACE)
 target_link_libraries(epgraph_dev INTERFACE epgraph_warnings epgraph_sanitize)
+
+# With -DEPGRAPH_COMPILED=ON, epgraph's own tests, examples and benchmarks all run in compiled
+# mode: the library is built with the same warnings and sanitizers, and epgraph_dev links it.
+if(TARGET epgraph_compiled)
+  target_link_libraries(epgraph_compiled PRIVATE
+                        "$<BUILD_INTERFACE:epgraph_warnings>" "$<BUILD_INTERFACE:epgraph_sanitize>")
+  target_link_libraries(epgraph_dev INTERFACE epgraph_compiled)
+endif()

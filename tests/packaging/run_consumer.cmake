@@ -4,6 +4,7 @@
 #              [-DEPGRAPH_PREFIX=...] [-DCONFIG=...] [-DBUILD_TYPE=...] [-DMAKE_PROGRAM=...]
 #              [-DGENERATOR_PLATFORM=...] [-DGENERATOR_TOOLSET=...]
 #              [-DEPGRAPH_EXPECT_JSON=ON|OFF] [-DEPGRAPH_EXPECT_ARCHIVE=ON|OFF]
+#              [-DEPGRAPH_EXPECT_COMPILED=ON|OFF]
 #              -P run_consumer.cmake
 # SPDX-License-Identifier: BSD-3-Clause
 cmake_minimum_required(VERSION 3.16)
@@ -34,6 +35,10 @@ set(_configure "${CMAKE_COMMAND}" -S "${CONSUMER_SOURCE_DIR}" -B "${CONSUMER_BIN
     "-DEPGRAPH_EXPECTED_VERSION=${EPGRAPH_VERSION}"
     "-DEPGRAPH_EXPECT_JSON=${EPGRAPH_EXPECT_JSON}"
     "-DEPGRAPH_EXPECT_ARCHIVE=${EPGRAPH_EXPECT_ARCHIVE}"
+    "-DEPGRAPH_EXPECT_COMPILED=${EPGRAPH_EXPECT_COMPILED}"
+    # The consumers that build epgraph from source (add_subdirectory, FetchContent) build it in
+    # the mode under test; find_package ignores it.
+    "-DEPGRAPH_COMPILED=${EPGRAPH_EXPECT_COMPILED}"
     # Only what the test passes in may be found: not the user package registry.
     -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON
     --no-warn-unused-cli)

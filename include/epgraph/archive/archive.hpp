@@ -6,6 +6,8 @@
 /// CMake target epgraph::archive) and epgraph::json (nlohmann_json).
 
 #include "archive_error.hpp"
+#include "load.hpp"
 #include "pt2_archive.hpp"
+#include "save.hpp"
 #include "tensor_data.hpp"
 #include "zip.hpp"

@@ -34,6 +34,8 @@
 #include "../program/exported_program.hpp"
 #include "../program/graph_signature.hpp"
 #include "archive_error.hpp"
+#include "load.hpp"
+#include "save.hpp"
 #include "tensor_data.hpp"
 #include "zip.hpp"
 
@@ -1287,101 +1289,15 @@ void save_archive_impl(const ExportedProgram<Tensor>& ep, const std::filesystem:
 }
 }  // namespace detail
 
-/// Loads a torch.export archive (torch.export.load).
-///
-/// Lazy weights: when tensor_data_traits<Tensor> has the lazy hooks (from_source / source; the
-/// bundled HostTensor has them), the raw weight and tensor-constant payloads are not read: each
-/// tensor is made by from_source with a source naming its entry, after its layout has been
-/// checked against the entry's size from the zip directory (the size checks below happen here,
-/// at load). Its bytes are read, CRC-checked and gathered when first needed (HostTensor::bytes()
-/// etc.); the archive file stays open (one descriptor, shared by the program's tensors) until the
-/// last such tensor is gone, so a file renamed over the path (e.g. save_archive to the same path)
-/// does not disturb them; a file rewritten in place makes the read throw archive_error "<file>:
-/// <entry>: the archive changed on disk since it was opened (size <a> -> <b>, mtime <m> -> <n>
-/// ns): load it again", and a corrupt entry the errors listed below ("corrupt data (CRC
-/// mismatch)", ...), at the first access instead of at load. Without the hooks every payload is
-/// read at load (from_bytes). The program JSON, the configs and custom objects are read at load.
-/// Pass-through records (legacy pickles, sample inputs, version records, configs, other
-/// programs' files: `metadata().archive->records`) are not kept in memory: each record holds a
-/// source naming its entry and reads it on the first ArchiveRecord::bytes() call (is_loaded()
-/// tells), refusing a file rewritten in place as tensors do.
-///
-/// Layouts:
-/// - current ("pt2", torch >= 2.8; `package_pt2`): an optional root folder holding
-///   `models/<name>.json` (one per program), `data/weights/<name>_weights_config.json` plus one
-///   raw file per weight storage, `data/constants/<name>_constants_config.json` plus files,
-///   `data/sample_inputs/`, `archive_format` (must be `pt2`), `archive_version` (must be `0`
-///   when present), `byteorder` (must be `little` when present), `.data/version`, ...
-///   Raw (use_pickle false) weights load into state_dict and raw tensor constants
-///   (`tensor_<n>`) into constants as `Tensor` (through tensor_data_traits<Tensor>::from_bytes;
-///   the elements selected by the config's sizes/strides/storage_offset, made contiguous, like
-///   torch's `as_strided`); custom objects (`custom_obj_<n>`) load into constants as a
-///   ScriptObject holding the entry's bytes and the class named by the signature's CUSTOM_OBJ
-///   input. Pickled payloads (tensor subclasses, opaque objects) are not decoded: they are
-///   absent from state_dict / constants and pass through (config entry and file) on save.
-/// - legacy (torch <= 2.7): `serialized_exported_program.json`, `serialized_state_dict.pt`,
-///   `serialized_constants.pt`, `serialized_example_inputs.pt` (torch.save pickles), `version`.
-///   The pickles are not decoded: state_dict and constants stay empty (verify with
-///   check_state=false) and every record passes through. Tensors that epgraph itself added and
-///   saved into a legacy archive (see save_archive) are read back from its
-///   `data/weights/model_weights_config.json` / `data/constants/model_constants_config.json`.
-///
-/// Programs: an archive may hold several programs (`package_pt2(f, exported_programs={"model":
-/// a, "helper": b})`). `program` names the one to load; when empty, the archive's only program is
-/// loaded, or, when it holds several, the one named `model`, as `torch.export.load` does
-/// (torch/export/__init__.py: `exported_programs["model"]`). The other programs are not read:
-/// their records (program JSON, configs, payload files, sample inputs) pass through byte for byte,
-/// and payload files their configs name stay theirs even when the loaded program's config names
-/// them too (save_archive never drops, rewrites or reuses them). archive_programs lists them.
-///
-/// The program's `metadata().archive` records the layout, root folder, model name, entry order
-/// and every entry except the program JSON and loaded raw payloads, so save_archive can write
-/// the same layout back. Entries may be stored or compressed.
-///
-/// Throws (nothing is returned on error: no partial program):
-/// - archive_error "<file>: <problem>" for an unreadable file: "no such file", "not a zip file
-///   (no end of central directory record)" (also a truncated file), "corrupt zip file
-///   (inconsistent central directory)", "neither a PT2 archive (no archive_format entry) nor a
-///   legacy torch.export archive (no serialized_exported_program.json entry)", "no model (no
-///   entry <prefix>models/<name>.json)", "no program 'x' (the archive holds helper, model)" (the
-///   requested program is absent; a legacy archive: "no program 'x' (a legacy archive holds one
-///   program, model)"), "holds 2 programs (a, b) and none is named 'model' (the one
-///   torch.export.load loads): name the program to load" (no `program` given);
-/// - archive_error "<file>: <entry>: <problem>" for a bad entry: "corrupt data (CRC mismatch)",
-///   "the entry appears twice in the archive", "expected 'pt2', found '<x>'" (archive_format),
-///   "unsupported archive version '<v>' (epgraph reads version 0)", "unsupported byte order
-///   '<x>' (epgraph reads little-endian archives only)", "entry not found (every PT2 archive
-///   model needs its weights config)" / "... constants config", "invalid JSON (parse error at byte
-///   <n>)", "config: expected an object", "config['<fqn>'].<field>: missing / expected a
-///   ...", "entry not found (named by '<fqn>' in <config entry>)" (a payload file is missing),
-///   "weight '<fqn>' (<dtype>, sizes [..], strides [..], storage_offset <n>) needs <n> bytes but
-///   the entry has <m>", "... the entry has <n> bytes, not a multiple of the element size <e>",
-///   "weight '<fqn>' has a raw payload but no tensor_meta", symbolic/negative sizes, "weight
-///   '<fqn>' (<layout>) is too large" (byte count overflows), "weight '<fqn>' (<layout>) would
-///   expand to <n> bytes, more than the limit of 268435456 bytes for a layout that repeats
-///   storage elements" (see max_expanded_tensor_bytes);
-/// - archive_error "<file>: <program entry>: <json path>: <problem>" when the program JSON is
-///   rejected by epgraph::json (its serialization_error text after the entry name);
-/// - what tensor_data_traits<Tensor>::from_bytes / from_source throws.
-///
-/// Complexity: O(number of entries + program size + size of the configs and format records):
-/// the lazy payloads and pass-through records cost nothing until read (then O(entry size) each).
-template <class Tensor = HostTensor>
-[[nodiscard]] ExportedProgram<Tensor> load_archive(const std::filesystem::path& file,
-                                                   std::string_view program = {}) {
+template <class Tensor>
+ExportedProgram<Tensor> load_archive(const std::filesystem::path& file, std::string_view program) {
   return detail::load_archive_impl<Tensor>(file, program);
 }
 
-/// The names of the programs an archive holds, in the archive's entry order: `<name>` of every
-/// `models/<name>.json` of a current-layout archive (torch's load_pt2 reads them all into
-/// `PT2ArchiveContents.exported_programs`, torch/export/pt2_archive/_package.py), `{"model"}`
-/// for a legacy one. Reads the zip directory and the format records only.
-///
-/// Throws archive_error as load_archive does for an unreadable file or format record ("<file>:
-/// not a zip file ...", "<file>: neither a PT2 archive ...", "<file>: <entry>: expected 'pt2',
-/// found '<x>'", ...). An archive without programs gives an empty list.
-/// Complexity: O(number of entries + size of the format records).
-[[nodiscard]] inline std::vector<std::string> archive_programs(const std::filesystem::path& file) {
+#if !(defined(EPGRAPH_COMPILED_ARCHIVE) && EPGRAPH_COMPILED_ARCHIVE) || \
+    defined(EPGRAPH_DETAIL_BUILDING_COMPILED)
+EPGRAPH_DETAIL_ARCHIVE_INLINE std::vector<std::string> archive_programs(
+    const std::filesystem::path& file) {
   const zip_reader zip(file);
   if (zip.find(detail::kLegacyProgram)) return {"model"};
   const std::string prefix = detail::check_pt2_format(zip);
@@ -1389,73 +1305,8 @@ template <class Tensor = HostTensor>
   for (const auto& e : zip.entries()) entries.push_back(e.name);
   return detail::model_names_in(entries, prefix);
 }
+#endif
 
-/// Saves `ep` as a torch.export archive at `out` (torch.export.save), replacing any file there.
-///
-/// When `ep.metadata().archive` is set (the program came from load_archive), the output keeps
-/// that archive's layout, root folder, model name, entry order and every pass-through record
-/// byte for byte (the archive's other programs with them: see load_archive); the program JSON is
-/// regenerated by epgraph::json; the weights / constants configs are regenerated from state_dict /
-/// constants (an unchanged config is written back byte for byte) with their pickled entries kept
-/// verbatim. Storage layouts are kept: the tensors read from one payload file (torch writes one
-/// file for tied weights and for slices of one tensor, and keeps strides such as a transposed
-/// buffer's) that all still have their entry's dtype and sizes are written back into one file of
-/// that name, laid out as their entries say (bytes no tensor reaches are zero), with their config
-/// entries verbatim, unless two of them disagree about a shared element. Any other tensor is
-/// written contiguous: it keeps its payload file name when that file is not kept for others; new
-/// tensors (e.g. from create_mutable_buffer) get new files `weight_<n>` / `tensor_<n>` (the
-/// smallest free n) placed just before the config, with config entries `{"path_name", "is_param"
-/// (true for PARAMETER targets of the signature), "use_pickle": false, "tensor_meta"}` describing
-/// contiguous little-endian bytes; payload files no longer referenced are dropped. For a legacy
-/// archive, whose state is in pickles epgraph cannot write, tensors in state_dict / constants are
-/// written the same way into `data/weights/` / `data/constants/` next to the legacy records (an
-/// epgraph extension: torch's legacy loader ignores these entries); nothing is added when both are
-/// empty.
-///
-/// Without archive metadata, writes the current layout as torch 2.13 does: root folder
-/// `<out stem>/`, model `model`, weights files + config, constants files + config,
-/// `models/model.json`, an empty `data/sample_inputs/model.pt` (read by torch as "no example
-/// inputs"), `archive_format` (`pt2`), `archive_version` (`0`), `.data/version` (`6\n`) and
-/// `byteorder` (`little`). Entries are stored (uncompressed), not aligned to 64 bytes (torch's
-/// reader does not need it).
-///
-/// Raw copies: a payload file whose tensors are all unchanged lazy tensors made by load_archive
-/// from one entry, each with the layout its config entry gives (HostTensor: not written through
-/// data() since), is copied from that entry of the archive it was loaded from without reading it
-/// into memory or decompressing it (stored stays stored, compressed keeps its method and bytes;
-/// libzip `zip_source_zip` with ZIP_FL_COMPRESSED), and its config entries are kept verbatim;
-/// only new or changed tensors are written from their bytes. A tensor whose bytes are a whole
-/// entry (contiguous, offset 0, the entry's size) is copied raw the same way when it is written
-/// under another name (renamed in the program: a new file and config entry, bytes not read).
-/// Pass-through records are copied raw from their entries too while unchanged (no `data` set on
-/// them), whether or not they were read; a record given new `data` is written from it. `out`
-/// may be that archive itself. When every raw copy comes from one archive, each entry under its
-/// own name, and the entries to write are that archive's in its order with some dropped or
-/// rewritten and new ones last (a copy, or edits that keep the layout; not, e.g., a new tensor,
-/// whose file goes before its config), the archive is written as that file edited in place
-/// (zip_writer): libzip then copies the unchanged entries as they are, without a CRC pass (a
-/// corrupt one arrives as it was, and reading it from `out` reports it); otherwise a copied
-/// entry whose data do not match their CRC fails the save (see below).
-///
-/// The file is written to a temporary file and renamed over `out` at the end, so on any error
-/// `out` is untouched. Throws:
-/// - archive_error "<out>: directory '<dir>' does not exist";
-/// - archive_error "<out>: <entry>: <fqn>: the tensor's data has <n> bytes but dtype <d> and
-///   sizes [..] need <m>" when tensor_data_traits<Tensor>::to_bytes disagrees with tensor_traits;
-/// - archive_error "<out>: <entry>: <fqn>: dtype <n> has no known element size";
-/// - archive_error "<out>: <config entry>: ..." when the config record kept from the input is
-///   not valid (see load_archive);
-/// - archive_error "<out>: <libzip text>" when writing fails;
-/// - archive_error "<source>: <entry>: corrupt data (CRC mismatch); <out> was not written" when
-///   the data of an entry copied raw into a new archive do not match their CRC;
-/// - archive_error "<source>: <entry>: the archive changed on disk since it was opened ..." when
-///   a tensor's source archive was rewritten in place since it was loaded (and what reading a
-///   lazy tensor throws, see load_archive, when a changed tensor's bytes are needed);
-/// - what epgraph::json::save_exported_program_to_string throws.
-/// The program is not changed (lazy tensors read for the save keep their bytes read).
-///
-/// Complexity: O(archive size + program size); memory O(program size + records + the bytes of
-/// new or changed tensors): raw copies stream through buffers of at most 2 MiB.
 template <class Tensor>
 void save_archive(const ExportedProgram<Tensor>& ep, const std::filesystem::path& out) {
   detail::save_archive_impl(ep, out);

@@ -8,5 +8,7 @@
 #include "deserialize.hpp"
 #include "deserializer.hpp"
 #include "error.hpp"
+#include "load.hpp"
+#include "save.hpp"
 #include "serialize.hpp"
 #include "tensor_meta.hpp"

@@ -590,4 +590,11 @@ void verify(const ExportedProgram<T>& ep, const VerifyOptions& options = {}) {
   if (!problems.empty()) throw verification_error(std::move(problems));
 }
 
+#if defined(EPGRAPH_COMPILED) && EPGRAPH_COMPILED
+// Compiled mode (CMake option EPGRAPH_COMPILED, target epgraph::compiled): these are compiled
+// once in the library, so a file that calls them for HostTensor does not instantiate them.
+extern template void validate_graph_signature<HostTensor>(const ExportedProgram<HostTensor>&);
+extern template void verify<HostTensor>(const ExportedProgram<HostTensor>&, const VerifyOptions&);
+#endif
+
 }  // namespace epgraph
