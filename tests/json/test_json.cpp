@@ -162,6 +162,52 @@ TEST_CASE("bad input names the JSON path and the problem") {
   }
 }
 
+TEST_CASE("saving refuses a list argument whose elements fit no list type, naming the input",
+          "[json][errors]") {
+  // Regression: a Dict argument built in C++ (a list of [key, value] pairs, without the record
+  // that says as_string_to_argument), a bool among ints and a string among floats made the saver
+  // throw std::bad_variant_access from inside the writer. The operator has no schema, so its
+  // inputs have no names (torch writes ""): the message gives the input's position.
+  auto build = [](epgraph::ArgumentList mixed) {
+    auto g = std::make_unique<epgraph::Graph>();
+    epgraph::Node* x = g->placeholder("x");
+    x->meta().val =
+        epgraph::tensor_meta_of(epgraph::HostTensor::zeros(epgraph::dtype::float32, {2}));
+    epgraph::Node* attrs =
+        g->call_function("torch.ops.my_backend.attrs.default", {x, epgraph::Argument(mixed)});
+    attrs->meta().val = x->meta().val;
+    g->output({attrs});
+    epgraph::ExportGraphSignature sig;
+    sig.input_specs = {
+        epgraph::InputSpec(epgraph::InputKind::USER_INPUT, epgraph::TensorArgument{"x"})};
+    sig.output_specs = {
+        epgraph::OutputSpec(epgraph::OutputKind::USER_OUTPUT, epgraph::TensorArgument{"attrs"})};
+    return epgraph::ExportedProgram<epgraph::HostTensor>(std::move(g), std::move(sig));
+  };
+  const std::string prefix =
+      "graph_module.graph.nodes: node 'attrs' (torch.ops.my_backend.attrs.default) cannot be "
+      "written: input 1 is a list that mixes values of different types, which no list type "
+      "of torch's format holds (taken for ";
+  const epgraph::ArgumentList dict_like{epgraph::Argument(epgraph::ArgumentList{
+      epgraph::Argument(std::string("k")), epgraph::Argument(std::int64_t{1})})};
+  const epgraph::ArgumentList bool_int{epgraph::Argument(true), epgraph::Argument(std::int64_t{1})};
+  const epgraph::ArgumentList str_float{epgraph::Argument(std::string("s")),
+                                        epgraph::Argument(2.5)};
+  const std::pair<epgraph::ArgumentList, std::string> cases[] = {
+      {dict_like, "as_int_lists)"}, {bool_int, "as_ints)"}, {str_float, "as_strings)"}};
+  for (const auto& c : cases) {
+    auto ep = build(c.first);
+    const std::string before = epgraph::to_string(ep.graph());
+    CHECK_THROWS_AS(save_exported_program_to_string(ep), serialization_error);
+    CHECK_THROWS_WITH(save_exported_program_to_string(ep), prefix + c.second);
+    CHECK(epgraph::to_string(ep.graph()) == before);
+  }
+  // A list of one type is written and read back.
+  auto ok = build({epgraph::Argument(std::int64_t{1}), epgraph::Argument(std::int64_t{2})});
+  auto back = load_exported_program_from_string(save_exported_program_to_string(ok));
+  CHECK(epgraph::to_string(back.graph()) == epgraph::to_string(ok.graph()));
+}
+
 TEST_CASE("saving refuses a tensor node without metadata instead of writing an unloadable file",
           "[json][errors]") {
   auto g = std::make_unique<epgraph::Graph>();

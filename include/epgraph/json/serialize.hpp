@@ -680,7 +680,16 @@ class GraphWriter {
       case ArgTag::as_strings:
         return all_of(l, [](const Argument& x) { return x.is<std::string>(); });
       case ArgTag::as_int_lists:
+        return all_of(l, [](const Argument& x) {
+          return x.list() != nullptr &&
+                 all_of(*x.list(), [](const Argument& y) { return y.is<std::int64_t>(); });
+        });
       case ArgTag::as_float_lists:
+        return all_of(l, [](const Argument& x) {
+          return x.list() != nullptr && all_of(*x.list(), [](const Argument& y) {
+                   return y.is<double>() || y.is<std::int64_t>();
+                 });
+        });
       case ArgTag::as_nested_tensors:
         return all_of(l, [](const Argument& x) { return x.list() != nullptr; });
       default: return false;
@@ -747,10 +756,13 @@ class GraphWriter {
   // Thrown by list_item for an element that is not a node in a list written as tensors (a list
   // that mixes tensors with other values, e.g. read from an `as_sym_ints` naming a tensor);
   // node_inputs_text names the node and the input.
+  // Also thrown by arg for a list whose elements fit no one list type of torch's format (a bool
+  // among ints, a string among numbers, a string in a list of int lists): `mix` says what.
   struct mixed_list_error : serialization_error {
-    mixed_list_error()
-        : serialization_error("graph_module.graph.nodes",
-                              "a list argument mixes tensors with other values") {}
+    explicit mixed_list_error(const std::string& what_mixes = "tensors with other values")
+        : serialization_error("graph_module.graph.nodes", "a list argument mixes " + what_mixes),
+          mix(what_mixes) {}
+    std::string mix;
   };
 
   // The name of the node `x` refers to; throws mixed_list_error when it refers to none.
@@ -824,6 +836,14 @@ class GraphWriter {
     }
     if (const ArgumentList* l = a.list()) {
       const ArgTag kind = hint == ArgTag::unknown ? infer_list(*l) : hint;
+      // Before any element is written: list_item reads each element as the kind's type.
+      if (!l->empty() && !list_fits(kind, *l) && kind != ArgTag::as_tensors &&
+          kind != ArgTag::as_optional_tensors && kind != ArgTag::as_nested_tensors) {
+        throw mixed_list_error(
+            "values of different types, which no list type of torch's "
+            "format holds (taken for " +
+            std::string(arg_tag_name(kind)) + ")");
+      }
       Tree items(ojson::array());
       for (const Argument& x : *l) items->push_back(list_item(kind, x));
       return object_of(std::string(arg_tag_name(kind)), items.take());
@@ -1066,26 +1086,31 @@ class GraphWriter {
     const ojson& kw_recs =
         info.contains(record_key::kwargs) ? info[record_key::kwargs] : no_records;
     bool first = true;
+    std::size_t position = 0;  // of the input, for messages about an input without a name
     auto input = [&](const std::string& name, const Argument& a, const ojson* rec,
                      std::int64_t kind) {
       out.raw(std::string_view(first ? "{" : ",{"));
       first = false;
+      // An operator without a schema has unnamed inputs (torch writes name ""): say which one.
+      const std::string which =
+          name.empty() ? "input " + std::to_string(position) : "input '" + name + "'";
+      ++position;
       out.key(record_key::name);
       out.string(name);
       out.raw(std::string_view(",\"arg\":"));
       if (const std::string why = refused_argument_value(a); !why.empty()) {
         throw serialization_error("graph_module.graph.nodes", "node '" + std::string(n.name()) +
                                                                   "' (" + std::string(n.target()) +
-                                                                  ") cannot be written: input '" +
-                                                                  name + "': " + why);
+                                                                  ") cannot be written: " + which +
+                                                                  ": " + why);
       }
       try {
         input_arg_text(a, rec, out);
-      } catch (const mixed_list_error&) {
-        throw serialization_error("graph_module.graph.nodes",
-                                  "node '" + std::string(n.name()) + "' (" +
-                                      std::string(n.target()) + ") cannot be written: input '" +
-                                      name + "' is a list that mixes tensors with other values");
+      } catch (const mixed_list_error& e) {
+        throw serialization_error("graph_module.graph.nodes", "node '" + std::string(n.name()) +
+                                                                  "' (" + std::string(n.target()) +
+                                                                  ") cannot be written: " + which +
+                                                                  " is a list that mixes " + e.mix);
       }
       if (!rec || rec->contains(record_key::kind)) {
         out.raw(',');
