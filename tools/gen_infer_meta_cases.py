@@ -495,6 +495,18 @@ def define_cases() -> None:
         for y in table:
             case(f"promote_{str(x)[6:]}_{str(y)[6:]}", A + "add.Tensor", T(x, [2]), T(y, [2]))
 
+    # --- the default IR's conv2d family and any/all (issue 28) ----------------------------------
+    case("conv2d_default_ir", A + "conv2d.default", T(f32, [2, 3, 8, 8]), T(f32, [8, 3, 3, 3]),
+         T(f32, [8]), strides="contiguous")
+    case("conv2d_default_ir_stride_pad", A + "conv2d.default", T(f32, [1, 4, 9, 7]),
+         T(f32, [6, 2, 3, 3]), None, [2, 1], [1, 0], [1, 1], 2, strides="contiguous")
+    case("conv1d_default_ir", A + "conv1d.default", T(f32, [2, 3, 20]), T(f32, [5, 3, 4]),
+         strides="contiguous")
+    case("any_dim", A + "any.dim", T(b, [2, 3, 4]), 1)
+    case("any_dim_keepdim", A + "any.dim", T(f32, [2, 3]), -1, True)
+    case("any_default_uint8", A + "any.default", T(u8, [2, 3]))
+    case("all_dims", A + "all.dims", T(i64, [2, 3, 4]), [0, 2])
+
 
 def run_case(name: str, target: str, args: list, kwargs: dict, strides: str) -> dict:
     op = resolve(target)
@@ -587,6 +599,16 @@ def define_sym_cases() -> None:
     symcase("sym_two_symbols", A + "sub.Tensor", two, S(f32, ["n", "m", 2]),
             S(f32, ["n", "m", 2]))
     symcase("sym_where", A + "where.self", one, S(b, ["n", 1]), S(f32, ["n", 4]), S(f32, [4]))
+    t12 = lambda t: t.transpose(1, 2)  # noqa: E731
+    symcase("sym_mul_transposed_broadcast", A + "mul.Tensor", one, S(f32, [2, "n", 4, 8], view=t12),
+            S(f32, [1, 1, "n", 8]))
+    symcase("sym_add_transposed_both", A + "add.Tensor", one, S(f32, [2, "n", 4, 8], view=t12),
+            S(f32, [2, "n", 4, 8], view=t12))
+    symcase("sym_neg_transposed", A + "neg.default", one, S(f32, [2, "n", 4, 8], view=t12))
+    symcase("sym_neg_sliced", A + "neg.default", one,
+            S(f32, [2, "n", 8], view=lambda t: t[..., 4:]))
+    symcase("sym_add_transposed_contiguous", A + "add.Tensor", one,
+            S(f32, ["n", 4], view=tr), S(f32, [4, "n"]))
     # views and reshapes
     symcase("sym_view_split", A + "view.default", one, S(f32, [2, "4*n"]),
             [2, SymArg("n"), 4])

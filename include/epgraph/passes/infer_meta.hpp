@@ -964,6 +964,172 @@ inline Sizes broadcast(const Context& ctx, const std::vector<const Sizes*>& shap
   return out;
 }
 
+using Exprs = std::vector<sym::Expr>;
+
+inline sym::Expr product(const Exprs& v) {
+  sym::Expr p(1);
+  for (const sym::Expr& e : v) p = p * e;
+  return p;
+}
+
+inline Exprs exprs_of(const Context& ctx, const Sizes& v) {
+  Exprs out;
+  out.reserve(v.size());
+  for (const SymInt& s : v) out.push_back(ctx.ex(s));
+  return out;
+}
+inline Sizes sizes_of(const Context& ctx, const Exprs& v) {
+  Sizes out;
+  out.reserve(v.size());
+  for (const sym::Expr& e : v) out.push_back(ctx.out(e));
+  return out;
+}
+
+// --- elementwise strides of symbolic shapes (torch._prims_common, which FakeTensor runs for
+// them: the refs broadcast every operand to the result's shape, then
+// compute_elementwise_output_strides) ------------------------------------------------------------
+
+struct SymOperand {
+  std::vector<sym::Expr> sizes, strides;
+};
+
+// check_contiguous_sizes_strides (false on what the guards cannot decide).
+inline bool contiguous_sym(const Context& ctx, const SymOperand& t) {
+  const sym::Ranges* r = ctx.ranges();
+  sym::Expr numel(1);
+  for (const sym::Expr& e : t.sizes) numel = numel * e;
+  if (ctx.guard_or_false(sym::lt(numel, sym::Expr(2), r))) return true;
+  sym::Expr expected(1);
+  for (std::size_t i = t.sizes.size(); i-- > 0;) {
+    if (ctx.guard_or_false(sym::eq(t.sizes[i], sym::Expr(1), r))) continue;
+    if (ctx.guard_or_true(sym::ne(t.strides[i], expected, r))) return false;
+    expected = expected * t.sizes[i];
+  }
+  return true;
+}
+// is_channels_last_contiguous_2d/3d (false on what the guards cannot decide).
+inline bool channels_last_sym(const Context& ctx, const SymOperand& t) {
+  const std::size_t n = t.sizes.size();
+  if (n != 4 && n != 5) return false;
+  const sym::Ranges* r = ctx.ranges();
+  const std::vector<std::size_t> order =
+      n == 4 ? std::vector<std::size_t>{1, 3, 2, 0} : std::vector<std::size_t>{1, 4, 3, 2, 0};
+  sym::Expr expected(1);
+  for (std::size_t d : order) {
+    if (ctx.guard_or_false(sym::eq(t.sizes[d], sym::Expr(1), r))) continue;
+    if (ctx.guard_or_true(sym::ne(t.strides[d], expected, r))) return false;
+    expected = expected * t.sizes[d];
+  }
+  return true;
+}
+// is_non_overlapping_and_dense: the strides sorted (stably) are the nested products.
+inline bool dense_sym(const Context& ctx, const SymOperand& t) {
+  const sym::Ranges* r = ctx.ranges();
+  if (contiguous_sym(ctx, t)) return true;
+  std::vector<std::size_t> order(t.sizes.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return ctx.guard_or_false(sym::lt(t.strides[a], t.strides[b], r));
+  });
+  sym::Expr expected(1);
+  for (std::size_t d : order) {
+    if (ctx.guard_or_false(sym::eq(t.sizes[d], sym::Expr(1), r))) continue;
+    if (ctx.guard_or_true(sym::ne(t.strides[d], expected, r))) return false;
+    expected = expected * t.sizes[d];
+  }
+  return true;
+}
+
+// The strides compute_elementwise_output_strides gives operands broadcast to `shape`.
+inline Sizes elementwise_strides_sym(const Context& ctx, const Sizes& shape_in,
+                                     const std::vector<const TensorMeta*>& inputs) {
+  const sym::Ranges* r = ctx.ranges();
+  const Exprs shape = exprs_of(ctx, shape_in);
+  const std::size_t ndim = shape.size();
+  std::vector<SymOperand> ops;
+  for (const TensorMeta* t : inputs) {
+    if (t->sizes.empty() && t->device.type == "cpu") continue;  // a CPU scalar tensor
+    SymOperand op;
+    op.sizes = shape;
+    op.strides.assign(ndim, sym::Expr(0));
+    const std::size_t off = ndim - t->sizes.size();
+    for (std::size_t i = 0; i < t->sizes.size(); ++i) {
+      // expand: a size-1 dimension broadcast to another size gets stride 0
+      if (ctx.equal(t->sizes[i], shape_in[off + i])) op.strides[off + i] = ctx.ex(t->strides[i]);
+    }
+    ops.push_back(std::move(op));
+  }
+  if (ndim == 0) return {};
+  if (ndim == 1) return {std::int64_t{1}};
+  if (ops.empty()) return contiguous_sym_strides(ctx, shape_in);
+  if (ops.size() == 1) {
+    if (dense_sym(ctx, ops[0])) return sizes_of(ctx, ops[0].strides);
+  } else {
+    bool contiguous = true, channels_last = true;
+    for (const SymOperand& op : ops) {
+      contiguous = contiguous && contiguous_sym(ctx, op);
+      channels_last = channels_last && channels_last_sym(ctx, op);
+    }
+    if (contiguous && !channels_last) return contiguous_sym_strides(ctx, shape_in);
+    if (channels_last && !contiguous) {
+      std::vector<std::size_t> perm{0};  // logical to physical: [0, 2, ..., 1]
+      for (std::size_t i = 2; i < ndim; ++i) perm.push_back(i);
+      perm.push_back(1);
+      Sizes physical;
+      for (std::size_t d : perm) physical.push_back(shape_in[d]);
+      const Sizes st = contiguous_sym_strides(ctx, physical);
+      Sizes out(ndim);
+      for (std::size_t i = 0; i < ndim; ++i) out[perm[i]] = st[i];
+      return out;
+    }
+  }
+  // compute_elementwise_output_logical_to_physical_perm's insertion sort
+  const sym::Expr zero(0);
+  auto ge = [&](const sym::Expr& a, const sym::Expr& b) {
+    if (ctx.guard_or_false(sym::eq(b, zero, r))) return true;
+    if (ctx.guard_or_false(sym::eq(a, zero, r))) return false;
+    return ctx.guard_or_false(sym::ge(a, b, r)) ||
+           ctx.guard_or_false(sym::eq(sym::mod(a, b, r), zero, r));
+  };
+  auto should_swap = [&](std::size_t a, std::size_t b) {
+    for (const SymOperand& op : ops) {
+      const sym::Expr& sa = op.strides[a];
+      const sym::Expr& sb = op.strides[b];
+      if (ctx.guard_or_false(sym::eq(sa, zero, r)) || ctx.guard_or_false(sym::eq(sb, zero, r))) {
+        continue;
+      }
+      if (ctx.guard_or_false(sym::eq(sa, sb, r))) {
+        if (ge(shape[b], shape[a])) continue;
+        return 1;
+      }
+      if (ge(sb, sa)) return -1;
+      if (ge(sa, sb)) return 1;
+    }
+    return 0;
+  };
+  std::vector<std::size_t> perm(ndim);
+  for (std::size_t i = 0; i < ndim; ++i) perm[i] = ndim - 1 - i;
+  for (std::size_t i = 1; i < ndim; ++i) {
+    std::size_t dim1 = i;
+    for (std::size_t dim0 = i; dim0-- > 0;) {
+      const int c = should_swap(perm[dim0], perm[dim1]);
+      if (c > 0) {
+        std::swap(perm[dim0], perm[dim1]);
+        dim1 = dim0;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  std::reverse(perm.begin(), perm.end());  // logical to physical
+  Sizes physical;
+  for (std::size_t d : perm) physical.push_back(shape_in[d]);
+  const Sizes st = contiguous_sym_strides(ctx, physical);
+  Sizes out(ndim);
+  for (std::size_t i = 0; i < ndim; ++i) out[perm[i]] = st[i];
+  return out;
+}
+
 // An elementwise result: broadcast shape, TensorIterator strides (contiguous when symbolic).
 inline TensorMeta elementwise_meta(const Context& ctx, dtype type,
                                    const std::vector<const TensorMeta*>& tensors) {
@@ -976,7 +1142,8 @@ inline TensorMeta elementwise_meta(const Context& ctx, dtype type,
       return make_meta(type, std::move(shape), to_sym(*strides), device);
     }
   }
-  return contiguous_meta(ctx, type, std::move(shape), device);
+  Sizes strides = elementwise_strides_sym(ctx, shape, tensors);
+  return make_meta(type, std::move(shape), std::move(strides), device);
 }
 
 // torch's computeStride: the strides of a view of (sizes, strides) as `shape`, if one exists.
@@ -1082,6 +1249,8 @@ enum class Rule {
   sym_stride,          // aten.sym_stride.int
   sym_numel,           // aten.sym_numel
   sym_storage_offset,  // aten.sym_storage_offset
+  assert_metadata,     // aten._assert_tensor_metadata: None
+  any,                 // any, all: bool (uint8 stays uint8)
 };
 
 inline const std::unordered_map<std::string, Rule>& rule_table() {
@@ -1180,6 +1349,12 @@ inline const std::unordered_map<std::string, Rule>& rule_table() {
     t.emplace("aten.sym_stride", Rule::sym_stride);
     t.emplace("aten.sym_numel", Rule::sym_numel);
     t.emplace("aten.sym_storage_offset", Rule::sym_storage_offset);
+    t.emplace("aten._assert_tensor_metadata", Rule::assert_metadata);
+    t.emplace("aten.any", Rule::any);
+    t.emplace("aten.all", Rule::any);
+    for (const char* op : {"conv1d", "conv2d", "conv3d"}) {
+      t.emplace(std::string("aten.") + op, Rule::convolution);
+    }
     return t;
   }();
   return table;
@@ -1271,14 +1446,6 @@ inline TensorMeta rule_elementwise(const Context& ctx, Rule rule) {
   return out;
 }
 
-using Exprs = std::vector<sym::Expr>;
-
-inline sym::Expr product(const Exprs& v) {
-  sym::Expr p(1);
-  for (const sym::Expr& e : v) p = p * e;
-  return p;
-}
-
 // torch's computeStride (aten/src/ATen/TensorUtils.cpp) on symbolic sizes and strides: the
 // decisions torch makes with guard_or_true / guard_or_false are made by the range constraints,
 // else by the hints (a backed symbol's guard), else as torch's default. nullopt when no view
@@ -1330,19 +1497,6 @@ inline std::optional<Exprs> view_strides_sym(const Context& ctx, const Exprs& ol
   }
   if (view_d != -1) return std::nullopt;
   return newstride;
-}
-
-inline Exprs exprs_of(const Context& ctx, const Sizes& v) {
-  Exprs out;
-  out.reserve(v.size());
-  for (const SymInt& s : v) out.push_back(ctx.ex(s));
-  return out;
-}
-inline Sizes sizes_of(const Context& ctx, const Exprs& v) {
-  Sizes out;
-  out.reserve(v.size());
-  for (const sym::Expr& e : v) out.push_back(ctx.out(e));
-  return out;
 }
 
 // view / reshape when a size or stride is symbolic: torch's infer_size (the -1 is
@@ -2013,7 +2167,7 @@ inline TensorMeta rule_convolution(const Context& ctx) {
   const Ints stride = expand_param("stride");
   const Ints padding = expand_param("padding");
   const Ints dilation = expand_param("dilation");
-  const bool transposed = ctx.boolean("transposed");
+  const bool transposed = ctx.has("transposed") && ctx.boolean("transposed");  // conv2d: false
   const Ints output_padding = transposed ? expand_param("output_padding") : Ints(nsp, 0);
   const std::int64_t groups = ctx.integer("groups");
   if (groups <= 0) ctx.fail("non-positive groups is not supported");
@@ -2436,6 +2590,14 @@ inline NodeValue run_rule(const Context& ctx, Rule rule, std::string_view op) {
       return SymIntValue{n};
     }
     case Rule::sym_storage_offset: return SymIntValue{ctx.tensor("self").storage_offset};
+    case Rule::assert_metadata: return None{};
+    case Rule::any: {
+      const TensorMeta& self = ctx.tensor("self");
+      const std::optional<Ints> dims = ctx.has("dim") ? ctx.opt_int_list("dim") : std::nullopt;
+      const bool keepdim = ctx.has("keepdim") && ctx.boolean("keepdim");
+      const dtype type = self.dtype == dtype::uint8 ? dtype::uint8 : dtype::bool_;
+      return reduce_meta(ctx, self, type, dims, keepdim);
+    }
   }
   ctx.fail("epgraph has no shape rule for it; set meta().val yourself");
 }
