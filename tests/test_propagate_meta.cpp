@@ -255,3 +255,16 @@ TEST_CASE("propagate_meta: the range constraints decide what the hints cannot",
   (void)epgraph::propagate_meta(ep, epgraph::MetaMode::recompute_all);
   CHECK(epgraph::value_text(sl->meta().val) == "float32[2, Min(4, s0)] stride [s0, 1] offset 0");
 }
+
+TEST_CASE("propagate_meta: a size that is not an expression torch writes is an error naming it",
+          "[propagate_meta]") {
+  epgraph_test::Program ep = prop_program();
+  epgraph::TensorMeta mx = *ep.graph().find_node("x")->meta().val.tensor();
+  mx.sizes[1] = prop_sym("s0 +* 2", 8);
+  ep.graph().find_node("x")->meta().val = mx;
+  const std::string before = prop_values(ep);
+  CHECK_THROWS_WITH(epgraph::propagate_meta(ep, epgraph::MetaMode::recompute_all),
+                    "Cannot infer the metadata of node 'arange' (torch.ops.aten.arange.default): "
+                    "cannot read the symbolic expression 's0 +* 2': unexpected '*' at offset 4");
+  CHECK(prop_values(ep) == before);
+}

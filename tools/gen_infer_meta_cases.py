@@ -607,6 +607,10 @@ def define_sym_cases() -> None:
     symcase("sym_neg_transposed", A + "neg.default", one, S(f32, [2, "n", 4, 8], view=t12))
     symcase("sym_neg_sliced", A + "neg.default", one,
             S(f32, [2, "n", 8], view=lambda t: t[..., 4:]))
+    symcase("sym_clone_transposed", A + "clone.default", one, S(f32, [2, "n", 4, 8], view=t12))
+    symcase("sym_to_copy_transposed", A + "_to_copy.default", one,
+            S(f32, ["n", 4], view=tr), dtype=f16)
+    symcase("sym_zeros_like_transposed", A + "zeros_like.default", one, S(f32, ["n", 4], view=tr))
     symcase("sym_add_transposed_contiguous", A + "add.Tensor", one,
             S(f32, ["n", 4], view=tr), S(f32, [4, "n"]))
     # views and reshapes

@@ -898,6 +898,9 @@ inline TensorMeta contiguous_meta(const Context& ctx, dtype type, Sizes sizes,
   Sizes strides = contiguous_sym_strides(ctx, sizes);
   return make_meta(type, std::move(sizes), std::move(strides), device);
 }
+inline Sizes elementwise_strides_sym(const Context& ctx, const Sizes& shape_in,
+                                     const std::vector<const TensorMeta*>& inputs);
+
 // Strides for a new tensor of `memory_format` (contiguous, channels-last or preserve of `like`).
 inline TensorMeta formatted_meta(const Context& ctx, dtype type, const Sizes& sizes,
                                  const Device& device, std::optional<MemoryFormat> format,
@@ -924,6 +927,9 @@ inline TensorMeta formatted_meta(const Context& ctx, dtype type, const Sizes& si
       if (auto out = elementwise_strides(*s, {like})) {
         return make_meta(type, sizes, to_sym(*out), device);
       }
+    } else if (like->sizes.size() == sizes.size()) {
+      // symbolic: torch._prims_common's rule for one operand (dense: its strides)
+      return make_meta(type, sizes, elementwise_strides_sym(ctx, like->sizes, {like}), device);
     }
   }
   return contiguous_meta(ctx, type, sizes, device);
