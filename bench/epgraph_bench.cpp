@@ -644,6 +644,63 @@ std::vector<double> bench_sort(const std::vector<std::size_t>& sizes, int reps) 
   return out;
 }
 
+// propagate_meta(recompute_all) on `nodes` compute nodes over a dynamic dimension: x and p are
+// float32[2, s0] (torch 2.13's srepr form, hint 8, s0 in [2, 4096]); the chain alternates
+// add(prev, p), relu(prev), mul(prev, 2.0) and a view(prev, [2, sym]) through a sym_size.int node,
+// so that every node's value has symbolic sizes and strides to parse, compute and write.
+std::vector<double> bench_propagate_meta(const std::vector<std::size_t>& sizes, int reps) {
+  std::vector<double> out;
+  const epgraph::SymExpr s0{"Symbol('s0', positive=True, integer=True)", 8};
+  for (std::size_t nodes : sizes) {
+    std::unique_ptr<Program> ep;
+    std::size_t computed = 0;
+    const double s = min_seconds(
+        reps,
+        [&] {
+          ep.reset();
+          auto g = std::make_unique<Graph>();
+          epgraph::TensorMeta m;
+          m.sizes = {std::int64_t{2}, s0};
+          m.strides = {s0, std::int64_t{1}};
+          Node* prev = g->placeholder("x");
+          prev->meta().val = m;
+          Node* p = g->placeholder("p");
+          p->meta().val = m;
+          Node* n = g->call_function("torch.ops.aten.sym_size.int", {prev, 1});
+          for (std::size_t i = 1; i < nodes; ++i) {
+            switch (i % 4) {
+              case 0: prev = g->call_function(kAdd, {prev, p}); break;
+              case 1: prev = g->call_function("torch.ops.aten.relu.default", {prev}); break;
+              case 2: prev = g->call_function("torch.ops.aten.mul.Tensor", {prev, 2.0}); break;
+              default:
+                prev = g->call_function("torch.ops.aten.view.default",
+                                        {prev, Argument(ArgumentList{2, n})});
+                break;
+            }
+          }
+          g->output({prev});
+          epgraph::ExportGraphSignature sig;
+          sig.input_specs = {{epgraph::InputKind::USER_INPUT, epgraph::TensorArgument{"x"}},
+                             {epgraph::InputKind::USER_INPUT, epgraph::TensorArgument{"p"}}};
+          sig.output_specs = {{epgraph::OutputKind::USER_OUTPUT,
+                               epgraph::TensorArgument{std::string(prev->name())}}};
+          epgraph::ProgramMetadata md;
+          md.range_constraints = {epgraph::RangeConstraint{"s0", 2, 4096}};
+          ep = std::make_unique<Program>(
+              std::move(g), std::move(sig), epgraph::ordered_dict<Tensor>{},
+              epgraph::ordered_dict<Program::constant_type>{}, std::move(md));
+        },
+        [&] {
+          computed = epgraph::propagate_meta(*ep, epgraph::MetaMode::recompute_all).computed;
+        });
+    print_line("bench=propagate_meta nodes=" + std::to_string(nodes) +
+               " computed=" + std::to_string(computed) + " seconds=" + fmt(s, 4) +
+               " ns_per_node=" + fmt(s * 1e9 / static_cast<double>(nodes)));
+    out.push_back(s);
+  }
+  return out;
+}
+
 // --- FX toolkit and edits on a transformer with a static KV cache per layer ---------------------
 
 // A decoder stack as torch.export gives one with a static KV cache: per layer four weights and
@@ -815,6 +872,11 @@ int main(int argc, char** argv) {
     const std::vector<double> s = bench_sort({100000, 1000000}, 3);
     print_line("bench=stable_topological_sort_ratio nodes=1000000/100000 ratio=" +
                fmt(s[1] / s[0], 2) + " target<=12");
+  }
+  if (want("propagate_meta")) {
+    const std::vector<double> s = bench_propagate_meta({100000, 1000000}, 3);
+    print_line("bench=propagate_meta_ratio nodes=1000000/100000 ratio=" + fmt(s[1] / s[0], 2) +
+               " target<=12");
   }
   if (want("cmb_transformer")) bench_cmb_transformer(5);
   if (want("replace_pattern")) bench_replace_pattern(2);

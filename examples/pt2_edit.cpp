@@ -4,7 +4,7 @@
 // pt2_edit: show, validate and edit torch.export programs from the command line.
 //
 //   pt2_edit show FILE [--program NAME]
-//   pt2_edit validate FILE [--strict] [--data]
+//   pt2_edit validate FILE [--strict] [--data] [--meta]
 //   pt2_edit add-buffer FILE --name b_kv_cache --dtype float32 --shape 1,8,128,64 [--fill 0] -o OUT
 //   pt2_edit copy FILE -o OUT
 //
@@ -25,6 +25,10 @@
 // Loading reads weights lazily and `copy` passes unchanged entries on raw, like `cp`, so neither
 // reads every byte: `validate --data` also reads every entry of an archive through to its end
 // and checks its CRC and size (O(archive size) time, 64 KiB of memory), naming a corrupt entry.
+// `validate --meta` also recomputes every node's value with epgraph::propagate_meta (check mode,
+// nothing changed) and prints `meta: nodes=N computed=C equal=E differ=D uncomputed=U`, each node
+// whose stored value differs from the computed one (both values), and the ops without a rule;
+// a difference fails validation (exit 1).
 // Exit status: 0 on success, 1 when validation finds violations, 2
 // on bad usage or input.
 //
@@ -55,7 +59,7 @@ namespace {
 int usage() {
   std::cerr << "usage:\n"
                "  pt2_edit show FILE [--program NAME]\n"
-               "  pt2_edit validate FILE [--strict] [--data]\n"
+               "  pt2_edit validate FILE [--strict] [--data] [--meta]\n"
                "  pt2_edit add-buffer FILE --name NAME --dtype DTYPE --shape D0,D1,... [--fill V] "
                "-o OUT\n"
                "  pt2_edit copy FILE -o OUT\n"
@@ -268,8 +272,38 @@ void check_archive_data(const std::string& file) {
             << " bytes, every CRC and size checked\n";
 }
 
-int validate(const std::string& file, bool strict, bool data) {
-  const auto ep = load(file);
+// `validate --meta`: propagate_meta's check of every node's stored value. Prints the counts, each
+// node whose stored value differs (both values) and, per target, the nodes it cannot compute.
+// Returns whether every computed value equals the stored one.
+template <class Program>
+bool check_meta(Program& ep) {
+  const epgraph::MetaReport r = epgraph::propagate_meta(ep, epgraph::MetaMode::check_only);
+  std::cout << "meta: nodes=" << r.nodes << " computed=" << r.computed << " equal=" << r.equal
+            << " differ=" << r.differences.size() << " uncomputed=" << r.uncomputed.size() << "\n";
+  for (const epgraph::MetaDifference& d : r.differences) {
+    std::cout << "meta: node '" << d.node << "' (" << d.target
+              << ") stored: " << epgraph::value_text(d.stored)
+              << " computed: " << epgraph::value_text(d.computed) << "\n";
+  }
+  std::vector<std::pair<std::string, std::size_t>> by_target;  // in order of first appearance
+  for (const epgraph::MetaDifference& d : r.uncomputed) {
+    auto it = std::find_if(by_target.begin(), by_target.end(),
+                           [&](const auto& t) { return t.first == d.target; });
+    if (it == by_target.end()) {
+      by_target.emplace_back(d.target, 1);
+      std::cout << "meta: not computed: " << d.reason << "\n";
+    } else {
+      ++it->second;
+    }
+  }
+  for (const auto& [target, count] : by_target) {
+    std::cout << "meta: no value computed for " << count << " node(s) of " << target << "\n";
+  }
+  return r.differences.empty();
+}
+
+int validate(const std::string& file, bool strict, bool data, bool meta) {
+  auto ep = load(file);
   if (data && is_archive(file)) check_archive_data(file);
   if (data && !is_archive(file)) {
     std::cout << "note: " << file << " is a JSON record: --data has no entries to check\n";
@@ -301,6 +335,7 @@ int validate(const std::string& file, bool strict, bool data) {
     for (const std::string& d : departures) std::cout << "  - " << d << "\n";
   }
   std::cout << "OK: " << file << " passes every check of verify\n";
+  if (meta && !check_meta(ep)) return 1;
   return 0;
 }
 
@@ -395,13 +430,15 @@ int main(int argc, char** argv) {
     if (cmd == "show" && argc == 3) return show(argv[2]);
     if (cmd == "validate") {  // FILE and the options in any order
       std::string file;
-      bool strict = false, data = false;
+      bool strict = false, data = false, meta = false;
       for (int i = 2; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--strict") {
           strict = true;
         } else if (a == "--data") {
           data = true;
+        } else if (a == "--meta") {
+          meta = true;
         } else if (file.empty() && !a.empty() && a[0] != '-') {
           file = a;
         } else {
@@ -409,7 +446,7 @@ int main(int argc, char** argv) {
         }
       }
       if (file.empty()) return usage();
-      return validate(file, strict, data);
+      return validate(file, strict, data, meta);
     }
     if (cmd == "add-buffer") return add_buffer(argc, argv);
     if (cmd == "copy") return copy(argc, argv);

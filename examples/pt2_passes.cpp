@@ -20,6 +20,8 @@
 //   pt2_passes inplace-to-functional IN.pt2 -o OUT.pt2   (replace_pattern on an in-place op)
 //   pt2_passes unreached-pattern IN.pt2 -o OUT.pt2       (a pattern the matcher refuses)
 //   pt2_passes two-outputs IN.pt2 -o OUT.pt2             (replace_pattern, two outputs)
+//   pt2_passes recompute-meta IN.pt2 -o OUT.pt2          (propagate_meta: every value epgraph
+//                                                         has a rule for, from the placeholders)
 //
 // Exit status: 0 on success, 1 when epgraph::verify rejects the edited program (nothing is
 // written then), 2 on bad usage or input, or when a pass is refused (the exception is printed
@@ -63,6 +65,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -855,22 +858,42 @@ void graft(Program& ep, const std::string& other_path, const epgraph::NestedGrap
 // --- command line -------------------------------------------------------------------------------
 
 int usage() {
-  std::cerr << "usage:\n"
-               "  pt2_passes kv-cache IN.pt2 -o OUT.pt2 [--max-seq N] [--pos NAME]\n"
-               "  pt2_passes fold-conv-bn IN.pt2 -o OUT.pt2\n"
-               "  pt2_passes quantize-linear IN.pt2 -o OUT.pt2 [--scale S] [--zero-point Z]\n"
-               "  pt2_passes misc-ops IN.pt2 -o OUT.pt2\n"
-               "  pt2_passes multi-output IN.pt2 -o OUT.pt2\n"
-               "  pt2_passes custom-op IN.pt2 -o OUT.pt2 [--alpha A]\n"
-               "  pt2_passes relu-to-clamp|fuse-mul-add|drop-output|copy-block IN.pt2 -o OUT.pt2\n"
-               "  pt2_passes graft IN.pt2 --other OTHER.pt2 -o OUT.pt2 [--nested-targets "
-               "OLD=NEW,...]\n"
-               "  pt2_passes inplace-to-functional|unreached-pattern|two-outputs IN.pt2 -o "
-               "OUT.pt2\n"
-               "exit: 0 done (\"N replaced\", N may be 0), 1 verify rejected the result, 2 bad "
-               "usage or input, or the pass refused (a pattern error, a replacement with no valid "
-               "place: the error on stderr); nothing is written unless 0\n";
+  std::cerr
+      << "usage:\n"
+         "  pt2_passes kv-cache IN.pt2 -o OUT.pt2 [--max-seq N] [--pos NAME]\n"
+         "  pt2_passes fold-conv-bn IN.pt2 -o OUT.pt2\n"
+         "  pt2_passes quantize-linear IN.pt2 -o OUT.pt2 [--scale S] [--zero-point Z]\n"
+         "  pt2_passes misc-ops IN.pt2 -o OUT.pt2\n"
+         "  pt2_passes multi-output IN.pt2 -o OUT.pt2\n"
+         "  pt2_passes custom-op IN.pt2 -o OUT.pt2 [--alpha A]\n"
+         "  pt2_passes relu-to-clamp|fuse-mul-add|drop-output|copy-block|recompute-meta IN.pt2 -o "
+         "OUT.pt2\n"
+         "  pt2_passes graft IN.pt2 --other OTHER.pt2 -o OUT.pt2 [--nested-targets "
+         "OLD=NEW,...]\n"
+         "  pt2_passes inplace-to-functional|unreached-pattern|two-outputs IN.pt2 -o "
+         "OUT.pt2\n"
+         "exit: 0 done (\"N replaced\", N may be 0), 1 verify rejected the result, 2 bad "
+         "usage or input, or the pass refused (a pattern error, a replacement with no valid "
+         "place: the error on stderr); nothing is written unless 0\n";
   return 2;
+}
+
+// recompute-meta: forgets the value of every node epgraph can compute and recomputes it from
+// the placeholders' values with propagate_meta (torch's FakeTensorProp); the nodes whose op has
+// no rule keep torch's value. Prints "recompute-meta: C of N values recomputed (U kept: their op
+// has no rule)".
+void recompute_meta(Program& ep) {
+  const epgraph::MetaReport check = epgraph::propagate_meta(ep, epgraph::MetaMode::check_only);
+  std::unordered_set<std::string> kept;
+  for (const epgraph::MetaDifference& d : check.uncomputed) kept.insert(d.node);
+  for (Node& n : ep.graph().nodes()) {
+    if (n.op() != OpCode::call_function) continue;
+    if (kept.count(std::string(n.name())) != 0) continue;
+    n.meta().val.reset();
+  }
+  const epgraph::MetaReport r = epgraph::propagate_meta(ep, epgraph::MetaMode::fill_unset);
+  std::cout << "recompute-meta: " << r.computed << " of " << r.nodes << " values recomputed ("
+            << kept.size() << " kept: their op has no rule)\n";
 }
 
 }  // namespace
@@ -904,7 +927,8 @@ int main(int argc, char** argv) {
       {"graft", {"--other", "--nested-targets"}},
       {"inplace-to-functional", {}},
       {"unreached-pattern", {}},
-      {"two-outputs", {}}};
+      {"two-outputs", {}},
+      {"recompute-meta", {}}};
   const auto it = known.find(pass);
   if (it == known.end()) return usage();
   for (const auto& kv : options) {
@@ -958,6 +982,8 @@ int main(int argc, char** argv) {
       two_outputs(ep);
     } else if (pass == "copy-block") {
       copy_block(ep);
+    } else if (pass == "recompute-meta") {
+      recompute_meta(ep);
     } else {
       if (option("--other", "").empty()) return usage();
       graft(ep, option("--other", ""), parse_nested_targets(option("--nested-targets", "")));

@@ -134,8 +134,7 @@ TEST_CASE("infer_meta: operator.getitem returns the element of a tuple value", "
                     "has no tuple metadata: its meta().val is a tensor");
 }
 
-TEST_CASE("infer_meta: symbolic sizes pass through, computing with them is refused",
-          "[infer_meta]") {
+TEST_CASE("infer_meta: symbolic sizes pass through and are computed with", "[infer_meta]") {
   Graph g;
   TensorMeta m;
   m.dtype = epgraph::dtype::float32;
@@ -165,17 +164,28 @@ TEST_CASE("infer_meta: symbolic sizes pass through, computing with them is refus
   REQUIRE(sv.tensor() != nullptr);
   CHECK(sv.tensor()->sizes == std::vector<SymInt>{SymExpr{"s0", 4}});
 
+  // x[1:3] on dimension s0 (hint 4): torch's guards decide 3 <= s0 by the hint
   Node* sl = g.call_function("torch.ops.aten.slice.Tensor", {x, 0, 1, 3}, {}, "sl");
-  CHECK_THROWS_WITH(epgraph::infer_meta(*sl),
-                    "Cannot infer the metadata of node 'sl' (torch.ops.aten.slice.Tensor): "
-                    "argument 'self' dimension 0 is the symbolic size s0, which this op must "
-                    "compute with; epgraph only computes with concrete sizes");
+  const NodeValue slv = epgraph::infer_meta(*sl);
+  REQUIRE(slv.tensor() != nullptr);
+  CHECK(slv.tensor()->sizes == std::vector<SymInt>{std::int64_t{2}, std::int64_t{8}});
+  CHECK(slv.tensor()->strides == std::vector<SymInt>{std::int64_t{8}, std::int64_t{1}});
+  CHECK(slv.tensor()->storage_offset == SymInt{std::int64_t{8}});
+  // s0 (hint 4) against 3: torch's infer_size would need s0 == 3
   Node* y = input(g, "y", meta_of(epgraph::dtype::float32, {3, 8}));
   Node* add = g.call_function("torch.ops.aten.add.Tensor", {x, y}, {}, "add");
   CHECK_THROWS_WITH(epgraph::infer_meta(*add),
                     "Cannot infer the metadata of node 'add' (torch.ops.aten.add.Tensor): shapes "
-                    "[s0, 8] and [3, 8] broadcast only if their symbolic sizes are equal or 1, "
-                    "which epgraph cannot decide");
+                    "[s0, 8] and [3, 8] do not broadcast (their sizes s0 and 3 differ under the "
+                    "symbols' ranges or hints)");
+  // an unbacked u0 (no hint) against 3: torch checks u0 == 3 at run time and keeps u0
+  TensorMeta mu = m;
+  mu.sizes = {SymExpr{"u0", std::nullopt}, std::int64_t{8}};
+  Node* xu = input(g, "xu", mu);
+  Node* addu = g.call_function("torch.ops.aten.add.Tensor", {xu, y}, {}, "addu");
+  const NodeValue av = epgraph::infer_meta(*addu);
+  REQUIRE(av.tensor() != nullptr);
+  CHECK(av.tensor()->sizes == mu.sizes);
 }
 
 TEST_CASE("infer_meta: in-place ops give self's metadata", "[infer_meta]") {

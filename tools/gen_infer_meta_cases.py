@@ -128,6 +128,9 @@ def encode_out(v: Any) -> dict:
 
 
 def resolve(target: str):
+    if target.startswith("operator."):
+        import operator
+        return getattr(operator, target[len("operator."):])
     assert target.startswith("torch.ops.")
     ns, op, overload = target[len("torch.ops."):].split(".")
     return getattr(getattr(getattr(torch.ops, ns), op), overload)
@@ -492,6 +495,18 @@ def define_cases() -> None:
         for y in table:
             case(f"promote_{str(x)[6:]}_{str(y)[6:]}", A + "add.Tensor", T(x, [2]), T(y, [2]))
 
+    # --- the default IR's conv2d family and any/all (issue 28) ----------------------------------
+    case("conv2d_default_ir", A + "conv2d.default", T(f32, [2, 3, 8, 8]), T(f32, [8, 3, 3, 3]),
+         T(f32, [8]), strides="contiguous")
+    case("conv2d_default_ir_stride_pad", A + "conv2d.default", T(f32, [1, 4, 9, 7]),
+         T(f32, [6, 2, 3, 3]), None, [2, 1], [1, 0], [1, 1], 2, strides="contiguous")
+    case("conv1d_default_ir", A + "conv1d.default", T(f32, [2, 3, 20]), T(f32, [5, 3, 4]),
+         strides="contiguous")
+    case("any_dim", A + "any.dim", T(b, [2, 3, 4]), 1)
+    case("any_dim_keepdim", A + "any.dim", T(f32, [2, 3]), -1, True)
+    case("any_default_uint8", A + "any.default", T(u8, [2, 3]))
+    case("all_dims", A + "all.dims", T(i64, [2, 3, 4]), [0, 2])
+
 
 def run_case(name: str, target: str, args: list, kwargs: dict, strides: str) -> dict:
     op = resolve(target)
@@ -527,6 +542,255 @@ def dumps(cases: list[dict]) -> str:
     return f'{{"torch_version": "{TORCH_VERSION}", "cases": [\n{lines}\n]}}\n'
 
 
+# --- symbolic cases: tests/data/infer_meta_sym_cases.json ------------------------------------
+#
+# Each case runs under a FakeTensorMode with a ShapeEnv: the symbols of `syms` (name -> hint) are
+# backed symbols of the ShapeEnv (torch names them s0, s1, ...), an input's sizes are ints or
+# Python expressions over those names, and `view` optionally applies a view (e.g. a transpose)
+# to the contiguous input. Format (one case):
+#
+#     {"name": ..., "target": ..., "args": [SARG, ...], "kwargs": {...},
+#      "ranges": {"s0": [2, null], ...},     # the ShapeEnv's ranges after the op (null: int_oo)
+#      "out": SOUT}
+#     SARG = ARG | {"tensor": SMETA} | {"symint": SIZE} | {"list": [SARG, ...]}
+#     SIZE = 3 | {"expr": "<srepr>", "hint": 8}
+#     SMETA = {"dtype": 7, "sizes": [SIZE, ...], "strides": [SIZE, ...], "storage_offset": SIZE}
+#     SOUT = SMETA | {"tuple": [SOUT, ...]} | {"symint": SIZE} | {"symbool": true | "<srepr>"}
+#
+# Expressions are written as torch.export writes them (sympy's srepr, serialize._print_sympy).
+
+
+class S:
+    """A symbolic tensor input: dtype, sizes (ints or expressions over the case's symbols), and an
+    optional view applied to the contiguous tensor (a function of the fake tensor)."""
+
+    def __init__(self, dtype: torch.dtype, sizes, view=None) -> None:
+        self.dtype, self.sizes, self.view = dtype, list(sizes), view
+
+
+class SymArg:
+    """A SymInt argument: a Python expression over the case's symbols."""
+
+    def __init__(self, expr: str) -> None:
+        self.expr = expr
+
+
+SYM_CASES: list[tuple] = []
+
+
+def symcase(name: str, target: str, syms: dict, *args, **kwargs) -> None:
+    SYM_CASES.append((name, target, syms, list(args), kwargs))
+
+
+def define_sym_cases() -> None:
+    SYM_CASES.clear()
+    A = "torch.ops.aten."
+    one = {"n": 8}
+    two = {"n": 8, "m": 5}
+    tr = lambda t: t.transpose(0, 1)  # noqa: E731
+    # contiguous strides of symbolic shapes, elementwise ops and broadcasting
+    symcase("sym_relu", A + "relu.default", one, S(f32, [2, "n", 4]))
+    symcase("sym_add_same", A + "add.Tensor", one, S(f32, [2, "n"]), S(f32, [2, "n"]))
+    symcase("sym_add_broadcast_1", A + "add.Tensor", one, S(f32, [2, "n", 4]), S(f32, [1, 1, 4]))
+    symcase("sym_add_broadcast_rank", A + "add.Tensor", one, S(f32, ["n", 4]), S(f32, [4]))
+    symcase("sym_add_broadcast_sym_1", A + "add.Tensor", two, S(f32, ["n", 1]),
+            S(f32, [1, "m"]))
+    symcase("sym_mul_scalar", A + "mul.Tensor", one, S(f32, ["2*n", 3]), 2.0)
+    symcase("sym_two_symbols", A + "sub.Tensor", two, S(f32, ["n", "m", 2]),
+            S(f32, ["n", "m", 2]))
+    symcase("sym_where", A + "where.self", one, S(b, ["n", 1]), S(f32, ["n", 4]), S(f32, [4]))
+    t12 = lambda t: t.transpose(1, 2)  # noqa: E731
+    symcase("sym_mul_transposed_broadcast", A + "mul.Tensor", one, S(f32, [2, "n", 4, 8], view=t12),
+            S(f32, [1, 1, "n", 8]))
+    symcase("sym_add_transposed_both", A + "add.Tensor", one, S(f32, [2, "n", 4, 8], view=t12),
+            S(f32, [2, "n", 4, 8], view=t12))
+    symcase("sym_neg_transposed", A + "neg.default", one, S(f32, [2, "n", 4, 8], view=t12))
+    symcase("sym_neg_sliced", A + "neg.default", one,
+            S(f32, [2, "n", 8], view=lambda t: t[..., 4:]))
+    symcase("sym_clone_transposed", A + "clone.default", one, S(f32, [2, "n", 4, 8], view=t12))
+    symcase("sym_to_copy_transposed", A + "_to_copy.default", one,
+            S(f32, ["n", 4], view=tr), dtype=f16)
+    symcase("sym_zeros_like_transposed", A + "zeros_like.default", one, S(f32, ["n", 4], view=tr))
+    symcase("sym_add_transposed_contiguous", A + "add.Tensor", one,
+            S(f32, ["n", 4], view=tr), S(f32, [4, "n"]))
+    # views and reshapes
+    symcase("sym_view_split", A + "view.default", one, S(f32, [2, "4*n"]),
+            [2, SymArg("n"), 4])
+    symcase("sym_view_infer", A + "view.default", one, S(f32, [2, "n", 4]), [-1, 4])
+    symcase("sym_reshape_infer", A + "reshape.default", one, S(f32, [2, "2*n"]), [2, -1, 2])
+    symcase("sym_view_merge", A + "view.default", one, S(f32, [2, "n", 3, 4]),
+            [2, SymArg("n"), 12])
+    symcase("sym_reshape_transposed", A + "reshape.default", one,
+            S(f32, [2, "n", 3, 4], view=lambda t: t.transpose(1, 2)), [2, 3, SymArg("4*n")])
+    symcase("sym_view_transposed_ok", A + "view.default", one,
+            S(f32, ["n", 3, 4], view=tr), [3, SymArg("n"), 2, 2])
+    symcase("sym_permute", A + "permute.default", one, S(f32, [2, "n", 4]), [2, 0, 1])
+    symcase("sym_transpose", A + "transpose.int", one, S(f32, [2, "n", 4]), 1, 2)
+    symcase("sym_unsqueeze", A + "unsqueeze.default", one, S(f32, [2, "n", 4]), 1)
+    symcase("sym_unsqueeze_transposed", A + "unsqueeze.default", one,
+            S(f32, ["n", 4], view=tr), 1)
+    symcase("sym_flatten", A + "flatten.using_ints", one, S(f32, [2, "n", 4]), 1, 2)
+    symcase("sym_expand", A + "expand.default", one, S(f32, [1, "n", 1]),
+            [3, SymArg("n"), 5])
+    symcase("sym_expand_keep", A + "expand.default", one, S(f32, [2, "n", 1]), [-1, -1, 4])
+    symcase("sym_contiguous_transposed", A + "clone.default", one, S(f32, ["n", 4], view=tr),
+            memory_format=torch.contiguous_format)
+    # slices and selects
+    symcase("sym_slice_tail", A + "slice.Tensor", one, S(f32, [2, "n"]), 1, -3,
+            9223372036854775807)
+    symcase("sym_slice_head", A + "slice.Tensor", one, S(f32, [2, "n"]), 1, 0, 3)
+    symcase("sym_slice_mid", A + "slice.Tensor", one, S(f32, [2, "n"]), 1, 1, SymArg("n - 1"))
+    symcase("sym_slice_step", A + "slice.Tensor", one, S(f32, ["n", 2]), 0, 1,
+            9223372036854775807, 2)
+    symcase("sym_slice_to_sym", A + "slice.Tensor", two, S(f32, ["n", 2]), 0, 0, SymArg("m"))
+    symcase("sym_select_last", A + "select.int", one, S(f32, [2, "n", 3]), 1, -1)
+    symcase("sym_select_first", A + "select.int", one, S(f32, ["n", 3]), 0, 0)
+    # cat / stack
+    symcase("sym_cat", A + "cat.default", one, [S(f32, [2, "n"]), S(f32, [2, "n"])], 1)
+    symcase("sym_cat_two", A + "cat.default", two, [S(f32, ["n", 2]), S(f32, ["m", 2])], 0)
+    symcase("sym_cat_other_dim", A + "cat.default", one, [S(f32, ["n", 2]), S(f32, ["n", 3])], 1)
+    symcase("sym_stack", A + "stack.default", one, [S(f32, [2, "n"]), S(f32, [2, "n"])], 1)
+    # matmul family
+    symcase("sym_mm", A + "mm.default", one, S(f32, ["n", 4]), S(f32, [4, 3]))
+    symcase("sym_bmm", A + "bmm.default", one, S(f32, [2, "n", 4]), S(f32, [2, 4, "n"]))
+    symcase("sym_matmul_batched", A + "matmul.default", one, S(f32, [2, 3, "n", 8]),
+            S(f32, [2, 3, 8, "n"]))
+    symcase("sym_linear", A + "linear.default", one, S(f32, [2, "n", 8]), S(f32, [4, 8]),
+            S(f32, [4]))
+    symcase("sym_addmm", A + "addmm.default", one, S(f32, [3]), S(f32, ["n", 4]),
+            S(f32, [4, 3]))
+    symcase("sym_embedding", A + "embedding.default", one, S(f32, [10, 4]), S(i64, [2, "n"]))
+    # reductions and softmax
+    symcase("sym_sum", A + "sum.dim_IntList", one, S(f32, [2, "n", 4]), [1])
+    symcase("sym_mean_keep", A + "mean.dim", one, S(f32, [2, "n", 4]), [-1], True)
+    symcase("sym_amax", A + "amax.default", one, S(f32, [2, "n", 4]), [0])
+    symcase("sym_softmax", A + "_softmax.default", one, S(f32, [2, "n", "n"]), -1, False)
+    symcase("sym_layer_norm", A + "native_layer_norm.default", one, S(f32, [2, "n", 8]), [8],
+            S(f32, [8]), S(f32, [8]), 1e-5)
+    # factories
+    symcase("sym_arange", A + "arange.default", one, SymArg("n"), dtype=i64)
+    symcase("sym_arange_start", A + "arange.start", one, 2, SymArg("n"))
+    symcase("sym_full", A + "full.default", one, [2, SymArg("n")], 1.0)
+    symcase("sym_zeros_like", A + "zeros_like.default", one, S(f32, [2, "n"]))
+    symcase("sym_to_copy", A + "_to_copy.default", one, S(f32, [2, "n"]), dtype=f16)
+    # SymInt producers
+    symcase("sym_size_int", A + "sym_size.int", one, S(f32, [2, "2*n"]), 1)
+    symcase("sym_numel", A + "sym_numel.default", two, S(f32, [2, "n", "m"]))
+    symcase("sym_stride_int", A + "sym_stride.int", one, S(f32, [2, "n", 4]), 0)
+    symcase("sym_storage_offset", A + "sym_storage_offset.default", one,
+            S(f32, [2, "n"], view=lambda t: t[:, 1:]))
+    # Python operators on SymInts (the nodes torch.export writes for shape arithmetic)
+    n = SymArg("n")
+    symcase("sym_op_add", "operator.add", one, n, 1)
+    symcase("sym_op_sub", "operator.sub", one, n, SymArg("2*n"))
+    symcase("sym_op_mul", "operator.mul", two, n, SymArg("m"))
+    symcase("sym_op_floordiv", "operator.floordiv", one, SymArg("4*n + 2"), 2)
+    symcase("sym_op_floordiv_sym", "operator.floordiv", one, n, 3)
+    symcase("sym_op_mod", "operator.mod", one, n, 3)
+    symcase("sym_op_mod_even", "operator.mod", one, SymArg("2*n"), 2)
+    symcase("sym_op_neg", "operator.neg", one, n)
+    symcase("sym_op_ge_folds", "operator.ge", one, n, 2)
+    symcase("sym_op_gt", "operator.gt", one, n, 4)
+    symcase("sym_op_eq", "operator.eq", two, n, SymArg("m"))
+
+
+def _symbols(shape_env, syms: dict) -> dict:
+    from torch._dynamo.source import ConstantSource
+    from torch.fx.experimental.symbolic_shapes import DimDynamic
+    out = {}
+    for name, hint in syms.items():
+        source = ConstantSource(f"sym_{name}")
+        sym = shape_env.create_symbol(hint, source, dynamic_dim=DimDynamic.DYNAMIC)
+        out[name] = shape_env.create_symintnode(sym, hint=hint, source=source)
+    return out
+
+
+def _size(v, env: dict):
+    return eval(v, {}, dict(env)) if isinstance(v, str) else v  # noqa: S307 - the cases above
+
+
+def _encode_size(v) -> Any:
+    import sympy
+    from torch._export.serde.serialize import _print_sympy
+    if isinstance(v, int):
+        return v
+    if isinstance(v, torch.SymInt):
+        e = v.node.expr
+        if isinstance(e, sympy.Integer):
+            return int(e)
+        return {"expr": _print_sympy(v), "hint": v.node.hint}
+    raise TypeError(f"not a size: {v!r}")
+
+
+def _smeta(t: torch.Tensor) -> dict:
+    return {"dtype": DT[t.dtype], "sizes": [_encode_size(s) for s in t.shape],
+            "strides": [_encode_size(s) for s in t.stride()],
+            "storage_offset": _encode_size(t.storage_offset())}
+
+
+def _make_sym_args(a: Any, env: dict):
+    """(the torch value, its encoding) of a symbolic case argument."""
+    if isinstance(a, S):
+        t = torch.empty([_size(s, env) for s in a.sizes], dtype=a.dtype)
+        if a.view is not None:
+            t = a.view(t)
+        return t, {"tensor": _smeta(t)}
+    if isinstance(a, SymArg):
+        v = _size(a.expr, env)
+        return v, {"symint": _encode_size(v)}
+    if isinstance(a, (list, tuple)):
+        pairs = [_make_sym_args(x, env) for x in a]
+        return [p[0] for p in pairs], {"list": [p[1] for p in pairs]}
+    return a, encode_arg(a)
+
+
+def _encode_sym_out(v: Any) -> dict:
+    import sympy
+    from torch._export.serde.serialize import _print_sympy
+    if isinstance(v, torch.Tensor):
+        return _smeta(v)
+    if isinstance(v, (list, tuple)):
+        return {"tuple": [_encode_sym_out(x) for x in v]}
+    if isinstance(v, (int, torch.SymInt)):
+        return {"symint": _encode_size(v)}
+    if isinstance(v, (bool, torch.SymBool)):
+        if isinstance(v, bool) or isinstance(v.node.expr, sympy.logic.boolalg.BooleanAtom):
+            return {"symbool": bool(v)}
+        return {"symbool": _print_sympy(v)}
+    raise TypeError(f"unexpected output {v!r}")
+
+
+def run_sym_case(name: str, target: str, syms: dict, args: list, kwargs: dict) -> dict:
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+    from torch.utils._sympy.numbers import IntInfinity, NegativeIntInfinity
+    op = resolve(target)
+    shape_env = ShapeEnv()
+    with FakeTensorMode(shape_env=shape_env, allow_non_fake_inputs=False):
+        env = _symbols(shape_env, syms)
+        made = [_make_sym_args(a, env) for a in args]
+        made_kw = {k: _make_sym_args(v, env) for k, v in kwargs.items()}
+        out = op(*[m[0] for m in made], **{k: m[0] for k, m in made_kw.items()})
+        encoded = _encode_sym_out(out)
+    ranges = {}
+    for sym, vr in shape_env.var_to_range.items():
+        lo = None if isinstance(vr.lower, NegativeIntInfinity) else int(vr.lower)
+        hi = None if isinstance(vr.upper, IntInfinity) else int(vr.upper)
+        ranges[str(sym)] = [lo, hi]
+    return {"name": name, "target": target, "args": [m[1] for m in made],
+            "kwargs": {k: m[1] for k, m in made_kw.items()}, "ranges": ranges, "out": encoded}
+
+
+def build_sym_cases() -> list[dict]:
+    define_sym_cases()
+    out = []
+    for c in SYM_CASES:
+        try:
+            out.append(run_sym_case(*c))
+        except Exception as e:
+            raise RuntimeError(f"symbolic case {c[0]} ({c[1]}) failed in torch: {e}") from e
+    return out
+
+
 def main(argv: list[str]) -> int:
     if torch.__version__.split("+")[0] != TORCH_VERSION:
         print(f"warning: torch {torch.__version__}, the committed cases are from {TORCH_VERSION}",
@@ -539,6 +803,11 @@ def main(argv: list[str]) -> int:
     with open(out, "w", encoding="utf-8") as f:
         f.write(dumps(cases))
     print(f"wrote {len(cases)} cases to {out}")
+    sym_out = os.path.join(os.path.dirname(os.path.abspath(out)), "infer_meta_sym_cases.json")
+    sym_cases = build_sym_cases()
+    with open(sym_out, "w", encoding="utf-8") as f:
+        f.write(dumps(sym_cases))
+    print(f"wrote {len(sym_cases)} symbolic cases to {sym_out}")
     return 0
 
 

@@ -20,6 +20,7 @@
 #include "ops/schema.hpp"
 #include "passes/infer_meta.hpp"
 #include "passes/pass_manager.hpp"
+#include "passes/propagate_meta.hpp"
 #include "passes/program_passes.hpp"
 #include "passes/subgraph_matcher.hpp"
 #include "passes/subgraph_rewriter.hpp"

@@ -74,3 +74,18 @@ def test_cases_cover_every_op_family(committed):
             "torch.ops.quantized_decomposed.quantize_per_tensor.default",
             "torch.ops.quantized_decomposed.dequantize_per_tensor.tensor"]:
         assert needed in targets, needed
+
+
+SYM_COMMITTED = ROOT / "tests" / "data" / "infer_meta_sym_cases.json"
+
+
+def test_committed_symbolic_cases_are_the_generators_text(generator):
+    # tests/data/infer_meta_sym_cases.json (FakeTensorMode with a ShapeEnv) is exactly what the
+    # installed torch computes.
+    committed = json.loads(SYM_COMMITTED.read_text(encoding="utf-8"))
+    if torch.__version__.split("+")[0] != committed["torch_version"]:
+        pytest.skip("another torch version")
+    assert generator.dumps(generator.build_sym_cases()) == SYM_COMMITTED.read_text(
+        encoding="utf-8")
+    names = {c["name"] for c in committed["cases"]}
+    assert len(names) == len(committed["cases"]) >= 60

@@ -205,3 +205,170 @@ TEST_CASE("infer_meta: set_inferred_meta stores the value on torch's cases", "[i
   CHECK(&v == &n->meta().val);
   CHECK(compare(v, c.at("out"), true, "stored") == "");
 }
+
+// --- symbolic sizes: tests/data/infer_meta_sym_cases.json (torch's FakeTensorMode with a ShapeEnv;
+// see tools/gen_infer_meta_cases.py) --------------------------------------------------------------
+
+namespace {
+
+const std::string kSymCases =
+    std::string(EPGRAPH_SOURCE_DIR) + "/tests/data/infer_meta_sym_cases.json";
+
+SymInt sym_case_size(const json& v) {
+  if (v.is_number_integer()) return v.get<std::int64_t>();
+  epgraph::SymExpr e;
+  e.expr = v.at("expr").get<std::string>();
+  if (!v.at("hint").is_null()) e.hint = v.at("hint").get<std::int64_t>();
+  return e;
+}
+
+std::vector<SymInt> sym_case_sizes(const json& a) {
+  std::vector<SymInt> out;
+  for (const json& v : a) out.push_back(sym_case_size(v));
+  return out;
+}
+
+TensorMeta sym_case_meta(const json& j) {
+  TensorMeta m;
+  m.dtype = static_cast<epgraph::dtype>(j.at("dtype").get<int>());
+  m.sizes = sym_case_sizes(j.at("sizes"));
+  m.strides = sym_case_sizes(j.at("strides"));
+  m.storage_offset = sym_case_size(j.at("storage_offset"));
+  return m;
+}
+
+Argument sym_case_decode(epgraph::Graph& g, const json& a) {
+  const auto first = a.begin();
+  const std::string kind = first.key();
+  const json& v = first.value();
+  if (kind == "tensor") {
+    epgraph::Node* p = g.placeholder("x");
+    p->meta().val = sym_case_meta(v);
+    return Argument(p);
+  }
+  if (kind == "symint") {
+    epgraph::Node* p = g.placeholder("n");
+    p->meta().val = epgraph::SymIntValue{sym_case_size(v)};
+    return Argument(p);
+  }
+  if (kind == "list") {
+    ArgumentList l;
+    for (const json& e : v) l.push_back(sym_case_decode(g, e));
+    return Argument(std::move(l));
+  }
+  return decode(g, a);
+}
+
+// Sizes compared as torch's sympy compares them: the same expression (canonical form) and hint.
+bool sym_case_same(const SymInt& got, const SymInt& want) {
+  if (got.index() != want.index()) return false;
+  if (got.index() == 0) return got == want;
+  const auto& g = std::get<epgraph::SymExpr>(got);
+  const auto& w = std::get<epgraph::SymExpr>(want);
+  return epgraph::sym::parse(g.expr) == epgraph::sym::parse(w.expr) && g.hint == w.hint;
+}
+
+std::string sym_case_str(const SymInt& s) {
+  if (s.index() == 0) return std::to_string(std::get<std::int64_t>(s));
+  const auto& e = std::get<epgraph::SymExpr>(s);
+  return epgraph::sym::str(epgraph::sym::parse(e.expr)) +
+         (e.hint ? " (hint " + std::to_string(*e.hint) + ")" : " (no hint)");
+}
+
+std::string sym_case_compare_sizes(const std::vector<SymInt>& got, const std::vector<SymInt>& want,
+                                   const std::string& what) {
+  bool same = got.size() == want.size();
+  for (std::size_t i = 0; same && i < got.size(); ++i) same = sym_case_same(got[i], want[i]);
+  if (same) return "";
+  std::string g, w;
+  for (const SymInt& s : got) g += (g.empty() ? "" : ", ") + sym_case_str(s);
+  for (const SymInt& s : want) w += (w.empty() ? "" : ", ") + sym_case_str(s);
+  return what + " [" + g + "], torch [" + w + "]\n";
+}
+
+std::string sym_case_compare(const NodeValue& got, const json& want, const std::string& at) {
+  if (want.contains("tuple")) {
+    const NodeValue::List* l = got.elements();
+    if (l == nullptr || l->size() != want["tuple"].size()) {
+      return at + ": expected a tuple of " + std::to_string(want["tuple"].size()) + ", got " +
+             got.describe() + "\n";
+    }
+    std::string out;
+    for (std::size_t i = 0; i < l->size(); ++i) {
+      out += sym_case_compare((*l)[i], want["tuple"][i], at + "[" + std::to_string(i) + "]");
+    }
+    return out;
+  }
+  if (want.contains("symint")) {
+    const epgraph::SymIntValue* s = got.sym_int();
+    if (s == nullptr) return at + ": expected a SymInt, got " + got.describe() + "\n";
+    return sym_case_compare_sizes({s->value}, {sym_case_size(want["symint"])}, at + ": value");
+  }
+  if (want.contains("symbool")) {
+    const epgraph::SymBoolValue* s = got.sym_bool();
+    if (s == nullptr) return at + ": expected a SymBool, got " + got.describe() + "\n";
+    const json& w = want["symbool"];
+    if (w.is_boolean()) {
+      const bool* b = std::get_if<bool>(&s->value);
+      return b != nullptr && *b == w.get<bool>() ? "" : at + ": SymBool differs\n";
+    }
+    const auto* e = std::get_if<epgraph::SymExpr>(&s->value);
+    if (e == nullptr) return at + ": SymBool folded, torch " + w.get<std::string>() + "\n";
+    return epgraph::sym::parse(e->expr) == epgraph::sym::parse(w.get<std::string>())
+               ? ""
+               : at + ": SymBool " + e->expr + ", torch " + w.get<std::string>() + "\n";
+  }
+  const TensorMeta* t = got.tensor();
+  if (t == nullptr) return at + ": expected a tensor, got " + got.describe() + "\n";
+  const TensorMeta w = sym_case_meta(want);
+  std::string out;
+  if (t->dtype != w.dtype) out += at + ": dtype differs\n";
+  out += sym_case_compare_sizes(t->sizes, w.sizes, at + ": sizes");
+  out += sym_case_compare_sizes(t->strides, w.strides, at + ": strides");
+  out += sym_case_compare_sizes({t->storage_offset}, {w.storage_offset}, at + ": storage offset");
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("infer_meta: symbolic sizes as torch 2.13's ShapeEnv computes them, case by case",
+          "[infer_meta][torch][symbolic]") {
+  std::ifstream in(kSymCases);
+  REQUIRE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  const json doc = json::parse(text.str());
+  REQUIRE(doc.at("torch_version") == "2.13.0");
+  const json& cases = doc.at("cases");
+  REQUIRE(cases.size() >= 60);
+  std::size_t passed = 0;
+  for (const json& c : cases) {
+    const std::string name = c.at("name");
+    INFO("case " << name);
+    epgraph::Graph g;
+    ArgumentList args;
+    for (const json& a : c.at("args")) args.push_back(sym_case_decode(g, a));
+    epgraph::Kwargs kwargs;
+    for (const auto& [k, v] : c.at("kwargs").items()) kwargs.emplace_back(k, sym_case_decode(g, v));
+    epgraph::Node* n =
+        g.call_function(c.at("target").get<std::string>(), std::move(args), std::move(kwargs), "n");
+    epgraph::sym::Ranges ranges;
+    for (const auto& [s, r] : c.at("ranges").items()) {
+      epgraph::sym::SymbolRange range;
+      if (!r[0].is_null()) range.min_val = r[0].get<std::int64_t>();
+      if (!r[1].is_null()) range.max_val = r[1].get<std::int64_t>();
+      ranges.emplace(s, range);
+    }
+    const epgraph::MetaContext symbols(ranges);
+    std::string diff;
+    try {
+      diff = sym_case_compare(epgraph::infer_meta(*n, symbols), c.at("out"), name);
+    } catch (const std::exception& e) {
+      diff = name + ": threw " + e.what() + "\n";
+    }
+    CHECK(diff == "");
+    passed += diff.empty() ? 1 : 0;
+  }
+  CHECK(passed == cases.size());
+  WARN("infer_meta: " << passed << " of " << cases.size() << " symbolic torch cases agree");
+}

@@ -21,6 +21,7 @@
 #include "../ir/bind.hpp"
 #include "../ir/graph.hpp"
 #include "../ir/node.hpp"
+#include "../ir/symbolic.hpp"
 #include "../ir/tensor.hpp"
 #include "../ir/value.hpp"
 #include "../ops/aten_schemas.hpp"
@@ -79,6 +80,111 @@ inline void register_quantized_decomposed_schemas(OperatorRegistry& registry = g
     (void)registry.register_schema(text);
   }
 }
+
+/// What infer_meta knows about a program's symbols besides a node's arguments: the bounds of its
+/// `range_constraints` (used where torch uses them: broadcasting a symbol whose lower bound is
+/// >= 2 against 1, `Max(1, s0)`, slice clamping), the export-time value of each symbol (a
+/// "hint", learnt from the SymExpr hints of the values infer_meta reads, or set here), and the
+/// printed form of new expressions (torch 2.13's `srepr` form, `Mul(Integer(2), Symbol('s0',
+/// positive=True, integer=True))`, unless the expressions read so far are in the `str` form of
+/// older files, `2*s0`). It also caches parsed expressions, so one context used for every node
+/// of a program parses each distinct expression once.
+///
+/// Not thread-safe: infer_meta updates the hints and the cache of the context it is given
+/// (through a const reference; they are caches, not program state). Copyable.
+class MetaContext {
+ public:
+  /// The printed form new expressions are written in.
+  enum class Form { srepr, str };
+
+  /// No range constraints, no hints; expressions in the srepr form until a str one is read.
+  MetaContext() = default;
+  /// The bounds `ranges` (symbol name -> [min, max]). O(1) besides the move.
+  explicit MetaContext(sym::Ranges ranges) : ranges_(std::move(ranges)) {}
+
+  /// The symbols' bounds. O(1).
+  [[nodiscard]] const sym::Ranges& ranges() const noexcept { return ranges_; }
+  /// The symbols' export-time values known so far. O(1).
+  [[nodiscard]] const sym::Bindings& hints() const noexcept { return hints_; }
+  /// Sets the export-time value of `symbol` (what evaluates new expressions' hints). Throws
+  /// std::bad_alloc. O(log symbols).
+  void set_hint(const std::string& symbol, std::int64_t value) { hints_[symbol] = value; }
+  /// The form new expressions are written in: srepr unless the last expression read was in the
+  /// str form. O(1).
+  [[nodiscard]] Form form() const noexcept { return form_; }
+  /// Fixes the form new expressions are written in (reading expressions no longer changes it).
+  void set_form(Form f) noexcept {
+    form_ = f;
+    form_fixed_ = true;
+  }
+
+  /// The expression `text` (either printed form), parsed once and cached; a SymExpr hint of a
+  /// linear expression of one symbol (`2*s0 + 1` with hint 9) teaches that symbol's value.
+  /// Throws value_error as sym::parse does. O(length) the first time, O(length) hashing after.
+  [[nodiscard]] sym::Expr parse(const std::string& text, std::optional<std::int64_t> hint) const {
+    auto it = cache_.find(text);
+    if (it == cache_.end()) {
+      sym::Expr e = sym::parse(text);
+      it = cache_.emplace(text, std::move(e)).first;
+    }
+    if (!form_fixed_) form_ = text.find("Symbol(") != std::string::npos ? Form::srepr : Form::str;
+    if (hint) learn(it->second, *hint);
+    return it->second;
+  }
+  /// `e` written in form(), with its value under hints() as the hint when every symbol of it
+  /// has one; a constant becomes a plain int64. Throws std::bad_alloc. O(size of e).
+  [[nodiscard]] SymInt render(const sym::Expr& e) const {
+    if (const auto v = e.as_integer()) return *v;
+    SymExpr out;
+    out.expr = text(e);
+    out.hint = hint_of(e);
+    return out;
+  }
+  /// `e` printed in form(). Throws std::bad_alloc. O(size of e).
+  [[nodiscard]] std::string text(const sym::Expr& e) const {
+    return form_ == Form::srepr ? sym::srepr(e) : sym::str(e);
+  }
+  /// The value of `e` under hints(), or nullopt when a symbol has no hint or the value is not
+  /// an integer. O(size of e).
+  [[nodiscard]] std::optional<std::int64_t> hint_of(const sym::Expr& e) const {
+    if (const auto v = e.as_integer()) return *v;
+    for (const std::string& s : e.free_symbols()) {
+      if (hints_.find(s) == hints_.end()) return std::nullopt;
+    }
+    try {
+      return sym::evaluate(e, hints_);
+    } catch (const value_error&) {
+      return std::nullopt;
+    }
+  }
+
+ private:
+  // a*s + b == hint with integers a != 0 and b: s = (hint - b) / a when that divides.
+  void learn(const sym::Expr& e, std::int64_t hint) const {
+    const auto& terms = e.terms();
+    if (terms.empty() || terms.size() > 2) return;
+    const auto& t = terms[0];
+    if (t.factors.size() != 1 || t.factors[0].exp != 1 || !t.coeff.is_integer() ||
+        t.factors[0].atom->kind != sym::detail::AtomKind::symbol) {
+      return;
+    }
+    std::int64_t b = 0;
+    if (terms.size() == 2) {
+      if (!terms[1].factors.empty() || !terms[1].coeff.is_integer()) return;
+      b = terms[1].coeff.num();
+    }
+    const std::int64_t a = t.coeff.num();
+    std::int64_t diff = 0;
+    if (__builtin_sub_overflow(hint, b, &diff) || a == 0 || diff % a != 0) return;
+    hints_.emplace(t.factors[0].atom->name, diff / a);
+  }
+
+  sym::Ranges ranges_;
+  mutable sym::Bindings hints_;
+  mutable std::unordered_map<std::string, sym::Expr> cache_;
+  mutable Form form_ = Form::srepr;
+  bool form_fixed_ = false;
+};
 
 namespace detail {
 namespace infer {
@@ -195,7 +301,8 @@ inline dtype wrapped_dtype_of(const Argument& a) {
 
 class Context {
  public:
-  Context(const Node& node, const NormalizedArguments* args) : node_(node), args_(args) {}
+  Context(const Node& node, const NormalizedArguments* args, const MetaContext& symbols)
+      : node_(node), args_(args), sym_(symbols) {}
 
   [[nodiscard]] std::string where() const {
     return "Cannot infer the metadata of node '" + std::string(node_.name()) + "' (" +
@@ -399,6 +506,53 @@ class Context {
     return Operand{t.sizes.empty() ? Operand::Kind::zero_dim : Operand::Kind::tensor, t.dtype};
   }
 
+  // --- symbolic sizes ---
+  [[nodiscard]] const MetaContext& symbols() const noexcept { return sym_; }
+  [[nodiscard]] const sym::Ranges* ranges() const noexcept { return &sym_.ranges(); }
+  // The expression of a size (parse errors name the node).
+  [[nodiscard]] sym::Expr ex(const SymInt& s) const {
+    if (const auto* v = std::get_if<std::int64_t>(&s)) return sym::Expr(*v);
+    const SymExpr& e = std::get<SymExpr>(s);
+    try {
+      return sym_.parse(e.expr, e.hint);
+    } catch (const value_error& err) {
+      fail(err.what());
+    }
+  }
+  // An expression as a size in the file's form (a constant as an int64).
+  [[nodiscard]] SymInt out(const sym::Expr& e) const { return sym_.render(e); }
+  // torch's statically_known_true on a folded relation.
+  [[nodiscard]] static bool known(const sym::Expr& b) noexcept {
+    const auto v = b.as_boolean();
+    return v && *v;
+  }
+  // torch's guard on a backed relation: the bounds decide, else the hints; nullopt when neither
+  // does (an unbacked symbol).
+  [[nodiscard]] std::optional<bool> decide(const sym::Expr& b) const {
+    if (const auto v = b.as_boolean()) return *v;
+    if (const auto h = sym_.hint_of(b)) return *h != 0;
+    return std::nullopt;
+  }
+  // guard_or_false / guard_or_true.
+  [[nodiscard]] bool guard_or_false(const sym::Expr& b) const { return decide(b).value_or(false); }
+  [[nodiscard]] bool guard_or_true(const sym::Expr& b) const { return decide(b).value_or(true); }
+  // Sizes known equal (the same canonical expression, or equal under the bounds).
+  [[nodiscard]] bool equal(const SymInt& a, const SymInt& b) const {
+    const auto* x = std::get_if<std::int64_t>(&a);
+    const auto* y = std::get_if<std::int64_t>(&b);
+    if (x != nullptr && y != nullptr) return *x == *y;
+    const sym::Expr ea = ex(a), eb = ex(b);
+    return ea == eb || known(sym::eq(ea, eb, ranges()));
+  }
+  // A size known to be 1.
+  [[nodiscard]] bool is_one(const SymInt& s) const {
+    if (const auto* v = std::get_if<std::int64_t>(&s)) return *v == 1;
+    return known(sym::eq(ex(s), sym::Expr(1), ranges()));
+  }
+  // Sum and product of sizes, concrete when they can be (checked int64 arithmetic).
+  [[nodiscard]] SymInt add(const SymInt& a, const SymInt& b, const std::string& what) const;
+  [[nodiscard]] SymInt mul(const SymInt& a, const SymInt& b, const std::string& what) const;
+
   // A concrete size, or an error naming the symbolic one.
   [[nodiscard]] std::int64_t concrete(const SymInt& s, const std::string& what) const {
     if (const auto* v = std::get_if<std::int64_t>(&s)) return *v;
@@ -475,6 +629,7 @@ class Context {
  private:
   const Node& node_;
   const NormalizedArguments* args_;
+  const MetaContext& sym_;
 };
 
 // Checked int64 arithmetic on sizes, strides and offsets that come from a file or from a
@@ -497,6 +652,29 @@ inline std::int64_t checked_add(const Context& ctx, std::int64_t a, std::int64_t
   return r;
 }
 
+inline SymInt Context::add(const SymInt& a, const SymInt& b, const std::string& what) const {
+  const auto* x = std::get_if<std::int64_t>(&a);
+  const auto* y = std::get_if<std::int64_t>(&b);
+  if (x != nullptr && y != nullptr) return checked_add(*this, *x, *y, what);
+  const sym::Expr ea = ex(a), eb = ex(b);
+  try {
+    return out(ea + eb);
+  } catch (const value_error& e) {
+    fail(what + ": " + e.what());
+  }
+}
+inline SymInt Context::mul(const SymInt& a, const SymInt& b, const std::string& what) const {
+  const auto* x = std::get_if<std::int64_t>(&a);
+  const auto* y = std::get_if<std::int64_t>(&b);
+  if (x != nullptr && y != nullptr) return checked_mul(*this, *x, *y, what);
+  const sym::Expr ea = ex(a), eb = ex(b);
+  try {
+    return out(ea * eb);
+  } catch (const value_error& e) {
+    fail(what + ": " + e.what());
+  }
+}
+
 // --- shapes and strides ------------------------------------------------------------------------
 
 inline std::string sym_str(const SymInt& s) {
@@ -509,15 +687,6 @@ inline std::string shape_str(const Sizes& sizes) {
   return out + "]";
 }
 inline Sizes to_sym(const Ints& v) { return Sizes(v.begin(), v.end()); }
-inline bool is_one(const SymInt& s) {
-  const auto* v = std::get_if<std::int64_t>(&s);
-  return v != nullptr && *v == 1;
-}
-inline bool sym_equal(const SymInt& a, const SymInt& b) {
-  if (a.index() != b.index()) return false;
-  if (const auto* v = std::get_if<std::int64_t>(&a)) return *v == std::get<std::int64_t>(b);
-  return std::get<SymExpr>(a).expr == std::get<SymExpr>(b).expr;
-}
 inline bool is_identifier(const std::string& s) {
   if (s.empty()) return false;
   for (char c : s) {
@@ -528,32 +697,35 @@ inline bool is_identifier(const std::string& s) {
   return true;
 }
 
-// Row-major strides for sizes that may hold one symbolic size: a stride that is a concrete
-// multiple of one plain symbol is written as sympy prints it (`4*s0`); anything more complex
-// fails.
+// Concrete sizes/strides of a tensor, when all are concrete.
+inline std::optional<Ints> all_concrete(const Sizes& v) {
+  Ints out;
+  out.reserve(v.size());
+  for (const SymInt& s : v) {
+    const auto* i = std::get_if<std::int64_t>(&s);
+    if (i == nullptr) return std::nullopt;
+    out.push_back(*i);
+  }
+  return out;
+}
+
+// Row-major strides for sizes that may be symbolic, as torch writes them
+// (torch._prims_common.make_contiguous_strides_for): each stride the product of the later sizes,
+// each taken as Max(size, 1) (`s0` for a positive symbol, kept as `Max(1, u0)` for an unbacked
+// one), simplified under the range constraints.
 inline Sizes contiguous_sym_strides(const Context& ctx, const Sizes& sizes) {
+  if (auto c = all_concrete(sizes)) return to_sym(contiguous_strides(*c));
   Sizes out(sizes.size(), std::int64_t{1});
-  std::int64_t factor = 1;
-  std::optional<SymExpr> symbol;
+  sym::Expr multiplier(1);
   for (std::size_t i = sizes.size(); i-- > 0;) {
-    if (symbol) {
-      SymExpr e;
-      e.expr = factor == 1 ? symbol->expr : std::to_string(factor) + "*" + symbol->expr;
-      if (symbol->hint) e.hint = wrap_mul(factor, *symbol->hint);
-      out[i] = e;
-    } else {
-      out[i] = factor;
-    }
+    out[i] = ctx.out(multiplier);
     if (i == 0) break;
-    if (const auto* v = std::get_if<std::int64_t>(&sizes[i])) {
-      factor = wrap_mul(factor, std::max<std::int64_t>(*v, 1));
-    } else {
-      const SymExpr& e = std::get<SymExpr>(sizes[i]);
-      if (symbol || !is_identifier(e.expr)) {
-        ctx.fail("cannot write the contiguous strides of the symbolic shape " + shape_str(sizes) +
-                 "; epgraph only handles strides with one plain symbol");
-      }
-      symbol = e;
+    const sym::Expr size = ctx.ex(sizes[i]);
+    try {
+      multiplier = multiplier * sym::max({size, sym::Expr(1)}, ctx.ranges());
+    } catch (const value_error& e) {
+      ctx.fail("cannot write the contiguous strides of the symbolic shape " + shape_str(sizes) +
+               ": " + e.what());
     }
   }
   return out;
@@ -575,18 +747,6 @@ inline Ints channels_last_strides(const Ints& sizes) {
     s[0] = wrap_mul(s[2], m(sizes[2]));
   }
   return s;
-}
-
-// Concrete sizes/strides of a tensor, when all are concrete.
-inline std::optional<Ints> all_concrete(const Sizes& v) {
-  Ints out;
-  out.reserve(v.size());
-  for (const SymInt& s : v) {
-    const auto* i = std::get_if<std::int64_t>(&s);
-    if (i == nullptr) return std::nullopt;
-    out.push_back(*i);
-  }
-  return out;
 }
 
 // c10's is_contiguous (size-1 dimensions ignored; empty tensors are contiguous).
@@ -738,6 +898,9 @@ inline TensorMeta contiguous_meta(const Context& ctx, dtype type, Sizes sizes,
   Sizes strides = contiguous_sym_strides(ctx, sizes);
   return make_meta(type, std::move(sizes), std::move(strides), device);
 }
+inline Sizes elementwise_strides_sym(const Context& ctx, const Sizes& shape_in,
+                                     const std::vector<const TensorMeta*>& inputs);
+
 // Strides for a new tensor of `memory_format` (contiguous, channels-last or preserve of `like`).
 inline TensorMeta formatted_meta(const Context& ctx, dtype type, const Sizes& sizes,
                                  const Device& device, std::optional<MemoryFormat> format,
@@ -764,6 +927,9 @@ inline TensorMeta formatted_meta(const Context& ctx, dtype type, const Sizes& si
       if (auto out = elementwise_strides(*s, {like})) {
         return make_meta(type, sizes, to_sym(*out), device);
       }
+    } else if (like->sizes.size() == sizes.size()) {
+      // symbolic: torch._prims_common's rule for one operand (dense: its strides)
+      return make_meta(type, sizes, elementwise_strides_sym(ctx, like->sizes, {like}), device);
     }
   }
   return contiguous_meta(ctx, type, sizes, device);
@@ -783,20 +949,190 @@ inline Sizes broadcast(const Context& ctx, const std::vector<const Sizes*>& shap
         next[ia] = *b;
       } else if (b == nullptr) {
         next[ia] = *a;
-      } else if (is_one(*a)) {
+      } else if (ctx.is_one(*a)) {
         next[ia] = *b;
-      } else if (is_one(*b) || sym_equal(*a, *b)) {
+      } else if (ctx.is_one(*b) || ctx.equal(*a, *b)) {
         next[ia] = *a;
       } else if (a->index() == 0 && b->index() == 0) {
         ctx.fail("shapes " + shape_str(out) + " and " + shape_str(s) + " do not broadcast");
+      } else if (ctx.guard_or_true(sym::eq(ctx.ex(*a), ctx.ex(*b), ctx.ranges()))) {
+        // torch's infer_size: neither is known to be 1, so they must be equal (torch._check);
+        // the first one is kept
+        next[ia] = *a;
       } else {
         ctx.fail("shapes " + shape_str(out) + " and " + shape_str(s) +
-                 " broadcast only if their symbolic sizes are equal or 1, which epgraph cannot "
-                 "decide");
+                 " do not broadcast (their sizes " + sym_str(*a) + " and " + sym_str(*b) +
+                 " differ under the symbols' ranges or hints)");
       }
     }
     out = std::move(next);
   }
+  return out;
+}
+
+using Exprs = std::vector<sym::Expr>;
+
+inline sym::Expr product(const Exprs& v) {
+  sym::Expr p(1);
+  for (const sym::Expr& e : v) p = p * e;
+  return p;
+}
+
+inline Exprs exprs_of(const Context& ctx, const Sizes& v) {
+  Exprs out;
+  out.reserve(v.size());
+  for (const SymInt& s : v) out.push_back(ctx.ex(s));
+  return out;
+}
+inline Sizes sizes_of(const Context& ctx, const Exprs& v) {
+  Sizes out;
+  out.reserve(v.size());
+  for (const sym::Expr& e : v) out.push_back(ctx.out(e));
+  return out;
+}
+
+// --- elementwise strides of symbolic shapes (torch._prims_common, which FakeTensor runs for
+// them: the refs broadcast every operand to the result's shape, then
+// compute_elementwise_output_strides) ------------------------------------------------------------
+
+struct SymOperand {
+  std::vector<sym::Expr> sizes, strides;
+};
+
+// check_contiguous_sizes_strides (false on what the guards cannot decide).
+inline bool contiguous_sym(const Context& ctx, const SymOperand& t) {
+  const sym::Ranges* r = ctx.ranges();
+  sym::Expr numel(1);
+  for (const sym::Expr& e : t.sizes) numel = numel * e;
+  if (ctx.guard_or_false(sym::lt(numel, sym::Expr(2), r))) return true;
+  sym::Expr expected(1);
+  for (std::size_t i = t.sizes.size(); i-- > 0;) {
+    if (ctx.guard_or_false(sym::eq(t.sizes[i], sym::Expr(1), r))) continue;
+    if (ctx.guard_or_true(sym::ne(t.strides[i], expected, r))) return false;
+    expected = expected * t.sizes[i];
+  }
+  return true;
+}
+// is_channels_last_contiguous_2d/3d (false on what the guards cannot decide).
+inline bool channels_last_sym(const Context& ctx, const SymOperand& t) {
+  const std::size_t n = t.sizes.size();
+  if (n != 4 && n != 5) return false;
+  const sym::Ranges* r = ctx.ranges();
+  const std::vector<std::size_t> order =
+      n == 4 ? std::vector<std::size_t>{1, 3, 2, 0} : std::vector<std::size_t>{1, 4, 3, 2, 0};
+  sym::Expr expected(1);
+  for (std::size_t d : order) {
+    if (ctx.guard_or_false(sym::eq(t.sizes[d], sym::Expr(1), r))) continue;
+    if (ctx.guard_or_true(sym::ne(t.strides[d], expected, r))) return false;
+    expected = expected * t.sizes[d];
+  }
+  return true;
+}
+// is_non_overlapping_and_dense: the strides sorted (stably) are the nested products.
+inline bool dense_sym(const Context& ctx, const SymOperand& t) {
+  const sym::Ranges* r = ctx.ranges();
+  if (contiguous_sym(ctx, t)) return true;
+  std::vector<std::size_t> order(t.sizes.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return ctx.guard_or_false(sym::lt(t.strides[a], t.strides[b], r));
+  });
+  sym::Expr expected(1);
+  for (std::size_t d : order) {
+    if (ctx.guard_or_false(sym::eq(t.sizes[d], sym::Expr(1), r))) continue;
+    if (ctx.guard_or_true(sym::ne(t.strides[d], expected, r))) return false;
+    expected = expected * t.sizes[d];
+  }
+  return true;
+}
+
+// The strides compute_elementwise_output_strides gives operands broadcast to `shape`.
+inline Sizes elementwise_strides_sym(const Context& ctx, const Sizes& shape_in,
+                                     const std::vector<const TensorMeta*>& inputs) {
+  const sym::Ranges* r = ctx.ranges();
+  const Exprs shape = exprs_of(ctx, shape_in);
+  const std::size_t ndim = shape.size();
+  std::vector<SymOperand> ops;
+  for (const TensorMeta* t : inputs) {
+    if (t->sizes.empty() && t->device.type == "cpu") continue;  // a CPU scalar tensor
+    SymOperand op;
+    op.sizes = shape;
+    op.strides.assign(ndim, sym::Expr(0));
+    const std::size_t off = ndim - t->sizes.size();
+    for (std::size_t i = 0; i < t->sizes.size(); ++i) {
+      // expand: a size-1 dimension broadcast to another size gets stride 0
+      if (ctx.equal(t->sizes[i], shape_in[off + i])) op.strides[off + i] = ctx.ex(t->strides[i]);
+    }
+    ops.push_back(std::move(op));
+  }
+  if (ndim == 0) return {};
+  if (ndim == 1) return {std::int64_t{1}};
+  if (ops.empty()) return contiguous_sym_strides(ctx, shape_in);
+  if (ops.size() == 1) {
+    if (dense_sym(ctx, ops[0])) return sizes_of(ctx, ops[0].strides);
+  } else {
+    bool contiguous = true, channels_last = true;
+    for (const SymOperand& op : ops) {
+      contiguous = contiguous && contiguous_sym(ctx, op);
+      channels_last = channels_last && channels_last_sym(ctx, op);
+    }
+    if (contiguous && !channels_last) return contiguous_sym_strides(ctx, shape_in);
+    if (channels_last && !contiguous) {
+      std::vector<std::size_t> perm{0};  // logical to physical: [0, 2, ..., 1]
+      for (std::size_t i = 2; i < ndim; ++i) perm.push_back(i);
+      perm.push_back(1);
+      Sizes physical;
+      for (std::size_t d : perm) physical.push_back(shape_in[d]);
+      const Sizes st = contiguous_sym_strides(ctx, physical);
+      Sizes out(ndim);
+      for (std::size_t i = 0; i < ndim; ++i) out[perm[i]] = st[i];
+      return out;
+    }
+  }
+  // compute_elementwise_output_logical_to_physical_perm's insertion sort
+  const sym::Expr zero(0);
+  auto ge = [&](const sym::Expr& a, const sym::Expr& b) {
+    if (ctx.guard_or_false(sym::eq(b, zero, r))) return true;
+    if (ctx.guard_or_false(sym::eq(a, zero, r))) return false;
+    return ctx.guard_or_false(sym::ge(a, b, r)) ||
+           ctx.guard_or_false(sym::eq(sym::mod(a, b, r), zero, r));
+  };
+  auto should_swap = [&](std::size_t a, std::size_t b) {
+    for (const SymOperand& op : ops) {
+      const sym::Expr& sa = op.strides[a];
+      const sym::Expr& sb = op.strides[b];
+      if (ctx.guard_or_false(sym::eq(sa, zero, r)) || ctx.guard_or_false(sym::eq(sb, zero, r))) {
+        continue;
+      }
+      if (ctx.guard_or_false(sym::eq(sa, sb, r))) {
+        if (ge(shape[b], shape[a])) continue;
+        return 1;
+      }
+      if (ge(sb, sa)) return -1;
+      if (ge(sa, sb)) return 1;
+    }
+    return 0;
+  };
+  std::vector<std::size_t> perm(ndim);
+  for (std::size_t i = 0; i < ndim; ++i) perm[i] = ndim - 1 - i;
+  for (std::size_t i = 1; i < ndim; ++i) {
+    std::size_t dim1 = i;
+    for (std::size_t dim0 = i; dim0-- > 0;) {
+      const int c = should_swap(perm[dim0], perm[dim1]);
+      if (c > 0) {
+        std::swap(perm[dim0], perm[dim1]);
+        dim1 = dim0;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  std::reverse(perm.begin(), perm.end());  // logical to physical
+  Sizes physical;
+  for (std::size_t d : perm) physical.push_back(shape_in[d]);
+  const Sizes st = contiguous_sym_strides(ctx, physical);
+  Sizes out(ndim);
+  for (std::size_t i = 0; i < ndim; ++i) out[perm[i]] = st[i];
   return out;
 }
 
@@ -812,7 +1148,8 @@ inline TensorMeta elementwise_meta(const Context& ctx, dtype type,
       return make_meta(type, std::move(shape), to_sym(*strides), device);
     }
   }
-  return contiguous_meta(ctx, type, std::move(shape), device);
+  Sizes strides = elementwise_strides_sym(ctx, shape, tensors);
+  return make_meta(type, std::move(shape), std::move(strides), device);
 }
 
 // torch's computeStride: the strides of a view of (sizes, strides) as `shape`, if one exists.
@@ -914,6 +1251,12 @@ enum class Rule {
   scalar_tensor,
   quantize,
   dequantize,
+  sym_size,            // aten.sym_size.int: a SymInt
+  sym_stride,          // aten.sym_stride.int
+  sym_numel,           // aten.sym_numel
+  sym_storage_offset,  // aten.sym_storage_offset
+  assert_metadata,     // aten._assert_tensor_metadata: None
+  any,                 // any, all: bool (uint8 stays uint8)
 };
 
 inline const std::unordered_map<std::string, Rule>& rule_table() {
@@ -1008,6 +1351,16 @@ inline const std::unordered_map<std::string, Rule>& rule_table() {
     t.emplace("aten.scalar_tensor", Rule::scalar_tensor);
     t.emplace("quantized_decomposed.quantize_per_tensor", Rule::quantize);
     t.emplace("quantized_decomposed.dequantize_per_tensor", Rule::dequantize);
+    t.emplace("aten.sym_size", Rule::sym_size);
+    t.emplace("aten.sym_stride", Rule::sym_stride);
+    t.emplace("aten.sym_numel", Rule::sym_numel);
+    t.emplace("aten.sym_storage_offset", Rule::sym_storage_offset);
+    t.emplace("aten._assert_tensor_metadata", Rule::assert_metadata);
+    t.emplace("aten.any", Rule::any);
+    t.emplace("aten.all", Rule::any);
+    for (const char* op : {"conv1d", "conv2d", "conv3d"}) {
+      t.emplace(std::string("aten.") + op, Rule::convolution);
+    }
     return t;
   }();
   return table;
@@ -1099,6 +1452,103 @@ inline TensorMeta rule_elementwise(const Context& ctx, Rule rule) {
   return out;
 }
 
+// torch's computeStride (aten/src/ATen/TensorUtils.cpp) on symbolic sizes and strides: the
+// decisions torch makes with guard_or_true / guard_or_false are made by the range constraints,
+// else by the hints (a backed symbol's guard), else as torch's default. nullopt when no view
+// exists.
+inline std::optional<Exprs> view_strides_sym(const Context& ctx, const Exprs& oldshape,
+                                             const Exprs& oldstride, const Exprs& newshape) {
+  const sym::Ranges* r = ctx.ranges();
+  const sym::Expr one(1);
+  if (oldshape.empty()) return Exprs(newshape.size(), one);
+  const sym::Expr numel = product(oldshape);
+  const bool zero = ctx.guard_or_false(sym::eq(numel, sym::Expr(0), r));
+  if (zero && oldshape == newshape) return oldstride;
+  Exprs newstride(newshape.size());
+  if (zero) {
+    for (std::size_t d = newshape.size(); d-- > 0;) {
+      newstride[d] =
+          d + 1 == newshape.size() ? one : sym::max({newshape[d + 1], one}, r) * newstride[d + 1];
+    }
+    return newstride;
+  }
+  auto view_d = static_cast<std::ptrdiff_t>(newshape.size()) - 1;
+  sym::Expr chunk_base_stride = oldstride.back();
+  sym::Expr tensor_numel = one;
+  sym::Expr view_numel = one;
+  for (auto tensor_d = static_cast<std::ptrdiff_t>(oldshape.size()) - 1; tensor_d >= 0;
+       --tensor_d) {
+    const auto td = static_cast<std::size_t>(tensor_d);
+    tensor_numel = tensor_numel * oldshape[td];
+    if (tensor_d == 0 ||
+        (ctx.guard_or_true(sym::ne(oldshape[td - 1], one, r)) &&
+         ctx.guard_or_true(sym::ne(oldstride[td - 1], tensor_numel * chunk_base_stride, r)))) {
+      while (view_d >= 0) {
+        const auto vd = static_cast<std::size_t>(view_d);
+        if (!ctx.guard_or_true(sym::lt(view_numel, tensor_numel, r)) &&
+            !ctx.guard_or_false(sym::eq(newshape[vd], one, r))) {
+          break;
+        }
+        newstride[vd] = view_numel * chunk_base_stride;
+        view_numel = view_numel * newshape[vd];
+        --view_d;
+      }
+      if (ctx.guard_or_true(sym::ne(view_numel, tensor_numel, r))) return std::nullopt;
+      if (tensor_d > 0) {
+        chunk_base_stride = oldstride[td - 1];
+        tensor_numel = one;
+        view_numel = one;
+      }
+    }
+  }
+  if (view_d != -1) return std::nullopt;
+  return newstride;
+}
+
+// view / reshape when a size or stride is symbolic: torch's infer_size (the -1 is
+// numel // the other sizes' product, which must divide it) and computeStride; reshape falls back
+// to a contiguous copy where no view exists.
+inline TensorMeta rule_view_symbolic(const Context& ctx, const TensorMeta& self,
+                                     const Sizes& shape_arg, std::ptrdiff_t infer,
+                                     std::string_view op) {
+  const sym::Ranges* r = ctx.ranges();
+  const Exprs old_sizes = exprs_of(ctx, self.sizes);
+  const Exprs old_strides = exprs_of(ctx, self.strides);
+  Exprs shape = exprs_of(ctx, shape_arg);
+  const sym::Expr numel = product(old_sizes);
+  auto invalid = [&]() {
+    ctx.fail("shape '" + shape_str(shape_arg) + "' is invalid for input of size " +
+             sym::str(numel));
+  };
+  if (infer >= 0) {
+    sym::Expr known(1);
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+      if (static_cast<std::ptrdiff_t>(i) != infer) known = known * shape[i];
+    }
+    if (known.as_integer() == std::int64_t{0}) {
+      ctx.fail("cannot reshape tensor of " + sym::str(numel) + " elements into shape " +
+               shape_str(shape_arg) +
+               " because the unspecified dimension size -1 can be any value and is ambiguous");
+    }
+    if (!ctx.guard_or_true(sym::eq(sym::mod(numel, known, r), sym::Expr(0), r))) invalid();
+    shape[static_cast<std::size_t>(infer)] = sym::floordiv(numel, known, r);
+  }
+  const sym::Expr new_numel = product(shape);
+  if (new_numel != numel && !ctx.guard_or_true(sym::eq(new_numel, numel, r))) invalid();
+  if (auto strides = view_strides_sym(ctx, old_sizes, old_strides, shape)) {
+    TensorMeta out =
+        make_meta(self.dtype, sizes_of(ctx, shape), sizes_of(ctx, *strides), self.device);
+    out.storage_offset = self.storage_offset;
+    return out;
+  }
+  if (op == "reshape" || op == "flatten") {
+    return contiguous_meta(ctx, self.dtype, sizes_of(ctx, shape), self.device);
+  }
+  ctx.fail(
+      "view size is not compatible with input tensor's size and stride (at least one dimension "
+      "spans across two contiguous subspaces). Use .reshape(...) instead.");
+}
+
 inline TensorMeta rule_view(const Context& ctx, std::string_view op) {
   const TensorMeta& self = ctx.tensor("self");
   const Sizes shape_arg = ctx.has("size") ? ctx.sym_list("size") : ctx.sym_list("shape");
@@ -1117,24 +1567,8 @@ inline TensorMeta rule_view(const Context& ctx, std::string_view op) {
   auto in_sizes = all_concrete(self.sizes);
   auto in_strides = all_concrete(self.strides);
   auto out_concrete = all_concrete(shape_arg);
-  if (!in_sizes || !out_concrete) {
-    // symbolic: only a contiguous input viewed as a fully given shape
-    if (infer >= 0) {
-      (void)ctx.concrete_all(self.sizes, "argument 'self'");
-      ctx.fail("the shape " + shape_str(shape_arg) +
-               " has a -1 next to symbolic sizes, which epgraph cannot infer");
-    }
-    const Sizes contiguous = contiguous_sym_strides(ctx, self.sizes);
-    bool is_contig = contiguous.size() == self.strides.size();
-    for (std::size_t i = 0; is_contig && i < contiguous.size(); ++i) {
-      is_contig = sym_equal(contiguous[i], self.strides[i]);
-    }
-    if (!is_contig) {
-      ctx.fail("epgraph can view a tensor with symbolic sizes only when it is contiguous");
-    }
-    TensorMeta out = contiguous_meta(ctx, self.dtype, shape_arg, self.device);
-    out.storage_offset = self.storage_offset;
-    return out;
+  if (!in_sizes || !out_concrete || !in_strides) {
+    return rule_view_symbolic(ctx, self, shape_arg, infer, op);
   }
   std::int64_t numel = 1;
   for (std::int64_t s : *in_sizes) numel = wrap_mul(numel, s);
@@ -1216,11 +1650,6 @@ inline TensorMeta transpose_meta(const Context& ctx, const TensorMeta& self, std
   return out;
 }
 
-inline SymInt sym_mul(const Context& ctx, const SymInt& a, const SymInt& b,
-                      const std::string& what) {
-  return checked_mul(ctx, ctx.concrete(a, what), ctx.concrete(b, what), "the new stride");
-}
-
 inline TensorMeta rule_unsqueeze(const Context& ctx) {
   const TensorMeta& self = ctx.tensor("self");
   const std::size_t rank = self.sizes.size();
@@ -1234,8 +1663,7 @@ inline TensorMeta rule_unsqueeze(const Context& ctx) {
   TensorMeta out = self;
   out.requires_grad = false;
   const SymInt stride = d >= rank ? SymInt{std::int64_t{1}}
-                                  : sym_mul(ctx, self.sizes[d], self.strides[d],
-                                            "the size or stride of dimension " + std::to_string(d));
+                                  : ctx.mul(self.sizes[d], self.strides[d], "the new stride");
   out.sizes.insert(out.sizes.begin() + static_cast<std::ptrdiff_t>(d), std::int64_t{1});
   out.strides.insert(out.strides.begin() + static_cast<std::ptrdiff_t>(d), stride);
   return out;
@@ -1249,10 +1677,10 @@ inline TensorMeta rule_squeeze(const Context& ctx) {
     const Ints dims = ctx.int_list(ctx.has("dim") ? "dim" : "dims");
     for (std::int64_t dim : dims) {
       const auto d = static_cast<std::size_t>(ctx.wrap_dim(dim, rank));
-      if (rank > 0 && is_one(self.sizes[d])) drop[d] = true;
+      if (rank > 0 && ctx.is_one(self.sizes[d])) drop[d] = true;
     }
   } else {
-    for (std::size_t d = 0; d < rank; ++d) drop[d] = is_one(self.sizes[d]);
+    for (std::size_t d = 0; d < rank; ++d) drop[d] = ctx.is_one(self.sizes[d]);
   }
   TensorMeta out = self;
   out.requires_grad = false;
@@ -1294,10 +1722,10 @@ inline TensorMeta rule_expand(const Context& ctx) {
       continue;
     }
     const SymInt& s = self.sizes[i - off];
-    if (keep || sym_equal(t, s)) {
+    if (keep || ctx.equal(t, s)) {
       out.sizes[i] = s;
       out.strides[i] = self.strides[i - off];
-    } else if (is_one(s)) {
+    } else if (ctx.is_one(s)) {
       out.sizes[i] = t;
       out.strides[i] = std::int64_t{0};
     } else {
@@ -1310,75 +1738,145 @@ inline TensorMeta rule_expand(const Context& ctx) {
   return out;
 }
 
-inline SymInt add_offset(const Context& ctx, const SymInt& base, std::int64_t delta) {
-  if (delta == 0) return base;
-  return checked_add(ctx, ctx.concrete(base, "the input's storage offset"), delta,
-                     "the storage offset");
+// torch's _compute_slice_index (torch/_subclasses/fake_impls.py): `index` wrapped and clamped
+// into [0, size], or nullopt when the guards cannot decide (torch then makes an unbacked symbol).
+inline std::optional<sym::Expr> slice_index(const Context& ctx, const sym::Expr& size,
+                                            const sym::Expr& index) {
+  const sym::Ranges* r = ctx.ranges();
+  const sym::Expr zero(0);
+  if (ctx.guard_or_false(sym::logical_and({sym::ge(index, zero, r), sym::le(index, size, r)}))) {
+    return index;
+  }
+  if (ctx.guard_or_false(sym::logical_and({sym::lt(index, zero, r), sym::ge(index, -size, r)}))) {
+    return index + size;
+  }
+  if (ctx.guard_or_false(sym::lt(index, -size, r))) return zero;
+  if (ctx.guard_or_false(sym::gt(index, size, r))) return size;
+  if (ctx.guard_or_false(sym::ge(index, zero, r))) return sym::min({index, size}, r);
+  if (ctx.guard_or_false(sym::lt(index, zero, r))) return sym::max({index + size, zero}, r);
+  return std::nullopt;
 }
 
+// slice.Tensor as torch's FakeTensor implementation computes it (fake_impls.py slice_forward):
+// start and end wrapped and clamped, the size ceil((end - start) / step) (0 when end <= start),
+// the stride times step, the offset plus start * stride. Concrete inputs take int64 arithmetic.
 inline TensorMeta rule_slice(const Context& ctx) {
   const TensorMeta& self = ctx.tensor("self");
   const std::size_t rank = self.sizes.size();
   if (rank == 0) ctx.fail("slice() cannot be applied to a 0-dim tensor.");
   const auto d = static_cast<std::size_t>(ctx.wrap_dim(ctx.integer("dim"), rank));
-  const std::optional<std::int64_t> start_arg = ctx.opt_integer("start");
-  const std::optional<std::int64_t> end_arg = ctx.opt_integer("end");
+  auto opt_sym = [&](const char* name) -> std::optional<SymInt> {
+    const Argument& a = ctx.arg(name);
+    if (a.is_none()) return std::nullopt;
+    return ctx.sym_of(a, "argument '" + std::string(name) + "'");
+  };
+  const std::optional<SymInt> start_arg = opt_sym("start");
+  const std::optional<SymInt> end_arg = opt_sym("end");
   const std::int64_t step = ctx.integer("step");
   if (step <= 0) ctx.fail("slice step must be positive");
+  constexpr std::int64_t maxsize = std::numeric_limits<std::int64_t>::max();
+  auto is_int = [](const std::optional<SymInt>& v, std::int64_t n) {
+    return v && v->index() == 0 && std::get<std::int64_t>(*v) == n;
+  };
   TensorMeta out = self;
   out.requires_grad = false;
-  if (!start_arg.value_or(0) &&
-      (!end_arg || *end_arg == std::numeric_limits<std::int64_t>::max()) && step == 1) {
+  if ((!start_arg || is_int(start_arg, 0)) && (!end_arg || is_int(end_arg, maxsize)) && step == 1) {
     return out;  // the whole dimension, symbolic or not
   }
-  const std::int64_t size =
-      ctx.concrete(self.sizes[d], "argument 'self' dimension " + std::to_string(d));
-  std::int64_t start = start_arg.value_or(0);
-  std::int64_t end = end_arg.value_or(std::numeric_limits<std::int64_t>::max());
-  if (start < 0) start += size;
-  if (end < 0) end += size;
-  if (start < 0) {
-    start = 0;
-  } else if (start >= size) {
-    start = size;
+  const bool concrete_case = self.sizes[d].index() == 0 && self.strides[d].index() == 0 &&
+                             (!start_arg || start_arg->index() == 0) &&
+                             (!end_arg || end_arg->index() == 0) &&
+                             self.storage_offset.index() == 0;
+  if (concrete_case) {
+    const std::int64_t size = std::get<std::int64_t>(self.sizes[d]);
+    std::int64_t start = start_arg ? std::get<std::int64_t>(*start_arg) : 0;
+    std::int64_t end = end_arg ? std::get<std::int64_t>(*end_arg) : maxsize;
+    if (start < 0) start += size;
+    if (end < 0) end += size;
+    if (start < 0) {
+      start = 0;
+    } else if (start >= size) {
+      start = size;
+    }
+    if (end < start) {
+      end = start;
+    } else if (end >= size) {
+      end = size;
+    }
+    const std::int64_t stride = std::get<std::int64_t>(self.strides[d]);
+    // end - start is in [0, size]; (n + step - 1) / step without overflow for any step >= 1.
+    const std::int64_t n = end - start;
+    out.sizes[d] = n / step + (n % step != 0 ? 1 : 0);
+    out.strides[d] = checked_mul(ctx, stride, step, "the stride of the slice");
+    out.storage_offset =
+        checked_add(ctx, std::get<std::int64_t>(self.storage_offset),
+                    checked_mul(ctx, start, stride, "the slice's offset"), "the storage offset");
+    return out;
   }
-  if (end < start) {
-    end = start;
-  } else if (end >= size) {
-    end = size;
+  const sym::Ranges* r = ctx.ranges();
+  const sym::Expr size = ctx.ex(self.sizes[d]);
+  const sym::Expr stride = ctx.ex(self.strides[d]);
+  const std::optional<sym::Expr> start =
+      start_arg ? slice_index(ctx, size, ctx.ex(*start_arg)) : sym::Expr(0);
+  const std::optional<sym::Expr> end =
+      !end_arg || is_int(end_arg, maxsize) ? size : slice_index(ctx, size, ctx.ex(*end_arg));
+  if (!start || !end) {
+    ctx.fail("the slice bounds of dimension " + std::to_string(d) +
+             " cannot be decided under the symbols' ranges and hints (torch makes an unbacked "
+             "symbol for the size)");
   }
-  const std::int64_t stride =
-      ctx.concrete(self.strides[d], "the stride of dimension " + std::to_string(d));
-  // end - start is in [0, size]; (n + step - 1) / step without overflow for any step >= 1.
-  const std::int64_t n = end - start;
-  out.sizes[d] = n / step + (n % step != 0 ? 1 : 0);
-  out.strides[d] = checked_mul(ctx, stride, step, "the stride of the slice");
-  out.storage_offset =
-      add_offset(ctx, self.storage_offset, checked_mul(ctx, start, stride, "the slice's offset"));
+  const sym::Expr step_e(step);
+  sym::Expr new_size;
+  if (ctx.guard_or_false(sym::ge(*end, *start, r))) {
+    new_size = sym::floordiv(*end - *start + step_e - sym::Expr(1), step_e, r);
+  } else if (ctx.guard_or_false(sym::ge(*start, *end, r))) {
+    new_size = sym::Expr(0);
+  } else {
+    const sym::Expr diff = sym::max({*end - *start, sym::Expr(0)}, r);
+    new_size = sym::floordiv(diff + step_e - sym::Expr(1), step_e, r);
+  }
+  out.sizes[d] = ctx.out(new_size);
+  out.strides[d] = ctx.out(stride * step_e);
+  out.storage_offset = ctx.out(ctx.ex(self.storage_offset) + *start * stride);
   return out;
 }
 
+// select.int (torch's select meta: the index must be in [-size, size), a negative one counts
+// from the end; the offset grows by index * stride).
 inline TensorMeta rule_select(const Context& ctx) {
   const TensorMeta& self = ctx.tensor("self");
   const std::size_t rank = self.sizes.size();
   if (rank == 0) ctx.fail("select() cannot be applied to a 0-dim tensor.");
   const auto d = static_cast<std::size_t>(ctx.wrap_dim(ctx.integer("dim"), rank));
-  std::int64_t index = ctx.integer("index");
-  const std::int64_t size =
-      ctx.concrete(self.sizes[d], "argument 'self' dimension " + std::to_string(d));
-  if (index < -size || index >= size) {
-    ctx.fail("select(): index " + std::to_string(index) + " out of range for tensor of size " +
-             shape_str(self.sizes) + " at dimension " + std::to_string(d));
-  }
-  if (index < 0) index += size;
-  const std::int64_t stride =
-      ctx.concrete(self.strides[d], "the stride of dimension " + std::to_string(d));
+  const SymInt index_arg = ctx.sym_of(ctx.arg("index"), "argument 'index'");
   TensorMeta out = self;
   out.requires_grad = false;
   out.sizes.erase(out.sizes.begin() + static_cast<std::ptrdiff_t>(d));
   out.strides.erase(out.strides.begin() + static_cast<std::ptrdiff_t>(d));
-  out.storage_offset =
-      add_offset(ctx, self.storage_offset, checked_mul(ctx, index, stride, "the selected offset"));
+  const auto out_of_range = [&]() {
+    ctx.fail("select(): index " + sym_str(index_arg) + " out of range for tensor of size " +
+             shape_str(self.sizes) + " at dimension " + std::to_string(d));
+  };
+  if (index_arg.index() == 0 && self.sizes[d].index() == 0 && self.strides[d].index() == 0 &&
+      self.storage_offset.index() == 0) {
+    std::int64_t index = std::get<std::int64_t>(index_arg);
+    const std::int64_t size = std::get<std::int64_t>(self.sizes[d]);
+    if (index < -size || index >= size) out_of_range();
+    if (index < 0) index += size;
+    out.storage_offset = checked_add(
+        ctx, std::get<std::int64_t>(self.storage_offset),
+        checked_mul(ctx, index, std::get<std::int64_t>(self.strides[d]), "the selected offset"),
+        "the storage offset");
+    return out;
+  }
+  const sym::Ranges* r = ctx.ranges();
+  const sym::Expr size = ctx.ex(self.sizes[d]);
+  sym::Expr index = ctx.ex(index_arg);
+  if (ctx.guard_or_false(sym::lt(index, -size, r)) || ctx.guard_or_false(sym::ge(index, size, r))) {
+    out_of_range();
+  }
+  if (ctx.guard_or_false(sym::lt(index, sym::Expr(0), r))) index = index + size;
+  out.storage_offset = ctx.out(ctx.ex(self.storage_offset) + index * ctx.ex(self.strides[d]));
   return out;
 }
 
@@ -1397,6 +1895,15 @@ inline TensorMeta rule_flatten(const Context& ctx) {
     TensorMeta out = self;
     out.requires_grad = false;
     return out;
+  }
+  if (!all_concrete(self.sizes) || !all_concrete(self.strides)) {
+    sym::Expr prod(1);
+    for (std::size_t i = s; i <= e; ++i) prod = prod * ctx.ex(self.sizes[i]);
+    Sizes shape(self.sizes.begin(), self.sizes.begin() + static_cast<std::ptrdiff_t>(s));
+    shape.push_back(ctx.out(prod));
+    shape.insert(shape.end(), self.sizes.begin() + static_cast<std::ptrdiff_t>(e) + 1,
+                 self.sizes.end());
+    return rule_view_symbolic(ctx, self, shape, -1, "flatten");
   }
   std::int64_t prod = 1;
   for (std::size_t i = s; i <= e; ++i) {
@@ -1463,7 +1970,7 @@ inline TensorMeta rule_cat(const Context& ctx) {
   if (rank == 0) ctx.fail("zero-dimensional tensor (at position 0) cannot be concatenated");
   const auto d = static_cast<std::size_t>(ctx.wrap_dim(ctx.integer("dim"), rank));
   Sizes shape = kept.front()->sizes;
-  std::int64_t total = 0;
+  SymInt total = std::int64_t{0};
   for (std::size_t k = 0; k < kept.size(); ++k) {
     const Sizes& s = kept[k]->sizes;
     if (s.size() != rank) {
@@ -1472,14 +1979,13 @@ inline TensorMeta rule_cat(const Context& ctx) {
     }
     for (std::size_t i = 0; i < rank; ++i) {
       if (i == d) continue;
-      if (!sym_equal(s[i], shape[i])) {
+      if (!ctx.equal(s[i], shape[i])) {
         ctx.fail("Sizes of tensors must match except in dimension " + std::to_string(d) +
                  ". Expected size " + sym_str(shape[i]) + " but got size " + sym_str(s[i]) +
                  " for tensor number " + std::to_string(k) + " in the list.");
       }
     }
-    total += ctx.concrete(s[d], "the concatenated dimension " + std::to_string(d) +
-                                    " of tensor number " + std::to_string(k));
+    total = ctx.add(total, s[d], "the concatenated size");
   }
   shape[d] = total;
   return contiguous_meta(ctx, type, std::move(shape), device);
@@ -1493,7 +1999,7 @@ inline TensorMeta rule_stack(const Context& ctx) {
     ops.push_back(Operand{Operand::Kind::tensor, ts[k]->dtype});
     bool same = ts[k]->sizes.size() == ts[0]->sizes.size();
     for (std::size_t i = 0; same && i < ts[0]->sizes.size(); ++i) {
-      same = sym_equal(ts[k]->sizes[i], ts[0]->sizes[i]);
+      same = ctx.equal(ts[k]->sizes[i], ts[0]->sizes[i]);
     }
     if (!same) {
       ctx.fail("stack expects each tensor to be equal size, but got " + shape_str(ts[0]->sizes) +
@@ -1518,8 +2024,7 @@ inline TensorMeta rule_index_select(const Context& ctx) {
   const TensorMeta& self = ctx.tensor("self");
   const TensorMeta& index = ctx.tensor("index");
   if (index.sizes.size() > 1) ctx.fail("index_select(): Index is supposed to be a vector");
-  const std::int64_t n =
-      index.sizes.empty() ? 1 : ctx.concrete(index.sizes[0], "argument 'index' dimension 0");
+  const SymInt n = index.sizes.empty() ? SymInt{std::int64_t{1}} : index.sizes[0];
   const std::size_t rank = self.sizes.size();
   const auto d = static_cast<std::size_t>(ctx.wrap_dim(ctx.integer("dim"), rank));
   Sizes shape = self.sizes;
@@ -1538,7 +2043,7 @@ inline TensorMeta rule_embedding(const Context& ctx) {
 
 inline void check_inner(const Context& ctx, const SymInt& a, const SymInt& b, const Sizes& sa,
                         const Sizes& sb) {
-  if (!sym_equal(a, b)) {
+  if (!ctx.equal(a, b)) {
     auto flat = [](const Sizes& s) {
       std::string out;
       for (std::size_t i = 0; i < s.size(); ++i) out += (i ? "x" : "") + sym_str(s[i]);
@@ -1580,7 +2085,7 @@ inline TensorMeta rule_mm(const Context& ctx, std::string_view a_name, std::stri
     ctx.fail("expected " + std::to_string(rank) + "-D tensors, got " + shape_str(a.sizes) +
              " and " + shape_str(b.sizes));
   }
-  if (rank == 3 && !sym_equal(a.sizes[0], b.sizes[0])) {
+  if (rank == 3 && !ctx.equal(a.sizes[0], b.sizes[0])) {
     ctx.fail("batch1 and batch2 must have same number of batches, got " + sym_str(a.sizes[0]) +
              " and " + sym_str(b.sizes[0]));
   }
@@ -1600,7 +2105,7 @@ inline TensorMeta rule_matmul(const Context& ctx) {
   }
   const SymInt& ka = a.sizes.back();
   const SymInt& kb = rb == 1 ? b.sizes[0] : b.sizes[rb - 2];
-  if (!sym_equal(ka, kb)) {
+  if (!ctx.equal(ka, kb)) {
     if (ra == 1 && rb == 1) {
       ctx.fail("inconsistent tensor size, expected tensor [" + sym_str(ka) + "] and src [" +
                sym_str(kb) + "] to have the same number of elements, but got " + sym_str(ka) +
@@ -1635,7 +2140,7 @@ inline TensorMeta rule_addmm(const Context& ctx, bool batched) {
              shape_str(out.sizes));
   }
   for (std::size_t i = 0; i < b.size(); ++i) {
-    if (!sym_equal(b[i], out.sizes[i])) {
+    if (!ctx.equal(b[i], out.sizes[i])) {
       ctx.fail("self of shape " + shape_str(self.sizes) + " does not broadcast to the result's " +
                shape_str(out.sizes));
     }
@@ -1668,7 +2173,7 @@ inline TensorMeta rule_convolution(const Context& ctx) {
   const Ints stride = expand_param("stride");
   const Ints padding = expand_param("padding");
   const Ints dilation = expand_param("dilation");
-  const bool transposed = ctx.boolean("transposed");
+  const bool transposed = ctx.has("transposed") && ctx.boolean("transposed");  // conv2d: false
   const Ints output_padding = transposed ? expand_param("output_padding") : Ints(nsp, 0);
   const std::int64_t groups = ctx.integer("groups");
   if (groups <= 0) ctx.fail("non-positive groups is not supported");
@@ -1714,7 +2219,7 @@ inline NodeValue rule_layer_norm(const Context& ctx) {
   const std::size_t rank = input.sizes.size();
   bool ok = normalized.size() <= rank && !normalized.empty();
   for (std::size_t i = 0; ok && i < normalized.size(); ++i) {
-    ok = sym_equal(normalized[i], input.sizes[rank - normalized.size() + i]);
+    ok = ctx.equal(normalized[i], input.sizes[rank - normalized.size() + i]);
   }
   if (!ok) {
     ctx.fail("Given normalized_shape=" + shape_str(normalized) +
@@ -1840,6 +2345,33 @@ inline TensorMeta rule_arange(const Context& ctx) {
     if (!ctx.has(name)) continue;
     if (auto o = ctx.scalar_operand(name); o && is_floating(o->type)) floating = true;
   }
+  auto symbolic = [&](const char* name) {
+    if (!ctx.has(name)) return false;
+    const Node* n = ctx.arg(name).node();
+    const SymIntValue* v = n != nullptr ? n->meta().val.sym_int() : nullptr;
+    return v != nullptr && v->value.index() == 1;
+  };
+  if (!floating && (symbolic("start") || symbolic("end") || symbolic("step"))) {
+    // torch._refs.arange on integer arguments: (end - start + step - sgn(step)) // step
+    auto bound = [&](const char* name, std::int64_t dflt) {
+      return ctx.has(name)
+                 ? ctx.ex(ctx.sym_of(ctx.arg(name), "argument '" + std::string(name) + "'"))
+                 : sym::Expr(dflt);
+    };
+    const sym::Expr start = bound("start", 0), end = bound("end", 0), step = bound("step", 1);
+    const sym::Ranges* r = ctx.ranges();
+    const sym::Expr zero(0);
+    if (!ctx.guard_or_true(sym::ne(step, zero, r))) ctx.fail("step must be nonzero");
+    const std::int64_t sgn = (ctx.guard_or_false(sym::gt(step, zero, r)) ? 1 : 0) -
+                             (ctx.guard_or_false(sym::lt(step, zero, r)) ? 1 : 0);
+    const sym::Expr len = sym::floordiv(end - start + step - sym::Expr(sgn), step, r);
+    if (!ctx.guard_or_true(sym::ge(len, zero, r))) {
+      ctx.fail("upper bound and larger bound inconsistent with step sign");
+    }
+    const dtype type = ctx.opt_dtype("dtype").value_or(dtype::int64);
+    const Device device = ctx.opt_device("device").value_or(Device{});
+    return make_meta(type, {ctx.out(len)}, {std::int64_t{1}}, device);
+  }
   const double start = has_start ? ctx.number("start") : 0.0;
   const double end = ctx.number("end");
   const double step = has_step ? ctx.number("step") : 1.0;
@@ -1890,6 +2422,72 @@ inline NodeValue rule_getitem(const Context& ctx) {
   }
   if (i < 0) i += n;
   return (*list)[static_cast<std::size_t>(i)];
+}
+
+// Runs `f`, giving an error of the symbolic arithmetic (an overflow, a division by zero) the
+// node's prefix.
+template <class F>
+NodeValue guarded(const Context& ctx, F f) {
+  try {
+    return f();
+  } catch (const value_error& e) {
+    const std::string what = e.what();
+    if (what.rfind("Cannot infer the metadata of node", 0) == 0) throw;
+    ctx.fail(what);
+  }
+}
+
+// The Python operator (`operator.add`, ...) a SymInt node applies, or "" for another target.
+inline std::string_view python_operator(std::string_view target) noexcept {
+  for (std::string_view prefix : {std::string_view("operator."), std::string_view("_operator.")}) {
+    if (target.substr(0, prefix.size()) == prefix) {
+      const std::string_view fn = target.substr(prefix.size());
+      for (std::string_view known :
+           {"add", "sub", "mul", "floordiv", "mod", "neg", "eq", "ne", "lt", "le", "gt", "ge"}) {
+        if (fn == known) return fn;
+      }
+    }
+  }
+  return {};
+}
+
+// operator.add/sub/mul/floordiv/mod/neg and the comparisons on SymInts and ints, as torch's
+// SymNode methods compute them (torch/fx/experimental/sym_node.py: `//` is FloorDiv, `%` is Mod
+// when both sides are known non-negative and PythonMod otherwise): a SymInt (a concrete int when
+// the result folds), or a SymBool for a comparison (folded only by the symbols' assumptions).
+inline NodeValue rule_operator(const Context& ctx, std::string_view fn) {
+  const ArgumentView args = ctx.node().args();
+  const bool unary = fn == "neg";
+  if (args.size() != (unary ? 1u : 2u) || !ctx.node().kwargs().empty()) {
+    ctx.fail(std::string("expected ") + (unary ? "one argument" : "two arguments"));
+  }
+  const sym::Expr a = ctx.ex(ctx.sym_of(args[0], "argument 0"));
+  if (unary) return SymIntValue{ctx.out(-a)};
+  const sym::Expr b = ctx.ex(ctx.sym_of(args[1], "argument 1"));
+  const sym::Ranges* r = ctx.ranges();
+  auto sym_bool = [&](const sym::Expr& e) {
+    if (const auto v = e.as_boolean()) return SymBoolValue{*v};
+    SymExpr x;
+    x.expr = ctx.symbols().text(e);
+    return SymBoolValue{std::move(x)};
+  };
+  if (fn == "add") return SymIntValue{ctx.out(a + b)};
+  if (fn == "sub") return SymIntValue{ctx.out(a - b)};
+  if (fn == "mul") return SymIntValue{ctx.out(a * b)};
+  if (fn == "floordiv" || fn == "mod") {
+    if (b.as_integer() == std::int64_t{0}) ctx.fail("division by zero");
+    if (fn == "floordiv") return SymIntValue{ctx.out(sym::floordiv(a, b, r))};
+    const bool nonnegative = sym::bounds(a, r).lo >= 0 && sym::bounds(b, r).lo >= 0;
+    return SymIntValue{ctx.out(nonnegative ? sym::mod(a, b, r) : sym::python_mod(a, b, r))};
+  }
+  // torch folds a comparison by the symbols' assumptions only (`s0 >= 2` stays a SymBool
+  // although the range constraints say s0 >= 2; `s0 > 0` is true)
+  if (fn == "eq") return sym_bool(sym::eq(a, b));
+  if (fn == "ne") return sym_bool(sym::ne(a, b));
+  if (fn == "lt") return sym_bool(sym::lt(a, b));
+  if (fn == "le") return sym_bool(sym::le(a, b));
+  if (fn == "gt") return sym_bool(sym::gt(a, b));
+  return sym_bool(sym::ge(a, b));
 }
 
 // `torch.ops.<ns>.<op>.<overload>` -> ("<ns>.<op>", "<overload>"), or empty.
@@ -1982,6 +2580,30 @@ inline NodeValue run_rule(const Context& ctx, Rule rule, std::string_view op) {
     case Rule::arange: return rule_arange(ctx);
     case Rule::quantize: return rule_quantize(ctx, true);
     case Rule::dequantize: return rule_quantize(ctx, false);
+    case Rule::sym_size:
+    case Rule::sym_stride: {
+      const TensorMeta& self = ctx.tensor("self");
+      if (!ctx.has("dim")) ctx.fail("epgraph has no shape rule for the list overload");
+      const std::size_t rank = self.sizes.size();
+      if (rank == 0) ctx.fail("Dimension specified as 0 but tensor has no dimensions");
+      const auto d = static_cast<std::size_t>(ctx.wrap_dim(ctx.integer("dim"), rank));
+      return SymIntValue{rule == Rule::sym_size ? self.sizes[d] : self.strides[d]};
+    }
+    case Rule::sym_numel: {
+      const TensorMeta& self = ctx.tensor("self");
+      SymInt n = std::int64_t{1};
+      for (const SymInt& s : self.sizes) n = ctx.mul(n, s, "the element count");
+      return SymIntValue{n};
+    }
+    case Rule::sym_storage_offset: return SymIntValue{ctx.tensor("self").storage_offset};
+    case Rule::assert_metadata: return None{};
+    case Rule::any: {
+      const TensorMeta& self = ctx.tensor("self");
+      const std::optional<Ints> dims = ctx.has("dim") ? ctx.opt_int_list("dim") : std::nullopt;
+      const bool keepdim = ctx.has("keepdim") && ctx.boolean("keepdim");
+      const dtype type = self.dtype == dtype::uint8 ? dtype::uint8 : dtype::bool_;
+      return reduce_meta(ctx, self, type, dims, keepdim);
+    }
   }
   ctx.fail("epgraph has no shape rule for it; set meta().val yourself");
 }
@@ -1996,10 +2618,12 @@ inline NodeValue run_rule(const Context& ctx, Rule rule, std::string_view op) {
 /// pass creates the metadata torch.export would have written.
 ///
 /// Arguments: `node`, a call_function node whose target is `torch.ops.<ns>.<op>.<overload>` (or
-/// `operator.getitem`) and whose tensor arguments have tensor metadata.
+/// `operator.getitem`, or a Python operator on SymInts) and whose tensor arguments have tensor
+/// metadata; `symbols`, the program's range constraints and symbol hints (see MetaContext; the
+/// overload without it uses an empty context, which learns the hints of this node's arguments).
 ///
-/// Returns the value; the node is not changed (the function is pure: it reads only the node, its
-/// arguments' `meta().val` and the schema).
+/// Returns the value; the node is not changed (it reads only the node, its arguments'
+/// `meta().val` and the schema; it updates only `symbols`' caches).
 ///
 /// Covered ops (their Tensor/Scalar overloads and, for every op whose name ends in `_` and whose
 /// schema writes and returns `self`, the in-place variant, which returns `self`'s metadata
@@ -2041,7 +2665,12 @@ inline NodeValue run_rule(const Context& ctx, Rule rule, std::string_view op) {
 /// - quantized_decomposed.quantize_per_tensor (.default/.tensor/.tensor2; `dtype`) and
 ///   quantized_decomposed.dequantize_per_tensor (`out_dtype`, default float32);
 /// - operator.getitem of a node whose `meta().val` is a tuple: that element (negative indices
-///   count from the end).
+///   count from the end);
+/// - SymInt producers: sym_size.int, sym_stride.int, sym_numel, sym_storage_offset (a SymInt
+///   value); operator.add/sub/mul/floordiv/mod/neg on SymInts and ints (a SymInt: `//` is
+///   FloorDiv, `%` Mod when both sides are known non-negative, else PythonMod) and
+///   operator.eq/ne/lt/le/gt/ge (a SymBool, folded only when the symbols' assumptions decide it,
+///   as torch does: `s0 >= 2` stays symbolic, `s0 > 0` is true).
 ///
 /// Strides (all checked against torch 2.13 by tests/json/test_infer_meta.cpp):
 /// - exact for views (permute, transpose, t, expand, squeeze, unsqueeze, select, slice, view,
@@ -2056,9 +2685,17 @@ inline NodeValue run_rule(const Context& ctx, Rule rule, std::string_view op) {
 ///   softmax, layer norm, index_select, embedding), which is what torch reports for contiguous
 ///   inputs; torch may report another layout for channels-last inputs of cat and convolution.
 ///
-/// Sizes must be concrete where the op computes with them; dimensions that pass through
-/// unchanged may stay symbolic (SymExpr), and contiguous strides of a shape with one plain
-/// symbol are written as sympy does (`4*s0`).
+/// Symbolic sizes (SymExpr) are computed with as sym::Expr, in the printed form of the file
+/// (MetaContext::form; torch 2.13's srepr) with the hint evaluated from the symbols' hints:
+/// contiguous strides as torch writes them (products of Max(size, 1) under the range
+/// constraints: `4*s0`), numel, broadcasting (equal expressions; a size known to be 1; two
+/// sizes not known to be 1 must be equal, the first is kept, as torch's infer_size does),
+/// view/reshape/flatten (-1 is numel // the other sizes; computeStride's decisions taken as
+/// torch's guards take them: by the range constraints, else by the hints), cat, stack, expand,
+/// slice and select (torch's FakeTensor clamping of start/end), the matmul family, reductions,
+/// softmax, layer norm, and arange with a symbolic bound ((end - start + step - sgn) // step).
+/// Elementwise ops, clone and the `*_like` factories of tensors with symbolic sizes get
+/// contiguous strides. Convolution and channels-last formats still need concrete sizes.
 ///
 /// Errors: value_error, always starting with "Cannot infer the metadata of node '<name>'
 /// (<target>): " followed by the reason:
@@ -2069,8 +2706,14 @@ inline NodeValue run_rule(const Context& ctx, Rule rule, std::string_view op) {
 ///   "a SymInt", ...) when a tensor argument has no tensor value; "argument 'self' is not a
 ///   node" when it is not a node;
 /// - "shapes [2, 3] and [4] do not broadcast";
-/// - "argument 'self' dimension 1 is the symbolic size s0, which this op must compute with;
-///   epgraph only computes with concrete sizes" (and similar for symbolic integer arguments);
+/// - "shapes [s0, 8] and [3, 8] do not broadcast (their sizes s0 and 3 differ under the symbols'
+///   ranges or hints)";
+/// - "argument 'input' dimension 2 is the symbolic size s0, which this op must compute with;
+///   epgraph only computes with concrete sizes" for the ops above that still need concrete
+///   sizes (and similar for symbolic integer arguments such as a dim);
+/// - "cannot read the symbolic expression '<text>': ..." (sym::parse) for a size that is not an
+///   expression torch writes; "integer overflow in a symbolic expression" and other errors of the
+///   symbolic arithmetic;
 /// - torch's own message for invalid arguments: "Dimension out of range (expected to be in
 ///   range of [-2, 1], but got 5)", "shape '[5, 5]' is invalid for input of size 24", "mat1 and
 ///   mat2 shapes cannot be multiplied (2x3 and 4x4)", "select(): index 5 out of range for tensor
@@ -2084,14 +2727,15 @@ inline NodeValue run_rule(const Context& ctx, Rule rule, std::string_view op) {
 /// std::bad_alloc.
 ///
 /// Complexity: O(size of the arguments + rank^2) (rank^2 only for the elementwise stride
-/// order), plus a schema lookup O(log registry size).
+/// order), plus a schema lookup O(log registry size); symbolic sizes add the size of their
+/// expressions (each distinct expression text is parsed once per MetaContext).
 ///
 /// Mirrors: the meta functions FakeTensor propagation runs when torch.export fills
 /// `node.meta["val"]` (torch/_meta_registrations.py, torch/_refs, TensorIterator's
 /// compute_types/compute_strides in aten/src/ATen/TensorIterator.cpp, at::native::result_type,
 /// at::infer_size, computeStride in aten/src/ATen/TensorUtils.cpp, empty_like's
 /// preserve_format).
-[[nodiscard]] inline NodeValue infer_meta(const Node& node) {
+[[nodiscard]] inline NodeValue infer_meta(const Node& node, const MetaContext& symbols) {
   using detail::infer::Context;
   if (node.op() != OpCode::call_function) {
     throw value_error("Cannot infer the metadata of node '" + std::string(node.name()) + "' (" +
@@ -2099,10 +2743,13 @@ inline NodeValue run_rule(const Context& ctx, Rule rule, std::string_view op) {
                       "): epgraph has no shape rule for it; set meta().val yourself");
   }
   const std::string_view target = node.target();
+  const Context bare(node, nullptr, symbols);
   if (target == "operator.getitem" || target == "_operator.getitem") {
-    return detail::infer::rule_getitem(Context(node, nullptr));
+    return detail::infer::rule_getitem(bare);
   }
-  const Context bare(node, nullptr);
+  if (const std::string_view fn = detail::infer::python_operator(target); !fn.empty()) {
+    return detail::infer::guarded(bare, [&] { return detail::infer::rule_operator(bare, fn); });
+  }
   const auto [op_key, overload] = detail::infer::split_target(target);
   const std::string_view op = std::string_view(op_key).substr(op_key.find('.') + 1);
   // `add_`, `index_copy_`: in-place variants (not dunder names such as `__and__`)
@@ -2133,16 +2780,23 @@ inline NodeValue run_rule(const Context& ctx, Rule rule, std::string_view op) {
                         ") does not match its schema: " + e.what());
     }
   }();
-  const Context ctx(node, &args);
+  const Context ctx(node, &args, symbols);
   if (in_place) {
     TensorMeta out = ctx.tensor(schema->arguments[0].name);
     out.requires_grad = false;
     return out;
   }
-  return detail::infer::run_rule(ctx, it->second, op);
+  return detail::infer::guarded(ctx, [&] { return detail::infer::run_rule(ctx, it->second, op); });
 }
 
-/// Sets `node.meta().val` to infer_meta(node) and returns it.
+/// infer_meta(node, symbols) with a context that knows no range constraints and learns the
+/// symbols' hints from this node's arguments only.
+[[nodiscard]] inline NodeValue infer_meta(const Node& node) {
+  const MetaContext symbols;
+  return infer_meta(node, symbols);
+}
+
+/// Sets `node.meta().val` to infer_meta(node, symbols) and returns it.
 ///
 /// Arguments: `node`, see infer_meta. Returns a reference to the node's `meta().val`.
 /// Errors: what infer_meta throws, and std::bad_alloc; the node is unchanged then (strong
@@ -2150,6 +2804,13 @@ inline NodeValue run_rule(const Context& ctx, Rule rule, std::string_view op) {
 /// Complexity: infer_meta's, plus O(size of the value) to store it.
 /// Mirrors: what FakeTensor propagation does to `node.meta["val"]` in torch.export (e.g.
 /// `node.meta["val"] = fake_result`) for a node a pass inserted.
+inline NodeValue& set_inferred_meta(Node& node, const MetaContext& symbols) {
+  NodeValue v = infer_meta(node, symbols);
+  NodeMeta& meta = node.meta();  // may allocate; nothing is changed when it throws
+  meta.val = std::move(v);       // noexcept move
+  return meta.val;
+}
+/// set_inferred_meta(node, symbols) with infer_meta(node)'s context.
 inline NodeValue& set_inferred_meta(Node& node) {
   NodeValue v = infer_meta(node);
   NodeMeta& meta = node.meta();  // may allocate; nothing is changed when it throws

@@ -1,0 +1,279 @@
+// Whole-program metadata propagation: every node's `meta().val` recomputed (or checked) in graph
+// order from the placeholders' values with infer_meta, as torch's FakeTensorProp / ShapeProp do.
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "../error.hpp"
+#include "../ir/graph.hpp"
+#include "../ir/node.hpp"
+#include "../ir/symbolic.hpp"
+#include "../ir/value.hpp"
+#include "../program/exported_program.hpp"
+#include "infer_meta.hpp"
+
+namespace epgraph {
+
+/// What propagate_meta does with the values it computes.
+enum class MetaMode {
+  fill_unset,     ///< compute only the call_function nodes whose value is unset; keep the rest
+  recompute_all,  ///< recompute every call_function node's value from the placeholders'
+  check_only,     ///< recompute every value as recompute_all would, compare, change nothing
+};
+
+/// One node whose stored value is not the one propagate_meta computes (check_only), or that it
+/// could not compute (check_only: `computed` unset and `reason` the error).
+struct MetaDifference {
+  std::string node;    ///< the node's name
+  std::string target;  ///< its target (`torch.ops.aten.add.Tensor`)
+  NodeValue stored;    ///< its `meta().val` before the call
+  NodeValue computed;  ///< what propagate_meta computes (unset when it cannot)
+  std::string reason;  ///< why it could not compute it, else ""
+};
+
+/// What propagate_meta did.
+struct MetaReport {
+  std::size_t nodes = 0;     ///< call_function nodes of the program's graph
+  std::size_t computed = 0;  ///< of them, the ones whose value was computed
+  std::size_t equal = 0;     ///< of the computed ones, those equal to the stored value
+  /// Nodes whose stored value differs from the computed one, in graph order (check_only and
+  /// recompute_all; in recompute_all they are the nodes whose value changed, an unset stored
+  /// value included).
+  std::vector<MetaDifference> differences;
+  /// check_only: the nodes whose value could not be computed (no rule for the op, or an input
+  /// without a value), in graph order, with the reason; their stored value is used downstream.
+  std::vector<MetaDifference> uncomputed;
+};
+
+/// The MetaContext of `program`: the bounds of its `range_constraints` whose key is one symbol
+/// (`s0`; keys that are expressions, `2*s0`, carry no bound of their own and are skipped), no
+/// hints (infer_meta learns them from the values it reads), the srepr form until a value in the
+/// str form is read. Throws std::bad_alloc. O(constraints * log constraints).
+/// Mirrors: the ShapeEnv torch.export.load rebuilds from `range_constraints`
+/// (torch/_export/serde/serialize.py, `symbol_name_to_range`).
+template <class Tensor>
+[[nodiscard]] MetaContext meta_context_of(const ExportedProgram<Tensor>& program) {
+  sym::Ranges ranges;
+  for (const RangeConstraint& r : program.metadata().range_constraints) {
+    if (!detail::infer::is_identifier(r.symbol)) continue;
+    ranges[r.symbol] = sym::SymbolRange{r.min_val, r.max_val};
+  }
+  return MetaContext(std::move(ranges));
+}
+
+namespace detail {
+namespace propagate {
+
+// A size in the form a message shows it: the str form of its expression (with the hint).
+inline std::string size_text(const SymInt& s) {
+  if (const auto* v = std::get_if<std::int64_t>(&s)) return std::to_string(*v);
+  const SymExpr& e = std::get<SymExpr>(s);
+  std::string text = e.expr;
+  try {
+    text = sym::str(sym::parse(e.expr));
+  } catch (const value_error&) {
+    // shown as written
+  }
+  return e.hint ? text + "{" + std::to_string(*e.hint) + "}" : text;
+}
+inline std::string sizes_text(const std::vector<SymInt>& v) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + size_text(v[i]);
+  return out + "]";
+}
+
+// Two sizes are the same when they are the same integer, or expressions that parse to the same
+// canonical form with the same hint (torch compares sympy expressions, not their text).
+inline bool same_size(const SymInt& a, const SymInt& b, const MetaContext& symbols) {
+  if (a.index() != b.index()) return false;
+  if (a.index() == 0) return std::get<std::int64_t>(a) == std::get<std::int64_t>(b);
+  const SymExpr& x = std::get<SymExpr>(a);
+  const SymExpr& y = std::get<SymExpr>(b);
+  if (x.hint != y.hint) return false;
+  if (x.expr == y.expr) return true;
+  try {
+    return symbols.parse(x.expr, std::nullopt) == symbols.parse(y.expr, std::nullopt);
+  } catch (const value_error&) {
+    return false;
+  }
+}
+inline bool same_sizes(const std::vector<SymInt>& a, const std::vector<SymInt>& b,
+                       const MetaContext& symbols) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (!same_size(a[i], b[i], symbols)) return false;
+  }
+  return true;
+}
+inline bool same_expr(const SymExpr& x, const SymExpr& y, const MetaContext& symbols) {
+  return same_size(SymInt{x}, SymInt{y}, symbols);
+}
+
+}  // namespace propagate
+}  // namespace detail
+
+/// Whether two node values are the same as torch would compare them: equal, with symbolic sizes
+/// and SymInt/SymBool expressions compared as expressions (canonical form and hint), not text.
+/// `symbols` caches the parsed expressions. O(size of the values).
+[[nodiscard]] inline bool same_value(const NodeValue& a, const NodeValue& b,
+                                     const MetaContext& symbols) {
+  using detail::propagate::same_expr;
+  using detail::propagate::same_size;
+  using detail::propagate::same_sizes;
+  if (a.variant().index() != b.variant().index()) return false;
+  if (const TensorMeta* x = a.tensor()) {
+    const TensorMeta* y = b.tensor();
+    return x->dtype == y->dtype && x->device == y->device && x->layout == y->layout &&
+           x->requires_grad == y->requires_grad && same_sizes(x->sizes, y->sizes, symbols) &&
+           same_sizes(x->strides, y->strides, symbols) &&
+           same_size(x->storage_offset, y->storage_offset, symbols);
+  }
+  if (const NodeValue::List* x = a.elements()) {
+    const NodeValue::List* y = b.elements();
+    if (x->size() != y->size()) return false;
+    for (std::size_t i = 0; i < x->size(); ++i) {
+      if (!same_value((*x)[i], (*y)[i], symbols)) return false;
+    }
+    return true;
+  }
+  if (const SymIntValue* x = a.sym_int()) return same_size(x->value, b.sym_int()->value, symbols);
+  if (const SymBoolValue* x = a.sym_bool()) {
+    const SymBoolValue* y = b.sym_bool();
+    if (x->value.index() != y->value.index()) return false;
+    if (x->value.index() == 0) return x->value == y->value;
+    return same_expr(std::get<SymExpr>(x->value), std::get<SymExpr>(y->value), symbols);
+  }
+  return a == b;
+}
+
+/// A node value in one line, for reports: `float32[2, s0{8}] stride [s0{8}, 1] offset 0` (a
+/// symbolic size in sympy's str form with its hint in braces), `SymInt 2*s0{16}`, `SymBool
+/// s0 > 4`, `(float32[2] stride [1] offset 0, None)`, `unset`. O(size of the value).
+[[nodiscard]] inline std::string value_text(const NodeValue& v) {
+  using detail::propagate::size_text;
+  using detail::propagate::sizes_text;
+  if (const TensorMeta* t = v.tensor()) {
+    std::string out = std::string(dtype_name(t->dtype)) + sizes_text(t->sizes) + " stride " +
+                      sizes_text(t->strides) + " offset " + size_text(t->storage_offset);
+    if (t->device != Device{}) out += " device " + t->device.str();
+    if (t->requires_grad) out += " requires_grad";
+    return out;
+  }
+  if (const NodeValue::List* l = v.elements()) {
+    std::string out = "(";
+    for (std::size_t i = 0; i < l->size(); ++i) out += (i ? ", " : "") + value_text((*l)[i]);
+    return out + ")";
+  }
+  if (const SymIntValue* s = v.sym_int()) return "SymInt " + size_text(s->value);
+  if (const SymBoolValue* s = v.sym_bool()) {
+    if (const bool* b = std::get_if<bool>(&s->value)) return *b ? "SymBool True" : "SymBool False";
+    return "SymBool " + size_text(SymInt{std::get<SymExpr>(s->value)});
+  }
+  if (const SymFloatValue* s = v.sym_float()) {
+    if (const double* d = std::get_if<double>(&s->value)) return "SymFloat " + std::to_string(*d);
+    return "SymFloat " + std::get<SymExpr>(s->value).expr;
+  }
+  return v.describe();
+}
+
+/// Recomputes (or checks) the value of every call_function node of `program`'s graph in graph
+/// order with infer_meta, each from the values its inputs have at that point: the placeholders'
+/// stored values (user inputs, parameters, buffers, constants, tokens, custom objects: kept as
+/// they are), the get_attr nodes' stored values, and the values computed for the nodes before it.
+/// The symbols' bounds come from the program's `range_constraints` (meta_context_of) and their
+/// hints from the values read.
+///
+/// Arguments: `program`; `mode`:
+/// - MetaMode::fill_unset computes only the nodes whose value is unset (the others keep theirs
+///   and are not counted as computed);
+/// - MetaMode::recompute_all replaces every call_function node's value by the computed one;
+/// - MetaMode::check_only computes every value as recompute_all would and compares it with the
+///   stored one, changing nothing: report.differences lists each node whose stored value differs
+///   (both values), report.uncomputed each node it cannot compute (no rule for its op, or an input
+///   without a value; its stored value is used for the nodes below it).
+///
+/// Returns the MetaReport (nodes, computed, equal; differences: the nodes whose value differs, in
+/// recompute_all the ones it changed).
+///
+/// Errors (fill_unset and recompute_all): what infer_meta throws for a node it must compute,
+/// e.g. value_error "Cannot infer the metadata of node 'conv' (torch.ops.aten.conv2d.default):
+/// epgraph has no shape rule for it; set meta().val yourself" for an op without a rule, and
+/// "Cannot infer the metadata of node 'add' (torch.ops.aten.add.Tensor): argument 'self' (node
+/// 'x') has no tensor metadata: its meta().val is unset" for an input without a value. Nested
+/// graphs (the branches of `cond`, the body of `map`) are not entered: a higher-order op has no
+/// rule. std::bad_alloc. Strong guarantee: on any error every node has its value back (values
+/// are computed into the nodes one by one, the replaced ones kept, and moved back, which cannot
+/// fail); check_only always moves them back.
+///
+/// Complexity: O(nodes + size of the arguments and values), plus the size of the symbolic
+/// expressions (each distinct expression text is parsed once) and a schema lookup per node.
+///
+/// Mirrors: torch.fx.passes.fake_tensor_prop.FakeTensorProp (torch/fx/passes/fake_tensor_prop.py)
+/// and torch.fx.passes.shape_prop.ShapeProp, which run every node on fake inputs and store
+/// `meta["val"]`; check_only is what torch has no function for (`ep.validate()` checks the
+/// signature, not the values).
+template <class Tensor>
+MetaReport propagate_meta(ExportedProgram<Tensor>& program, MetaMode mode) {
+  const MetaContext symbols = meta_context_of(program);
+  MetaReport report;
+  // (node, its value before the call) for every node whose value was replaced: moved back on an
+  // error, and always in check_only.
+  std::vector<std::pair<NodeMeta*, NodeValue>> replaced;
+  replaced.reserve(program.graph().size());
+  auto restore = [&]() noexcept {
+    for (auto it = replaced.rbegin(); it != replaced.rend(); ++it) {
+      it->first->val = std::move(it->second);
+    }
+  };
+  try {
+    for (Node& n : program.graph().nodes()) {
+      if (n.op() != OpCode::call_function) continue;
+      ++report.nodes;
+      const NodeValue& stored = std::as_const(n).meta().val;
+      if (mode == MetaMode::fill_unset && stored.has_value()) continue;
+      NodeValue computed;
+      if (mode == MetaMode::check_only) {
+        try {
+          computed = infer_meta(n, symbols);
+        } catch (const value_error& e) {
+          report.uncomputed.push_back(
+              MetaDifference{std::string(n.name()), std::string(n.target()), stored, {}, e.what()});
+          continue;
+        }
+      } else {
+        computed = infer_meta(n, symbols);
+      }
+      ++report.computed;
+      if (!stored.has_value() && computed.is_none()) {
+        // an op without outputs (`_assert_tensor_metadata`): torch's file has no value to keep
+        // for it, so its unset value is the None it computes
+        ++report.equal;
+        continue;
+      }
+      if (same_value(stored, computed, symbols)) {
+        ++report.equal;
+      } else {
+        report.differences.push_back(
+            MetaDifference{std::string(n.name()), std::string(n.target()), stored, computed, ""});
+      }
+      NodeMeta& meta = n.mutable_meta();  // may allocate: before anything is moved
+      replaced.emplace_back(&meta, NodeValue{});
+      replaced.back().second = std::move(meta.val);
+      meta.val = std::move(computed);
+    }
+  } catch (...) {
+    restore();
+    throw;
+  }
+  if (mode == MetaMode::check_only) restore();
+  return report;
+}
+
+}  // namespace epgraph

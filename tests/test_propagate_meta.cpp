@@ -1,0 +1,270 @@
+// propagate_meta: every node's value recomputed (or checked) from the placeholders', on a
+// program with a dynamic dimension (the srepr form torch 2.13 writes), and its strong guarantee.
+// SPDX-License-Identifier: BSD-3-Clause
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <epgraph/epgraph.hpp>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "support/program_builders.hpp"
+
+namespace {
+
+constexpr const char* kPropS0 = "Symbol('s0', positive=True, integer=True)";
+
+epgraph::SymExpr prop_sym(std::string expr, std::int64_t hint) {
+  return epgraph::SymExpr{std::move(expr), hint};
+}
+
+// x: float32[2, s0] (s0 in [2, 100], hint 8), y: float32[s0]; the nodes torch.export writes for
+// `n = x.shape[1]; arange(n), x + y, relu, cat([x, x], 1), x.view(-1), x[:, 1:n - 1], sum(1)`.
+epgraph_test::Program prop_program() {
+  auto g = std::make_unique<epgraph::Graph>();
+  epgraph::TensorMeta mx;
+  mx.sizes = {std::int64_t{2}, prop_sym(kPropS0, 8)};
+  mx.strides = {prop_sym(kPropS0, 8), std::int64_t{1}};
+  epgraph::Node* x = g->placeholder("x");
+  x->meta().val = mx;
+  epgraph::TensorMeta my;
+  my.sizes = {prop_sym(kPropS0, 8)};
+  my.strides = {std::int64_t{1}};
+  epgraph::Node* y = g->placeholder("y");
+  y->meta().val = my;
+  epgraph::Node* n = g->call_function("torch.ops.aten.sym_size.int", {x, 1}, {}, "sym_size_int");
+  epgraph::Node* ar = g->call_function("torch.ops.aten.arange.default", {n}, {}, "arange");
+  epgraph::Node* add = g->call_function("torch.ops.aten.add.Tensor", {x, y}, {}, "add");
+  epgraph::Node* relu = g->call_function("torch.ops.aten.relu.default", {add}, {}, "relu");
+  epgraph::Node* cat =
+      g->call_function("torch.ops.aten.cat.default",
+                       {epgraph::Argument(epgraph::ArgumentList{x, relu}), 1}, {}, "cat");
+  epgraph::Node* flat =
+      g->call_function("torch.ops.aten.view.default",
+                       {cat, epgraph::Argument(epgraph::ArgumentList{-1})}, {}, "view");
+  epgraph::Node* sub = g->call_function("operator.sub", {n, 1}, {}, "sub");
+  epgraph::Node* sl =
+      g->call_function("torch.ops.aten.slice.Tensor", {x, 1, 1, sub}, {}, "slice_1");
+  epgraph::Node* sum =
+      g->call_function("torch.ops.aten.sum.dim_IntList",
+                       {sl, epgraph::Argument(epgraph::ArgumentList{1})}, {}, "sum_1");
+  g->output({ar, flat, sum});
+  epgraph::ExportGraphSignature sig;
+  sig.input_specs = {epgraph_test::user_input("x"), epgraph_test::user_input("y")};
+  sig.output_specs = {epgraph_test::user_output("arange"), epgraph_test::user_output("view"),
+                      epgraph_test::user_output("sum_1")};
+  epgraph::ProgramMetadata md;
+  md.range_constraints = {epgraph::RangeConstraint{"s0", 2, 100}};
+  return epgraph_test::Program(std::move(g), std::move(sig), {}, {}, std::move(md));
+}
+
+// Every node's name and value, one line each (what "the program is unchanged" compares).
+std::string prop_values(const epgraph_test::Program& ep) {
+  std::string out;
+  for (const epgraph::Node& n : ep.graph().nodes()) {
+    out += std::string(n.name()) + ": " + epgraph::value_text(n.meta().val) + "\n";
+  }
+  return out;
+}
+
+void prop_unset_all(epgraph_test::Program& ep) {
+  for (epgraph::Node& n : ep.graph().nodes()) {
+    if (n.op() == epgraph::OpCode::call_function) n.meta().val.reset();
+  }
+}
+
+}  // namespace
+
+TEST_CASE("propagate_meta: recompute_all computes every value of a dynamic program",
+          "[propagate_meta]") {
+  epgraph_test::Program ep = prop_program();
+  const epgraph::MetaReport r = epgraph::propagate_meta(ep, epgraph::MetaMode::recompute_all);
+  CHECK(r.nodes == 9);
+  CHECK(r.computed == 9);
+  CHECK(r.equal == 0);  // every stored value was unset
+  CHECK(r.differences.size() == 9);
+  CHECK(prop_values(ep) ==
+        "x: float32[2, s0{8}] stride [s0{8}, 1] offset 0\n"
+        "y: float32[s0{8}] stride [1] offset 0\n"
+        "sym_size_int: SymInt s0{8}\n"
+        "arange: int64[s0{8}] stride [1] offset 0\n"
+        "add: float32[2, s0{8}] stride [s0{8}, 1] offset 0\n"
+        "relu: float32[2, s0{8}] stride [s0{8}, 1] offset 0\n"
+        "cat: float32[2, 2*s0{16}] stride [2*s0{16}, 1] offset 0\n"
+        "view: float32[4*s0{32}] stride [1] offset 0\n"
+        "sub: SymInt s0 - 1{7}\n"
+        "slice_1: float32[2, s0 - 2{6}] stride [s0{8}, 1] offset 1\n"
+        "sum_1: float32[2] stride [1] offset 0\n"
+        "output: unset\n");
+  // written in the srepr form of the file, as torch 2.13 writes it
+  const epgraph::TensorMeta* cat = ep.graph().find_node("cat")->meta().val.tensor();
+  REQUIRE(cat != nullptr);
+  CHECK(std::get<epgraph::SymExpr>(cat->sizes[1]).expr ==
+        "Mul(Integer(2), Symbol('s0', positive=True, integer=True))");
+  // a second run finds every value equal and changes nothing
+  const std::string before = prop_values(ep);
+  const epgraph::MetaReport again = epgraph::propagate_meta(ep, epgraph::MetaMode::check_only);
+  CHECK(again.computed == 9);
+  CHECK(again.equal == 9);
+  CHECK(again.differences.empty());
+  CHECK(again.uncomputed.empty());
+  CHECK(prop_values(ep) == before);
+}
+
+TEST_CASE("propagate_meta: a changed input shape flows to every node below it",
+          "[propagate_meta]") {
+  epgraph_test::Program ep = prop_program();
+  (void)epgraph::propagate_meta(ep, epgraph::MetaMode::recompute_all);
+  // a pass makes y a [1] tensor: add broadcasts it, nothing else changes
+  epgraph::TensorMeta my;
+  my.sizes = {std::int64_t{1}};
+  my.strides = {std::int64_t{1}};
+  ep.graph().find_node("y")->meta().val = my;
+  const epgraph::MetaReport check = epgraph::propagate_meta(ep, epgraph::MetaMode::check_only);
+  CHECK(check.differences.empty());
+  // x becomes [3, s0]: the check lists every node whose stored value is now stale, with both
+  epgraph::TensorMeta mx = *ep.graph().find_node("x")->meta().val.tensor();
+  mx.sizes[0] = std::int64_t{3};
+  ep.graph().find_node("x")->meta().val = mx;
+  const std::string before = prop_values(ep);
+  const epgraph::MetaReport r = epgraph::propagate_meta(ep, epgraph::MetaMode::check_only);
+  CHECK(prop_values(ep) == before);  // check_only changes nothing
+  std::vector<std::string> names;
+  for (const epgraph::MetaDifference& d : r.differences) names.push_back(d.node);
+  CHECK(names == std::vector<std::string>{"add", "relu", "cat", "view", "slice_1", "sum_1"});
+  REQUIRE(!r.differences.empty());
+  CHECK(r.differences[0].target == "torch.ops.aten.add.Tensor");
+  CHECK(epgraph::value_text(r.differences[0].stored) ==
+        "float32[2, s0{8}] stride [s0{8}, 1] offset 0");
+  CHECK(epgraph::value_text(r.differences[0].computed) ==
+        "float32[3, s0{8}] stride [s0{8}, 1] offset 0");
+  CHECK(epgraph::value_text(r.differences[3].computed) == "float32[6*s0{48}] stride [1] offset 0");
+  CHECK(r.equal == 3);  // sym_size_int, arange, sub
+  // recompute_all then stores exactly the values the check computed
+  const epgraph::MetaReport w = epgraph::propagate_meta(ep, epgraph::MetaMode::recompute_all);
+  CHECK(w.differences.size() == 6);
+  CHECK(epgraph::value_text(ep.graph().find_node("view")->meta().val) ==
+        "float32[6*s0{48}] stride [1] offset 0");
+}
+
+TEST_CASE("propagate_meta: fill_unset computes only the unset values", "[propagate_meta]") {
+  epgraph_test::Program ep = prop_program();
+  (void)epgraph::propagate_meta(ep, epgraph::MetaMode::recompute_all);
+  // a stale value (set by hand) is kept; the unset one below it is computed from it
+  epgraph::TensorMeta stale = *ep.graph().find_node("relu")->meta().val.tensor();
+  stale.dtype = epgraph::dtype::float16;
+  ep.graph().find_node("relu")->meta().val = stale;
+  ep.graph().find_node("cat")->meta().val.reset();
+  const epgraph::MetaReport r = epgraph::propagate_meta(ep, epgraph::MetaMode::fill_unset);
+  CHECK(r.nodes == 9);
+  CHECK(r.computed == 1);
+  CHECK(epgraph::value_text(ep.graph().find_node("relu")->meta().val) ==
+        "float16[2, s0{8}] stride [s0{8}, 1] offset 0");
+  // cat of float32 and float16 promotes to float32
+  CHECK(epgraph::value_text(ep.graph().find_node("cat")->meta().val) ==
+        "float32[2, 2*s0{16}] stride [2*s0{16}, 1] offset 0");
+}
+
+TEST_CASE("propagate_meta: an op without a rule is an error, and nothing changes",
+          "[propagate_meta]") {
+  epgraph_test::Program ep = prop_program();
+  (void)epgraph::propagate_meta(ep, epgraph::MetaMode::recompute_all);
+  epgraph::Graph& g = ep.graph();
+  epgraph::Node* relu = g.find_node("relu");
+  epgraph::Node* cs = nullptr;
+  {
+    const auto at = g.inserting_after(relu);
+    cs = g.call_function("torch.ops.aten.cumsum.default", {relu, 1}, {}, "cumsum");
+  }
+  cs->meta().val = relu->meta().val;
+  // x changes so that the nodes before cumsum get new values before the error
+  epgraph::TensorMeta mx = *g.find_node("x")->meta().val.tensor();
+  mx.sizes[0] = std::int64_t{5};
+  g.find_node("x")->meta().val = mx;
+  const std::string before_values = prop_values(ep);
+  const std::string before_graph = epgraph::to_string(g);
+  CHECK_THROWS_WITH(epgraph::propagate_meta(ep, epgraph::MetaMode::recompute_all),
+                    "Cannot infer the metadata of node 'cumsum' (torch.ops.aten.cumsum.default): "
+                    "epgraph has no shape rule for it; set meta().val yourself");
+  CHECK(prop_values(ep) == before_values);
+  CHECK(epgraph::to_string(g) == before_graph);
+  // fill_unset does not need a rule for a node that has a value
+  const epgraph::MetaReport fill = epgraph::propagate_meta(ep, epgraph::MetaMode::fill_unset);
+  CHECK(fill.computed == 0);
+  CHECK(prop_values(ep) == before_values);
+  // but does for one without
+  cs->meta().val.reset();
+  const std::string unset_values = prop_values(ep);
+  CHECK_THROWS_WITH(epgraph::propagate_meta(ep, epgraph::MetaMode::fill_unset),
+                    "Cannot infer the metadata of node 'cumsum' (torch.ops.aten.cumsum.default): "
+                    "epgraph has no shape rule for it; set meta().val yourself");
+  CHECK(prop_values(ep) == unset_values);
+  // check_only lists it and carries on with its stored value
+  cs->meta().val = relu->meta().val;
+  const epgraph::MetaReport check = epgraph::propagate_meta(ep, epgraph::MetaMode::check_only);
+  REQUIRE(check.uncomputed.size() == 1);
+  CHECK(check.uncomputed[0].node == "cumsum");
+  CHECK(check.uncomputed[0].target == "torch.ops.aten.cumsum.default");
+  CHECK(check.uncomputed[0].reason ==
+        "Cannot infer the metadata of node 'cumsum' (torch.ops.aten.cumsum.default): epgraph "
+        "has no shape rule for it; set meta().val yourself");
+  CHECK(check.nodes == 10);
+  CHECK(check.computed == 9);
+  CHECK(prop_values(ep) == before_values);
+}
+
+TEST_CASE("propagate_meta: an input without a value is an error naming both nodes",
+          "[propagate_meta]") {
+  epgraph_test::Program ep = prop_program();
+  prop_unset_all(ep);
+  ep.graph().find_node("y")->meta().val.reset();
+  const std::string before = prop_values(ep);
+  CHECK_THROWS_WITH(epgraph::propagate_meta(ep, epgraph::MetaMode::recompute_all),
+                    "Cannot infer the metadata of node 'add' (torch.ops.aten.add.Tensor): "
+                    "argument 'other' (node 'y') has no tensor metadata: its meta().val is unset");
+  CHECK(prop_values(ep) == before);
+}
+
+TEST_CASE("propagate_meta: the range constraints decide what the hints cannot",
+          "[propagate_meta]") {
+  // x[:, :4] on s0 (hint 8): whether 4 <= s0 is decided by the hint...
+  epgraph_test::Program ep = prop_program();
+  epgraph::Graph& g = ep.graph();
+  epgraph::Node* sl = nullptr;
+  {
+    const auto at = g.inserting_after(g.find_node("sum_1"));
+    sl = g.call_function("torch.ops.aten.slice.Tensor", {g.find_node("x"), 1, 0, 4}, {}, "head");
+  }
+  (void)epgraph::propagate_meta(ep, epgraph::MetaMode::recompute_all);
+  CHECK(epgraph::value_text(sl->meta().val) == "float32[2, 4] stride [s0{8}, 1] offset 0");
+  // ...and without hints by the range: s0 in [2, 100] cannot say whether 4 <= s0, but [4, 100]
+  // can (torch then keeps 4)
+  epgraph::TensorMeta mx = *g.find_node("x")->meta().val.tensor();
+  std::get<epgraph::SymExpr>(mx.sizes[1]).hint.reset();
+  std::get<epgraph::SymExpr>(mx.strides[0]).hint.reset();
+  g.find_node("x")->meta().val = mx;
+  epgraph::TensorMeta my = *g.find_node("y")->meta().val.tensor();
+  std::get<epgraph::SymExpr>(my.sizes[0]).hint.reset();
+  g.find_node("y")->meta().val = my;
+  ep.metadata().range_constraints = {epgraph::RangeConstraint{"s0", 4, 100}};
+  (void)epgraph::propagate_meta(ep, epgraph::MetaMode::recompute_all);
+  CHECK(epgraph::value_text(sl->meta().val) == "float32[2, 4] stride [s0, 1] offset 0");
+  // with [2, 100] and no hint, torch's guard_or_false takes 4 <= s0 as unknown: Min(4, s0)
+  ep.metadata().range_constraints = {epgraph::RangeConstraint{"s0", 2, 100}};
+  (void)epgraph::propagate_meta(ep, epgraph::MetaMode::recompute_all);
+  CHECK(epgraph::value_text(sl->meta().val) == "float32[2, Min(4, s0)] stride [s0, 1] offset 0");
+}
+
+TEST_CASE("propagate_meta: a size that is not an expression torch writes is an error naming it",
+          "[propagate_meta]") {
+  epgraph_test::Program ep = prop_program();
+  epgraph::TensorMeta mx = *ep.graph().find_node("x")->meta().val.tensor();
+  mx.sizes[1] = prop_sym("s0 +* 2", 8);
+  ep.graph().find_node("x")->meta().val = mx;
+  const std::string before = prop_values(ep);
+  CHECK_THROWS_WITH(epgraph::propagate_meta(ep, epgraph::MetaMode::recompute_all),
+                    "Cannot infer the metadata of node 'arange' (torch.ops.aten.arange.default): "
+                    "cannot read the symbolic expression 's0 +* 2': unexpected '*' at offset 4");
+  CHECK(prop_values(ep) == before);
+}
