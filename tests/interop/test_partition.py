@@ -399,3 +399,56 @@ def test_executorch_lowers_exactly_epgraphs_partitions(pt2_edit, arch_folder):
     runtime = _load_for_executorch_from_buffer(program.buffer)
     (actual,) = runtime.forward(args)
     torch.testing.assert_close(actual, module(*args), rtol=1e-4, atol=1e-4)
+
+
+# --- random graphs: every shape of merge, refusal and cycle -----------------------------------
+
+RANDOM_OPS = ["add", "mul", "sub", "relu", "sigmoid", "tanh", "neg", "exp"]
+
+
+class RandomDag(nn.Module):
+    """A random DAG of elementwise ops: each op reads one or two earlier values (often far
+    back, so that partitions meet across unsupported nodes); several outputs."""
+
+    def __init__(self, seed: int, size: int) -> None:
+        super().__init__()
+        g = torch.Generator().manual_seed(seed)
+
+        def pick(n):
+            return int(torch.randint(0, n, (1,), generator=g))
+
+        self.plan = []
+        for i in range(size):
+            op = RANDOM_OPS[pick(len(RANDOM_OPS))]
+            a = pick(i + 2)
+            b = pick(i + 2)
+            self.plan.append((op, a, b))
+        self.outs = sorted({size + 1, *(2 + pick(size) for _ in range(3))})
+
+    def forward(self, x, y):
+        vals = [x, y]
+        for op, a, b in self.plan:
+            if op in ("add", "mul", "sub"):
+                vals.append(getattr(torch, op)(vals[a], vals[b]))
+            else:
+                vals.append(getattr(torch, op)(vals[a]))
+        return tuple(vals[i] for i in self.outs)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_graph_partitions_match_torch(seed, pt2_edit, arch_folder):
+    module = RandomDag(seed, 40)
+    args = (torch.randn(3), torch.randn(3))
+    ep = torch.export.export(module, args)
+    path = arch_folder / f"random_{seed}.pt2"
+    torch.export.save(ep, str(path))
+    ep = torch.export.load(str(path))
+    g = torch.Generator().manual_seed(1000 + seed)
+    for trial in range(6):
+        chosen = [f"torch.ops.aten.{op}" for op in RANDOM_OPS
+                  if float(torch.rand(1, generator=g)) < 0.5] or ["torch.ops.aten.add"]
+        for single in (True, False):
+            for skip in (False, True):
+                expected = torch_partitions(ep, chosen, None, single, skip)
+                actual = epgraph_partitions(pt2_edit, path, chosen, None, single, skip)
+                assert actual == expected, (seed, trial, chosen, single, skip)
