@@ -323,11 +323,14 @@ class PartitionRun {
     }
   }
 
+  // Records `id` in partition `into`'s downstream partitions, and that a partition holding it
+  // may reach as far as `into`'s last node.
   void add_reach(std::uint32_t into, std::uint32_t id) {
-    if (parts_[into].reach.insert(id).second) {
-      if (reverse_.size() <= id) reverse_.resize(id + 1);
-      reverse_[id].push_back(into);
-    }
+    if (parts_[into].reach.insert(id).second) raise_bound(id, parts_[into].max_pos);
+  }
+  void raise_bound(std::uint32_t id, std::uint32_t pos) {
+    if (reach_bound_.size() <= id) reach_bound_.resize(std::size_t{id} + 1, 0);
+    reach_bound_[id] = std::max(reach_bound_[id], pos);
   }
 
   // torch's downstream_partitions: the partitions assigned anywhere downstream of `starts`
@@ -372,26 +375,17 @@ class PartitionRun {
     }
   }
 
-  // torch's dfs_iter_find_cycle for merging partitions a and b whose outside users are `users`.
+  // torch's dfs_iter_find_cycle for merging partitions a and b whose outside users are `users`:
+  // a walk from them that reaches a or b, or a partition whose recorded downstream partitions
+  // hold a or b, closes a cycle. No path goes backwards in graph order, so the walk stops after
+  // the last position such a partition can have (reach_bound_, an upper bound kept by
+  // add_reach).
   bool finds_cycle(const std::vector<std::uint32_t>& users, std::uint32_t a, std::uint32_t b) {
-    // The partitions whose recorded downstream partitions hold a or b: reaching one of their
-    // nodes closes a cycle, as reaching a or b does.
-    ++target_epoch_;
-    if (target_mark_.size() < parts_.size()) target_mark_.resize(parts_.size(), 0);
-    std::uint32_t bound = std::max(parts_[a].max_pos, parts_[b].max_pos);
-    target_mark_[a] = target_epoch_;
-    target_mark_[b] = target_epoch_;
-    for (std::uint32_t x : {a, b}) {
-      if (x >= reverse_.size()) continue;
-      for (std::uint32_t q : reverse_[x]) {
-        if (!parts_[q].alive || parts_[q].reach.count(x) == 0) continue;
-        target_mark_[q] = target_epoch_;
-        bound = std::max(bound, parts_[q].max_pos);
-      }
-    }
-    // No path goes backwards in graph order: nodes after `bound` cannot lead to a target.
+    const std::uint32_t bound =
+        std::max({parts_[a].max_pos, parts_[b].max_pos, reach_bound(a), reach_bound(b)});
     new_walk();
-    std::vector<std::uint32_t> stack;
+    std::vector<std::uint32_t>& stack = stack_;
+    stack.clear();
     for (std::uint32_t u : users) {
       if (u <= bound && visit(u)) stack.push_back(u);
     }
@@ -399,13 +393,20 @@ class PartitionRun {
       const std::uint32_t d = stack.back();
       stack.pop_back();
       const std::uint32_t p = assignment_[d];
-      if (p != none && target_mark_[p] == target_epoch_) return true;
+      if (p == a || p == b) return true;
+      if (p != none && (parts_[p].reach.count(a) != 0 || parts_[p].reach.count(b) != 0)) {
+        return true;
+      }
       for (std::uint32_t i = pg_.user_begin[d]; i < pg_.user_begin[d + 1]; ++i) {
         const std::uint32_t u = pg_.users[i];
         if (u <= bound && visit(u)) stack.push_back(u);
       }
     }
     return false;
+  }
+
+  [[nodiscard]] std::uint32_t reach_bound(std::uint32_t id) const {
+    return id < reach_bound_.size() ? reach_bound_[id] : 0;
   }
 
   // torch's maybe_merge_partition: true when merged; `self` becomes the surviving id.
@@ -430,7 +431,10 @@ class PartitionRun {
       m.nodes.push_back(x);
       assignment_[x] = merge_id;
     }
-    m.max_pos = std::max(m.max_pos, r.max_pos);
+    if (r.max_pos > m.max_pos) {
+      m.max_pos = r.max_pos;
+      for (std::uint32_t x : m.reach) raise_bound(x, m.max_pos);
+    }
     m.order = std::min(m.order, r.order);
     for (std::uint32_t x : r.reach) add_reach(merge_id, x);
     m.users = std::move(users);
@@ -530,11 +534,10 @@ class PartitionRun {
   const PartitionerOptions& options_;
   std::vector<Part> parts_;
   std::vector<std::uint32_t> assignment_;
-  std::vector<std::vector<std::uint32_t>> reverse_;  // id -> partitions whose reach got it
+  std::vector<std::uint32_t> reach_bound_;  // id -> last position of a partition reaching it
+  std::vector<std::uint32_t> stack_;
   std::vector<std::uint32_t> visit_mark_;
   std::uint32_t epoch_ = 0;
-  std::vector<std::uint64_t> target_mark_;
-  std::uint64_t target_epoch_ = 0;
 };
 
 }  // namespace detail
