@@ -7,6 +7,8 @@
 //   pt2_edit validate FILE [--strict] [--data] [--meta]
 //   pt2_edit add-buffer FILE --name b_kv_cache --dtype float32 --shape 1,8,128,64 [--fill 0] -o OUT
 //   pt2_edit copy FILE -o OUT
+//   pt2_edit partition FILE (--ops T1,T2,... | --except T1,...) [--no-single-node]
+//            [--skip-horizontal-fusion] [-o OUT]
 //
 // `copy` loads FILE and saves it unchanged to OUT (the interop tests check that PyTorch reads
 // the result back as the same program).
@@ -32,6 +34,15 @@
 // Exit status: 0 on success, 1 when validation finds violations, 2
 // on bad usage or input.
 //
+// `partition` runs torch.fx's CapabilityBasedPartitioner (epgraph/passes/partitioner.hpp) with
+// a backend supporting the call_function nodes of the targets --ops lists (as torch prints
+// them: `torch.ops.aten.linear.default`, or `torch.ops.aten.relu` for every overload), or every
+// call_function node but those of the targets --except lists; `--no-single-node` drops
+// partitions of one compute node (torch's default, allows_single_node_partition=False). It
+// prints one line per partition, "partition ID: NAME, NAME, ...", and with `-o OUT` writes the
+// program with each partition's tag ("tag<ID>") in its nodes' custom metadata
+// (node.meta["custom"]["delegation_tag"]) for an ExecuTorch partitioner to read.
+//
 // `--program NAME` (any command) picks the program of an archive holding several (package_pt2's
 // `exported_programs={"model": a, "helper": b}`); without it the only program is used, or the
 // one named `model`, as torch.export.load does. `show` lists the programs first when there are
@@ -45,6 +56,7 @@
 #include <epgraph/archive/archive.hpp>
 #include <epgraph/epgraph.hpp>
 #include <epgraph/json/json.hpp>
+#include <epgraph/passes/partitioner.hpp>
 #include <epgraph/program/edit.hpp>
 #include <epgraph/program/verify.hpp>
 #include <exception>
@@ -63,6 +75,8 @@ int usage() {
                "  pt2_edit add-buffer FILE --name NAME --dtype DTYPE --shape D0,D1,... [--fill V] "
                "-o OUT\n"
                "  pt2_edit copy FILE -o OUT\n"
+               "  pt2_edit partition FILE (--ops T1,T2,... | --except T1,...) [--no-single-node] "
+               "[--skip-horizontal-fusion] [-o OUT]\n"
                "  (any command: --program NAME picks a program of a multi-program archive)\n";
   return 2;
 }
@@ -421,6 +435,61 @@ int copy(int argc, char** argv) {
   return 0;
 }
 
+// `partition`: see the header comment.
+int partition(int argc, char** argv) {
+  std::string file, ops, except, out;
+  epgraph::PartitionerOptions options;
+  options.allows_single_node_partition = true;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--no-single-node") {
+      options.allows_single_node_partition = false;
+    } else if (a == "--skip-horizontal-fusion") {
+      options.skip_horizontal_fusion = true;
+    } else if ((a == "--ops" || a == "--except" || a == "-o") && i + 1 < argc) {
+      (a == "--ops" ? ops : a == "--except" ? except : out) = argv[++i];
+    } else if (file.empty() && !a.empty() && a[0] != '-') {
+      file = a;
+    } else {
+      std::cerr << "error: partition: unexpected argument '" << a << "'\n";
+      return usage();
+    }
+  }
+  if (file.empty() || ops.empty() == except.empty()) {
+    std::cerr << "error: partition needs FILE and one of --ops, --except\n";
+    return usage();
+  }
+  std::vector<std::string> targets;
+  const std::string& list = ops.empty() ? except : ops;
+  for (std::size_t pos = 0; pos <= list.size();) {
+    const std::size_t comma = std::min(list.find(',', pos), list.size());
+    if (comma > pos) targets.push_back(list.substr(pos, comma - pos));
+    pos = comma + 1;
+  }
+  epgraph::OperatorSupport support = epgraph::supports_targets(targets);
+  if (ops.empty()) {
+    support = epgraph::create_op_support([excluded = support](const epgraph::Node& n) {
+      return n.op() == epgraph::OpCode::call_function && !excluded.is_node_supported(n);
+    });
+  }
+  auto ep = load(file);
+  const epgraph::CapabilityBasedPartitioner partitioner(ep.graph(), support, options);
+  const std::vector<epgraph::Partition> partitions = partitioner.propose_partitions();
+  for (const epgraph::Partition& p : partitions) {
+    std::cout << "partition " << p.id << ":";
+    for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+      std::cout << (i == 0 ? " " : ", ") << p.nodes[i]->name();
+    }
+    std::cout << "\n";
+  }
+  if (!out.empty()) {
+    epgraph::tag_partitions(ep.graph(), partitions);
+    save(ep, file, out);
+    std::cout << "tagged " << partitions.size() << " partition(s) -> " << out << "\n";
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -450,6 +519,7 @@ int main(int argc, char** argv) {
     }
     if (cmd == "add-buffer") return add_buffer(argc, argv);
     if (cmd == "copy") return copy(argc, argv);
+    if (cmd == "partition") return partition(argc, argv);
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;
