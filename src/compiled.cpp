@@ -9,7 +9,8 @@
 
 #include <epgraph/epgraph.hpp>
 
-// The implementation headers: the umbrellas give only the declarations in compiled mode.
+// The implementation headers: the entry-point headers (json/load.hpp, ...) give only the
+// declarations in compiled mode.
 #if defined(EPGRAPH_COMPILED_JSON) && EPGRAPH_COMPILED_JSON
 #include <epgraph/json/deserialize.hpp>
 #include <epgraph/json/serialize.hpp>
