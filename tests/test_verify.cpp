@@ -54,7 +54,7 @@ Program program_from_specs(const std::vector<epgraph::InputSpec>& inputs,
   return Program(std::move(g), std::move(sig));
 }
 
-const char* const order_rule =
+const char* const verify_order_rule =
     "inputs must be ordered TOKEN < PARAMETER < persistent BUFFER < non-persistent BUFFER < "
     "CONSTANT_TENSOR < CUSTOM_OBJ < USER_INPUT";
 
@@ -222,7 +222,7 @@ TEST_CASE("verify: canonical input order is checked at VerifyLevel::canonical_or
                                     {epgraph_test::user_output("x")}, {"x"});
     CHECK(departures(ep) ==
           Strings{std::string("Input 'p_w' (PARAMETER) comes after input 'x' (USER_INPUT): ") +
-                  order_rule});
+                  verify_order_rule});
   }
   SECTION("persistent after non-persistent buffers") {
     Program ep =
@@ -243,9 +243,9 @@ TEST_CASE("verify: canonical input order is checked at VerifyLevel::canonical_or
         {epgraph_test::user_output("c")}, {"c"});
     CHECK(departures(ep) ==
           Strings{std::string("Input 'token' (TOKEN) comes after input 'c' (CONSTANT_TENSOR): ") +
-                      order_rule,
+                      verify_order_rule,
                   std::string("Input 'p' (PARAMETER) comes after input 'obj' (CUSTOM_OBJ): ") +
-                      order_rule});
+                      verify_order_rule});
   }
   SECTION("canonical programs have no departure") {
     for (const Program& ep :
@@ -264,7 +264,7 @@ TEST_CASE("verify: canonical input order is checked at VerifyLevel::canonical_or
     CHECK(violations(ep, with_state) ==
           Strings{"Parameter w is not in the state dict.",
                   std::string("Input 'p_w' (PARAMETER) comes after input 'x' (USER_INPUT): ") +
-                      order_rule});
+                      verify_order_rule});
     CHECK(violations(ep) == Strings{"Parameter w is not in the state dict."});
   }
 }
@@ -286,7 +286,7 @@ TEST_CASE("verify: a strict-mode export (constant before buffer) passes torch's 
   const Strings expected{
       std::string("Input 'b_offset' (persistent BUFFER) comes after input 'c_gain' "
                   "(CONSTANT_TENSOR): ") +
-      order_rule};
+      verify_order_rule};
   CHECK(epgraph::input_order_departures(ep.graph_signature()) == expected);
   epgraph::VerifyOptions strict;
   strict.level = epgraph::VerifyLevel::canonical_order;
