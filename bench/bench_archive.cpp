@@ -52,12 +52,12 @@ Program weight_chain(int weights, std::uint64_t bytes_each) {
   for (int i = 0; i < weights; ++i) ws.push_back(g->placeholder("p_w" + std::to_string(i)));
   Node* x = g->placeholder("x");
   const TensorMeta meta = tensor_meta_of(HostTensor::zeros(dtype::float32, {rows, 1024}));
-  x->meta().val = meta;
+  x->mutable_meta().val = meta;
   Node* prev = x;
   for (Node* w : ws) {
-    w->meta().val = meta;
+    w->mutable_meta().val = meta;
     prev = g->call_function("torch.ops.aten.add.Tensor", {prev, w});
-    prev->meta().val = meta;
+    prev->mutable_meta().val = meta;
   }
   g->output({prev});
   ExportGraphSignature sig;

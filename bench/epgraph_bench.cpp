@@ -308,7 +308,7 @@ Program transformer_program(std::size_t layers) {
     std::string name = "p_";
     for (char c : target) name.push_back(c == '.' ? '_' : c);
     Node* n = g->placeholder(name);
-    n->meta().val = meta(std::move(sizes));
+    n->mutable_meta().val = meta(std::move(sizes));
     sig.input_specs.emplace_back(epgraph::InputKind::PARAMETER,
                                  epgraph::TensorArgument{std::string(n->name())}, target);
     return n;
@@ -339,17 +339,17 @@ Program transformer_program(std::size_t layers) {
       std::string name = "b_";
       for (char c : target) name.push_back(c == '.' ? '_' : c);
       Node* n = g->placeholder(name);
-      n->meta().val = meta({1, heads, cache, hd});
+      n->mutable_meta().val = meta({1, heads, cache, hd});
       sig.input_specs.emplace_back(epgraph::InputKind::BUFFER,
                                    epgraph::TensorArgument{std::string(n->name())}, target, true);
       (kv ? ls[l].v_cache : ls[l].k_cache) = n;
     }
   }
   Node* tokens = g->placeholder("tokens");
-  tokens->meta().val = meta({1, seq});
+  tokens->mutable_meta().val = meta({1, seq});
   tokens->meta().val.tensor()->dtype = epgraph::dtype::int64;
   Node* input_pos = g->placeholder("input_pos");
-  input_pos->meta().val = meta({seq});
+  input_pos->mutable_meta().val = meta({seq});
   input_pos->meta().val.tensor()->dtype = epgraph::dtype::int64;
   sig.input_specs.emplace_back(epgraph::InputKind::USER_INPUT, epgraph::TensorArgument{"tokens"});
   sig.input_specs.emplace_back(epgraph::InputKind::USER_INPUT,
@@ -357,7 +357,7 @@ Program transformer_program(std::size_t layers) {
 
   auto op = [&](const char* target, ArgumentList args, std::vector<std::int64_t> sizes) {
     Node* n = g->call_function(target, std::move(args));
-    n->meta().val = meta(std::move(sizes));
+    n->mutable_meta().val = meta(std::move(sizes));
     return n;
   };
   auto rms_norm = [&](Node* x, Node* w) {
@@ -568,8 +568,8 @@ void bench_schemas(std::size_t nodes, int reps) {
       g.set_schema_checks(checked == 1);
       Node* x = g.placeholder("x");
       Node* p = g.placeholder("p");
-      x->meta().val = meta({4});
-      p->meta().val = meta({4});
+      x->mutable_meta().val = meta({4});
+      p->mutable_meta().val = meta({4});
       const auto t0 = Clock::now();
       Node* prev = x;
       for (std::size_t i = 0; i < nodes; ++i) prev = g.call_function(kAdd, {prev, p});
@@ -664,9 +664,9 @@ std::vector<double> bench_propagate_meta(const std::vector<std::size_t>& sizes, 
           m.sizes = {std::int64_t{2}, s0};
           m.strides = {s0, std::int64_t{1}};
           Node* prev = g->placeholder("x");
-          prev->meta().val = m;
+          prev->mutable_meta().val = m;
           Node* p = g->placeholder("p");
-          p->meta().val = m;
+          p->mutable_meta().val = m;
           Node* n = g->call_function("torch.ops.aten.sym_size.int", {prev, 1});
           for (std::size_t i = 1; i < nodes; ++i) {
             switch (i % 4) {

@@ -48,7 +48,7 @@ HostTensor weight(double value) {
 // Sets meta["val"] of `node` to a float32 tensor of `sizes`.
 void set_val(Node* node, std::vector<std::int64_t> sizes,
              epgraph::dtype type = epgraph::dtype::float32) {
-  node->meta().val = epgraph::tensor_meta_of(HostTensor::zeros(type, std::move(sizes)));
+  node->mutable_meta().val = epgraph::tensor_meta_of(HostTensor::zeros(type, std::move(sizes)));
 }
 
 Program build_attention() {

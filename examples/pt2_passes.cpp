@@ -530,7 +530,7 @@ void misc_ops(Program& ep) {
                      {{"dtype", epgraph::dtype::int64}, {"device", cpu}});
     // infer_meta has no rule for aten.index: its val is written by hand (m[:, idx] is [B, N]).
     r = graph.call_function("torch.ops.aten.index.Tensor", {m, ArgumentList{epgraph::none, idx}});
-    r->meta().val = contiguous_val(f32, shape);
+    r->mutable_meta().val = contiguous_val(f32, shape);
   }
   route_output(ep, y, r);
   std::cout << "misc-ops: output " << y->name() << " -> " << r->name() << "\n";
@@ -566,7 +566,7 @@ void multi_output(Program& ep) {
     // infer_meta has no rule for var_mean, max.dim and split: their tuple vals are written by hand.
     Node* vm = graph.call_function("torch.ops.aten.var_mean.correction", {y, ArgumentList{1}},
                                    {{"correction", 0}, {"keepdim", true}});
-    vm->meta().val = NodeValue::List{column, column};
+    vm->mutable_meta().val = NodeValue::List{column, column};
     Node* var = getitem(vm, 0);
     Node* mean = getitem(vm, 1);
     Node* centered = call(graph, "torch.ops.aten.sub.Tensor", {y, mean});
@@ -575,7 +575,8 @@ void multi_output(Program& ep) {
     Node* n = call(graph, "torch.ops.aten.mul.Tensor", {centered, inv_std});
 
     Node* mx = graph.call_function("torch.ops.aten.max.dim", {n, 1, true});
-    mx->meta().val = NodeValue::List{column, contiguous_val(epgraph::dtype::int64, {rows, 1})};
+    mx->mutable_meta().val =
+        NodeValue::List{column, contiguous_val(epgraph::dtype::int64, {rows, 1})};
     Node* values = getitem(mx, 0);
     Node* indices = getitem(mx, 1);
 
@@ -590,7 +591,7 @@ void multi_output(Program& ep) {
       part.storage_offset = start * std::get<std::int64_t>(n_val.strides[1]);
       part_vals.emplace_back(std::move(part));
     }
-    parts->meta().val = part_vals;
+    parts->mutable_meta().val = part_vals;
     ArgumentList reversed;
     for (std::size_t i = part_vals.size(); i > 0; --i) {
       reversed.emplace_back(getitem(parts, static_cast<std::int64_t>(i - 1)));
@@ -623,7 +624,7 @@ void custom_op(Program& ep, double alpha) {
     r = graph.call_function("torch.ops.epgraph_test.scale_add.default", {y, s}, {{"alpha", alpha}});
     // infer_meta has no rule for a user operator: the val is written by hand. Its fake kernel
     // returns torch.empty_like(x), which has x's shape, dtype and layout, as sin(x) does.
-    r->meta().val = s->meta().val;
+    r->mutable_meta().val = s->meta().val;
   }
   route_output(ep, y, r);
   std::cout << "custom-op: output " << y->name() << " -> " << r->name() << "\n";
@@ -889,7 +890,7 @@ void recompute_meta(Program& ep) {
   for (Node& n : ep.graph().nodes()) {
     if (n.op() != OpCode::call_function) continue;
     if (kept.count(std::string(n.name())) != 0) continue;
-    n.meta().val.reset();
+    n.mutable_meta().val.reset();
   }
   const epgraph::MetaReport r = epgraph::propagate_meta(ep, epgraph::MetaMode::fill_unset);
   std::cout << "recompute-meta: " << r.computed << " of " << r.nodes << " values recomputed ("

@@ -558,8 +558,8 @@ TEST_CASE("node_copy copies and names as torch.fx does", "[fx][copy]") {
   Node* s_add = src->find_node("add");
   Node* s_add_1 = src->find_node("add_1");
   Node* s_add_2 = src->find_node("add_2");
-  s_add->meta().val = epgraph::TensorMeta{};
-  s_add->meta().other.emplace_back("stack_trace", "here");
+  s_add->mutable_meta().val = epgraph::TensorMeta{};
+  s_add->mutable_meta().other.emplace_back("stack_trace", "here");
   Graph dst;
   Node* x = dst.placeholder("x");
   Node* add = call(dst, "torch.ops.aten.add.Tensor", {x, x}, "add");

@@ -2,16 +2,19 @@
 // erasure, renaming, lint and clone.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <epgraph/ir/graph.hpp>
 #include <epgraph/ir/print.hpp>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace epgraph::detail {
 // Reaches into a graph to break invariants on purpose, so lint() has something to find.
 struct test_access {
   static void clear_users(Node* n) {
-    n->remove_users_if([](Node*) { return true; });
+    n->remove_users_if([](Node*) { return true; }, users_key());
   }
   static void set_arg_unchecked(Node* n, std::size_t i, Argument a) {
     ArgumentList args = n->args();
@@ -19,8 +22,8 @@ struct test_access {
     n->commit_args(std::move(args), nullptr);  // same count: no box needed
   }
   static void push_user(Node* n, Node* user) {
-    n->reserve_users(1);
-    n->push_user(user);
+    n->reserve_users(1, users_key());
+    n->push_user(user, users_key());
   }
   static void swap_order(Graph& g, Node* a, Node* b) {
     // a must directly precede b
@@ -439,7 +442,7 @@ TEST_CASE("clone copies nodes, users order and namespace; the copy is independen
   Node* out = g.output({b});
   a->set_args({x, x});
   a->set_args({x, y});  // y's users are now [b, a]: not graph order
-  a->meta().requested_name = "requested";
+  a->mutable_meta().requested_name = "requested";
   out->set_args({Argument(ArgumentList{b, a})});
 
   auto copy = g.clone();
@@ -462,4 +465,32 @@ TEST_CASE("clone copies nodes, users order and namespace; the copy is independen
   CHECK(extra->name() == "mul_2");  // `mul` was erased in the original and stays taken in the copy
   CHECK(g.find_node("mul_2") == nullptr);
   CHECK(g.size() == 5);
+}
+
+// Issue 27 item 5: the invariants the types hold.
+static_assert(!std::is_default_constructible_v<epgraph::detail::users_key>,
+              "only EdgeUpdate (and test_access) may make the key that writes users lists");
+static_assert(std::is_same_v<decltype(std::declval<Node&>().meta()), const epgraph::NodeMeta&>,
+              "meta() is read-only even on a non-const node, so reading cannot allocate");
+
+TEST_CASE("reading meta() through a non-const node creates no storage and changes nothing",
+          "[graph][meta]") {
+  Graph g;
+  Node* x = g.placeholder("x");
+  Node* y = g.placeholder("y");
+  Node* r = g.call_function("torch.ops.aten.add.Tensor", {x, y});
+  g.output({r});
+  const std::uint64_t version = g.version();
+  // Nodes that never had metadata all share the one empty NodeMeta: no per-node storage.
+  CHECK(&x->meta() == &y->meta());
+  CHECK(&x->meta() == &r->meta());
+  CHECK_FALSE(x->meta().val.has_value());
+  CHECK(x->meta().requested_name.empty());
+  CHECK(g.version() == version);  // reading a placeholder's meta is not an edit
+  // Writing creates the node's own storage (and, on a placeholder, is an edit).
+  x->mutable_meta().requested_name = "x_in";
+  CHECK(&x->meta() != &y->meta());
+  CHECK(&y->meta() == &r->meta());
+  CHECK(x->meta().requested_name == "x_in");
+  CHECK(g.version() != version);
 }

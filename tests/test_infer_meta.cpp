@@ -31,7 +31,7 @@ TensorMeta meta_of(epgraph::dtype d, std::vector<std::int64_t> sizes) {
 
 Node* input(Graph& g, const char* name, TensorMeta m) {
   Node* p = g.placeholder(name);
-  p->meta().val = std::move(m);
+  p->mutable_meta().val = std::move(m);
   return p;
 }
 
@@ -211,7 +211,7 @@ TEST_CASE("set_inferred_meta: stores the value, leaves the node unchanged on err
   CHECK(v == NodeValue(meta_of(epgraph::dtype::float32, {2, 3})));
 
   Node* bad = g.call_function("torch.ops.aten.select.int", {x, 0, 7}, {}, "bad");
-  bad->meta().val = epgraph::SymIntValue{std::int64_t{3}};
+  bad->mutable_meta().val = epgraph::SymIntValue{std::int64_t{3}};
   CHECK_THROWS_AS(epgraph::set_inferred_meta(*bad), value_error);
   CHECK(bad->meta().val == NodeValue(epgraph::SymIntValue{std::int64_t{3}}));
 }

@@ -27,12 +27,12 @@ epgraph_test::Program prop_program() {
   mx.sizes = {std::int64_t{2}, prop_sym(kPropS0, 8)};
   mx.strides = {prop_sym(kPropS0, 8), std::int64_t{1}};
   epgraph::Node* x = g->placeholder("x");
-  x->meta().val = mx;
+  x->mutable_meta().val = mx;
   epgraph::TensorMeta my;
   my.sizes = {prop_sym(kPropS0, 8)};
   my.strides = {std::int64_t{1}};
   epgraph::Node* y = g->placeholder("y");
-  y->meta().val = my;
+  y->mutable_meta().val = my;
   epgraph::Node* n = g->call_function("torch.ops.aten.sym_size.int", {x, 1}, {}, "sym_size_int");
   epgraph::Node* ar = g->call_function("torch.ops.aten.arange.default", {n}, {}, "arange");
   epgraph::Node* add = g->call_function("torch.ops.aten.add.Tensor", {x, y}, {}, "add");
@@ -70,7 +70,7 @@ std::string prop_values(const epgraph_test::Program& ep) {
 
 void prop_unset_all(epgraph_test::Program& ep) {
   for (epgraph::Node& n : ep.graph().nodes()) {
-    if (n.op() == epgraph::OpCode::call_function) n.meta().val.reset();
+    if (n.op() == epgraph::OpCode::call_function) n.mutable_meta().val.reset();
   }
 }
 
@@ -120,13 +120,13 @@ TEST_CASE("propagate_meta: a changed input shape flows to every node below it",
   epgraph::TensorMeta my;
   my.sizes = {std::int64_t{1}};
   my.strides = {std::int64_t{1}};
-  ep.graph().find_node("y")->meta().val = my;
+  ep.graph().find_node("y")->mutable_meta().val = my;
   const epgraph::MetaReport check = epgraph::propagate_meta(ep, epgraph::MetaMode::check_only);
   CHECK(check.differences.empty());
   // x becomes [3, s0]: the check lists every node whose stored value is now stale, with both
   epgraph::TensorMeta mx = *ep.graph().find_node("x")->meta().val.tensor();
   mx.sizes[0] = std::int64_t{3};
-  ep.graph().find_node("x")->meta().val = mx;
+  ep.graph().find_node("x")->mutable_meta().val = mx;
   const std::string before = prop_values(ep);
   const epgraph::MetaReport r = epgraph::propagate_meta(ep, epgraph::MetaMode::check_only);
   CHECK(prop_values(ep) == before);  // check_only changes nothing
@@ -154,8 +154,8 @@ TEST_CASE("propagate_meta: fill_unset computes only the unset values", "[propaga
   // a stale value (set by hand) is kept; the unset one below it is computed from it
   epgraph::TensorMeta stale = *ep.graph().find_node("relu")->meta().val.tensor();
   stale.dtype = epgraph::dtype::float16;
-  ep.graph().find_node("relu")->meta().val = stale;
-  ep.graph().find_node("cat")->meta().val.reset();
+  ep.graph().find_node("relu")->mutable_meta().val = stale;
+  ep.graph().find_node("cat")->mutable_meta().val.reset();
   const epgraph::MetaReport r = epgraph::propagate_meta(ep, epgraph::MetaMode::fill_unset);
   CHECK(r.nodes == 9);
   CHECK(r.computed == 1);
@@ -177,11 +177,11 @@ TEST_CASE("propagate_meta: an op without a rule is an error, and nothing changes
     const auto at = g.inserting_after(relu);
     cs = g.call_function("torch.ops.aten.cumsum.default", {relu, 1}, {}, "cumsum");
   }
-  cs->meta().val = relu->meta().val;
+  cs->mutable_meta().val = relu->meta().val;
   // x changes so that the nodes before cumsum get new values before the error
   epgraph::TensorMeta mx = *g.find_node("x")->meta().val.tensor();
   mx.sizes[0] = std::int64_t{5};
-  g.find_node("x")->meta().val = mx;
+  g.find_node("x")->mutable_meta().val = mx;
   const std::string before_values = prop_values(ep);
   const std::string before_graph = epgraph::to_string(g);
   CHECK_THROWS_WITH(epgraph::propagate_meta(ep, epgraph::MetaMode::recompute_all),
@@ -194,14 +194,14 @@ TEST_CASE("propagate_meta: an op without a rule is an error, and nothing changes
   CHECK(fill.computed == 0);
   CHECK(prop_values(ep) == before_values);
   // but does for one without
-  cs->meta().val.reset();
+  cs->mutable_meta().val.reset();
   const std::string unset_values = prop_values(ep);
   CHECK_THROWS_WITH(epgraph::propagate_meta(ep, epgraph::MetaMode::fill_unset),
                     "Cannot infer the metadata of node 'cumsum' (torch.ops.aten.cumsum.default): "
                     "epgraph has no shape rule for it; set meta().val yourself");
   CHECK(prop_values(ep) == unset_values);
   // check_only lists it and carries on with its stored value
-  cs->meta().val = relu->meta().val;
+  cs->mutable_meta().val = relu->meta().val;
   const epgraph::MetaReport check = epgraph::propagate_meta(ep, epgraph::MetaMode::check_only);
   REQUIRE(check.uncomputed.size() == 1);
   CHECK(check.uncomputed[0].node == "cumsum");
@@ -218,7 +218,7 @@ TEST_CASE("propagate_meta: an input without a value is an error naming both node
           "[propagate_meta]") {
   epgraph_test::Program ep = prop_program();
   prop_unset_all(ep);
-  ep.graph().find_node("y")->meta().val.reset();
+  ep.graph().find_node("y")->mutable_meta().val.reset();
   const std::string before = prop_values(ep);
   CHECK_THROWS_WITH(epgraph::propagate_meta(ep, epgraph::MetaMode::recompute_all),
                     "Cannot infer the metadata of node 'add' (torch.ops.aten.add.Tensor): "
@@ -243,10 +243,10 @@ TEST_CASE("propagate_meta: the range constraints decide what the hints cannot",
   epgraph::TensorMeta mx = *g.find_node("x")->meta().val.tensor();
   std::get<epgraph::SymExpr>(mx.sizes[1]).hint.reset();
   std::get<epgraph::SymExpr>(mx.strides[0]).hint.reset();
-  g.find_node("x")->meta().val = mx;
+  g.find_node("x")->mutable_meta().val = mx;
   epgraph::TensorMeta my = *g.find_node("y")->meta().val.tensor();
   std::get<epgraph::SymExpr>(my.sizes[0]).hint.reset();
-  g.find_node("y")->meta().val = my;
+  g.find_node("y")->mutable_meta().val = my;
   ep.metadata().range_constraints = {epgraph::RangeConstraint{"s0", 4, 100}};
   (void)epgraph::propagate_meta(ep, epgraph::MetaMode::recompute_all);
   CHECK(epgraph::value_text(sl->meta().val) == "float32[2, 4] stride [s0, 1] offset 0");
@@ -261,7 +261,7 @@ TEST_CASE("propagate_meta: a size that is not an expression torch writes is an e
   epgraph_test::Program ep = prop_program();
   epgraph::TensorMeta mx = *ep.graph().find_node("x")->meta().val.tensor();
   mx.sizes[1] = prop_sym("s0 +* 2", 8);
-  ep.graph().find_node("x")->meta().val = mx;
+  ep.graph().find_node("x")->mutable_meta().val = mx;
   const std::string before = prop_values(ep);
   CHECK_THROWS_WITH(epgraph::propagate_meta(ep, epgraph::MetaMode::recompute_all),
                     "Cannot infer the metadata of node 'arange' (torch.ops.aten.arange.default): "

@@ -192,7 +192,7 @@ struct CallFixture {
     pos = epgraph_test::add_placeholder(g, "pos",
                                         epgraph::HostTensor::zeros(epgraph::dtype::int64, {1}));
     n = g.call_function("torch.ops.aten.sym_size.int", {x, 0});
-    n->meta().val = epgraph::SymIntValue{epgraph::SymExpr{"s0", 2}};
+    n->mutable_meta().val = epgraph::SymIntValue{epgraph::SymExpr{"s0", 2}};
     g.output({x});
     ep.graph_signature().input_specs = {epgraph_test::user_input("x"),
                                         epgraph_test::user_input("pos")};

@@ -343,9 +343,9 @@ TEST_CASE("replace_pattern on a program: output specs follow, copies get inferre
   auto g = std::make_unique<Graph>();
   Node* x = epgraph_test::add_placeholder(*g, "x", epgraph_test::tensor({2, 3}));
   Node* relu = g->call_function("torch.ops.aten.relu.default", {x}, {}, "relu");
-  relu->meta().val = *x->meta().val.tensor();
+  relu->mutable_meta().val = *x->meta().val.tensor();
   Node* neg = g->call_function("torch.ops.aten.neg.default", {relu}, {}, "neg");
-  neg->meta().val = *x->meta().val.tensor();
+  neg->mutable_meta().val = *x->meta().val.tensor();
   g->output({relu, neg});
   Program ep(std::move(g), epgraph::ExportGraphSignature{{epgraph_test::user_input("x")},
                                                          {epgraph_test::user_output("relu"),
@@ -533,11 +533,11 @@ TEST_CASE("ReplacedPatterns carries the erased nodes' metadata", "[fx][rewrite][
   Graph g;
   Node* x = epgraph_test::add_placeholder(g, "x", epgraph_test::tensor({2}));
   Node* relu = g.call_function("torch.ops.aten.relu.default", {x});
-  relu->meta().other = {{"stack_trace", "File \"m.py\", line 3, in forward"},
-                        {"nn_module_stack", "L__self__,,m.M"}};
-  relu->meta().val = *x->read_meta().val.tensor();
+  relu->mutable_meta().other = {{"stack_trace", "File \"m.py\", line 3, in forward"},
+                                {"nn_module_stack", "L__self__,,m.M"}};
+  relu->mutable_meta().val = *x->read_meta().val.tensor();
   Node* relu_1 = g.call_function("torch.ops.aten.relu.default", {relu});
-  relu_1->meta().other = {{"stack_trace", "File \"m.py\", line 4, in forward"}};
+  relu_1->mutable_meta().other = {{"stack_trace", "File \"m.py\", line 4, in forward"}};
   g.output({relu_1});
   const auto replaced = epgraph::replace_pattern(g, pattern, replacement);
   REQUIRE(replaced.size() == 2);
@@ -551,7 +551,7 @@ TEST_CASE("ReplacedPatterns carries the erased nodes' metadata", "[fx][rewrite][
     }
     // What a pass does with it: the copy takes the matched node's entries.
     REQUIRE(r.replacements.size() == 1);
-    r.replacements[0]->meta().other = r.erased_meta.back().other;
+    r.replacements[0]->mutable_meta().other = r.erased_meta.back().other;
   }
   CHECK(erased == std::vector<std::string>{"relu", "relu_1"});
   CHECK(traces == std::vector<std::string>{"File \"m.py\", line 3, in forward",

@@ -60,7 +60,7 @@ Program two_weights() {
   Node* t = g->call_function("torch.ops.aten.add.Tensor", {s, b});
   g->output({t});
   const TensorMeta meta = tensor_meta_of(HostTensor::zeros(dtype::float32, {kRows, 256}));
-  for (Node* n : {a, b, x, s, t}) n->meta().val = meta;
+  for (Node* n : {a, b, x, s, t}) n->mutable_meta().val = meta;
   ExportGraphSignature sig;
   sig.input_specs = {InputSpec(InputKind::PARAMETER, TensorArgument{"p_a"}, "a"),
                      InputSpec(InputKind::PARAMETER, TensorArgument{"p_b"}, "b"),

@@ -67,8 +67,8 @@ Program clamp_program() {
   TensorMeta m;
   m.sizes = {std::int64_t{3}};
   m.strides = {std::int64_t{1}};
-  x->meta().val = m;
-  c->meta().val = m;
+  x->mutable_meta().val = m;
+  c->mutable_meta().val = m;
   ExportGraphSignature sig;
   sig.input_specs = {InputSpec(InputKind::USER_INPUT, TensorArgument{"x"})};
   sig.output_specs = {OutputSpec(OutputKind::USER_OUTPUT, TensorArgument{"clamp"})};

@@ -449,7 +449,7 @@ TEST_CASE("custom objects load as ScriptObject with the signature's class", "[ar
   {
     auto guard = prog.graph().inserting_before(prog.graph().find_node("x"));
     // How epgraph::json marks a custom-object value (NodeMeta::serialized).
-    prog.graph().placeholder("obj")->meta().serialized =
+    prog.graph().placeholder("obj")->mutable_meta().serialized =
         R"({"class_fqn": "__torch__.torch.classes.m.Foo"})";
   }
   prog.graph_signature().input_specs.insert(

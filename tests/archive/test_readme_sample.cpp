@@ -28,10 +28,10 @@ fs::path write_model(const fs::path& dir) {
   epgraph::Node* mul = g->call_function("torch.ops.aten.mul.Tensor", {k, w});
   g->output({mul});
   for (epgraph::Node* n : {w, k, mul}) {
-    n->meta().val =
+    n->mutable_meta().val =
         epgraph::tensor_meta_of(HostTensor::zeros(epgraph::dtype::float32, {1, 8, 1, 64}));
   }
-  g->find_node("input_pos")->meta().val =
+  g->find_node("input_pos")->mutable_meta().val =
       epgraph::tensor_meta_of(HostTensor::zeros(epgraph::dtype::int64, {1}));
   epgraph::ExportGraphSignature sig;
   sig.input_specs = {epgraph::InputSpec(InputKind::PARAMETER, TensorArgument{"p_w"}, "w"),

@@ -582,14 +582,14 @@ TEST_CASE("saving refuses tensor metadata torch's loader refuses, with the loade
   auto saved_with = [&](const std::function<void(epgraph::TensorMeta&)>& change) {
     epgraph::TensorMeta m = good;
     change(m);
-    sum->meta().val = m;
+    sum->mutable_meta().val = m;
     std::string out;
     try {
       out = "saved:" + save_exported_program_to_string(ep);
     } catch (const serialization_error& e) {
       out = e.what();
     }
-    sum->meta().val = good;
+    sum->mutable_meta().val = good;
     return out;
   };
   CHECK(saved_with([](epgraph::TensorMeta& m) {
@@ -642,7 +642,7 @@ TEST_CASE("saving refuses node arguments torch's loader refuses, naming the node
     probe = ep.graph().call_function("torch.ops.my_lib.probe.default", {sum},
                                      {{"extra", epgraph::none}}, "probe");
   }
-  probe->meta().val = *sum->meta().val.tensor();
+  probe->mutable_meta().val = *sum->meta().val.tensor();
   const epgraph::Kwargs kwargs = probe->kwargs();
   const std::string before = save_exported_program_to_string(ep);
   auto saved_with = [&](epgraph::Argument extra) {

@@ -201,7 +201,7 @@ TEST_CASE("a newer minor version keeps its version and its unknown node fields",
     auto at = edited.graph().inserting_after(relu);
     neg = edited.graph().call_function("torch.ops.aten.neg.default", {relu});
   }
-  neg->meta().val = relu->meta().val;
+  neg->mutable_meta().val = relu->meta().val;
   const json edited_out = json::parse(save_exported_program_to_string(edited));
   CHECK(edited_out["schema_version"]["minor"] == 21);
   CHECK(edited_out["graph_module"]["graph"]["nodes"][0]["stream"]["priority"] == 2);

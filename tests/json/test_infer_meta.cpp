@@ -62,7 +62,7 @@ Argument decode(epgraph::Graph& g, const json& a) {
   const json& v = first.value();
   if (kind == "tensor") {
     epgraph::Node* p = g.placeholder("x");
-    p->meta().val = meta_from(v);
+    p->mutable_meta().val = meta_from(v);
     return Argument(p);
   }
   if (kind == "none") return epgraph::none;
@@ -243,12 +243,12 @@ Argument sym_case_decode(epgraph::Graph& g, const json& a) {
   const json& v = first.value();
   if (kind == "tensor") {
     epgraph::Node* p = g.placeholder("x");
-    p->meta().val = sym_case_meta(v);
+    p->mutable_meta().val = sym_case_meta(v);
     return Argument(p);
   }
   if (kind == "symint") {
     epgraph::Node* p = g.placeholder("n");
-    p->meta().val = epgraph::SymIntValue{sym_case_size(v)};
+    p->mutable_meta().val = epgraph::SymIntValue{sym_case_size(v)};
     return Argument(p);
   }
   if (kind == "list") {

@@ -171,11 +171,11 @@ TEST_CASE("saving refuses a list argument whose elements fit no list type, namin
   auto build = [](epgraph::ArgumentList mixed) {
     auto g = std::make_unique<epgraph::Graph>();
     epgraph::Node* x = g->placeholder("x");
-    x->meta().val =
+    x->mutable_meta().val =
         epgraph::tensor_meta_of(epgraph::HostTensor::zeros(epgraph::dtype::float32, {2}));
     epgraph::Node* attrs =
         g->call_function("torch.ops.my_backend.attrs.default", {x, epgraph::Argument(mixed)});
-    attrs->meta().val = x->meta().val;
+    attrs->mutable_meta().val = x->meta().val;
     g->output({attrs});
     epgraph::ExportGraphSignature sig;
     sig.input_specs = {
@@ -212,7 +212,8 @@ TEST_CASE("saving refuses a tensor node without metadata instead of writing an u
           "[json][errors]") {
   auto g = std::make_unique<epgraph::Graph>();
   epgraph::Node* x = g->placeholder("x");
-  x->meta().val = epgraph::tensor_meta_of(epgraph::HostTensor::zeros(epgraph::dtype::float32, {2}));
+  x->mutable_meta().val =
+      epgraph::tensor_meta_of(epgraph::HostTensor::zeros(epgraph::dtype::float32, {2}));
   epgraph::Node* relu = g->call_function("torch.ops.aten.relu.default", {x});
   g->output({relu});
   epgraph::ExportGraphSignature sig;
@@ -226,7 +227,7 @@ TEST_CASE("saving refuses a tensor node without metadata instead of writing an u
   CHECK_THROWS_WITH(epgraph::json::save_exported_program_to_string(ep),
                     "graph_module.graph.tensor_values: node 'relu' produces a tensor but has no "
                     "tensor metadata (NodeMeta::val); set it before saving");
-  relu->meta().val = x->meta().val;
+  relu->mutable_meta().val = x->meta().val;
   const std::string text = epgraph::json::save_exported_program_to_string(ep);
   auto back = epgraph::json::load_exported_program_from_string<epgraph::HostTensor>(text);
   CHECK(epgraph::to_string(back.graph()) == epgraph::to_string(ep.graph()));

@@ -99,11 +99,11 @@ TEST_CASE("save: a token with metadata keeps it; other tuple items need theirs",
   CHECK_THROWS_WITH(epgraph::json::save_exported_program_to_string(ep),
                     "graph_module.graph.tensor_values: node 'getitem_1' produces a tensor but has "
                     "no tensor metadata (NodeMeta::val); set it before saving");
-  ep.graph().find_node("getitem_1")->meta().val = ep.graph().find_node("x")->meta().val;
+  ep.graph().find_node("getitem_1")->mutable_meta().val = ep.graph().find_node("x")->meta().val;
   // A token given other metadata is written with it.
   epgraph::TensorMeta scalar;
   scalar.dtype = epgraph::dtype::int64;
-  ep.graph().find_node("token")->meta().val = scalar;
+  ep.graph().find_node("token")->mutable_meta().val = scalar;
   const ojson_t doc = round_trip(ep);
   const ojson_t& g = doc["graph_module"]["graph"];
   CHECK(g["nodes"][0]["outputs"] == ojson_t::array({{{"as_tensor", {{"name", "getitem"}}}},
@@ -207,7 +207,7 @@ TEST_CASE("save: a getitem that is not an output of the node it reads is refused
   // getitem user has no place in the file.
   Program both = epgraph_test::token_program(false);
   epgraph::Node* fx = both.graph().find_node("with_effects");
-  fx->meta().val = both.graph().find_node("x")->meta().val;
+  fx->mutable_meta().val = both.graph().find_node("x")->meta().val;
   epgraph::ArgumentList results;
   results.emplace_back(both.graph().find_node("getitem"));
   results.emplace_back(fx);
@@ -232,7 +232,7 @@ TEST_CASE("a tuple-producing node with its own val still writes one output per g
   // tuple of 5 (with_tensor_meta gives one), one output is written per return, named after its
   // getitem node, and the tuple node gets no tensor_values entry of its own.
   Program wrong = epgraph_test::linear_batchnorm_program();
-  wrong.graph().find_node("_native_batch_norm_legit_functional")->meta().val =
+  wrong.graph().find_node("_native_batch_norm_legit_functional")->mutable_meta().val =
       epgraph::tensor_meta_of(epgraph_test::tensor({2, 4}));
   CHECK_THROWS_WITH(epgraph::json::save_exported_program_to_string(
                         epgraph_test::with_tensor_meta(std::move(wrong))),

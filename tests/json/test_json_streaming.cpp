@@ -79,7 +79,7 @@ Program awkward_program() {
   const double inf = std::numeric_limits<double>::infinity();
   auto g = std::make_unique<epgraph::Graph>();
   Node* x = epgraph_test::add_placeholder(*g, "x", epgraph_test::tensor({2, 3}));
-  x->meta().other = {{"stack_trace", awkward}, {"", ""}, {"nn_module_stack", "{\"a\": 1}"}};
+  x->mutable_meta().other = {{"stack_trace", awkward}, {"", ""}, {"nn_module_stack", "{\"a\": 1}"}};
   Node* a = g->call_function("torch.ops.my\"lib\\.op" + awkward,
                              {x,
                               awkward,
@@ -103,8 +103,8 @@ Program awkward_program() {
                               epgraph::Device{"cuda", 1},
                               epgraph::Device{awkward, std::nullopt}},
                              {{"k\"ey\\" + awkward, awkward}, {"", 2.5}, {"tensor", x}});
-  a->meta().val = meta_with_symbols();
-  a->meta().other = {{"dup", "first"}, {"k", awkward}, {"dup", "second"}};
+  a->mutable_meta().val = meta_with_symbols();
+  a->mutable_meta().other = {{"dup", "first"}, {"k", awkward}, {"dup", "second"}};
   Node* b = g->call_function(
       "torch.ops.aten.lists.default",
       {ArgumentList{1, 2, -3}, ArgumentList{1.0, 0.1, -0.0, inf}, ArgumentList{true, false},
@@ -113,7 +113,7 @@ Program awkward_program() {
        ArgumentList{ArgumentList{1.5, 2}, ArgumentList{1e-300}},
        ArgumentList{ArgumentList{x, a}, ArgumentList{a}}, ArgumentList{}},
       {{"lists", ArgumentList{ArgumentList{x}, ArgumentList{a}}}});
-  b->meta().val = epgraph::tensor_meta_of(epgraph_test::tensor({}));
+  b->mutable_meta().val = epgraph::tensor_meta_of(epgraph_test::tensor({}));
   g->output({b, a});
   epgraph::ExportGraphSignature sig;
   sig.input_specs = {epgraph_test::user_input("x")};
@@ -159,7 +159,7 @@ TEST_CASE("json save: golden bytes of the test programs", "[json][streaming]") {
   // Tokens without metadata; with_effects read through getitem nodes (a tuple, of one value
   // without the user output).
   Program tokens = epgraph_test::token_program(true);
-  tokens.graph().find_node("getitem_1")->meta().val =
+  tokens.graph().find_node("getitem_1")->mutable_meta().val =
       epgraph::tensor_meta_of(epgraph_test::tensor({3}));
   check_golden("tokens_with_user_output", tokens);
   check_golden("tokens", epgraph_test::token_program(false));
@@ -210,9 +210,9 @@ TEST_CASE("json save: invalid UTF-8 throws nlohmann's type_error 316 as dump() d
     Node* y = g->call_function(where == 0 ? bad : std::string("torch.ops.epgraph_test.neg.default"),
                                {x, where == 1 ? Argument(bad) : Argument(1)},
                                {{where == 2 ? bad : std::string("k"), 1}});
-    y->meta().val = x->meta().val;
-    if (where == 3) y->meta().other = {{"stack_trace", "\xc3"}};  // truncated sequence
-    if (where == 4) y->meta().val.tensor()->device.type = "c\x80pu";
+    y->mutable_meta().val = x->meta().val;
+    if (where == 3) y->mutable_meta().other = {{"stack_trace", "\xc3"}};  // truncated sequence
+    if (where == 4) y->mutable_meta().val.tensor()->device.type = "c\x80pu";
     g->output({y});
     epgraph::ExportGraphSignature sig;
     sig.input_specs = {epgraph_test::user_input("x")};

@@ -147,7 +147,7 @@ TEST_CASE("targets of Python's operator module print as torch.fx prints them", "
     auto at = ep.graph().inserting_after(ep.graph().find_node("mul"));
     add = ep.graph().call_function("operator.add", {x, x});
   }
-  add->meta().val = x->meta().val;
+  add->mutable_meta().val = x->meta().val;
   CHECK(add->name() == "add");
   CHECK(node_json(save_exported_program_to_string(ep), 2)["target"] == "_operator.add");
 }

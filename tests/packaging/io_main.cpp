@@ -21,9 +21,10 @@ int main() {
   using epgraph::HostTensor;
   auto graph = std::make_unique<epgraph::Graph>();
   epgraph::Node* x = graph->placeholder("x");
-  x->meta().val = epgraph::tensor_meta_of(HostTensor::zeros(epgraph::dtype::float32, {2, 3}));
+  x->mutable_meta().val =
+      epgraph::tensor_meta_of(HostTensor::zeros(epgraph::dtype::float32, {2, 3}));
   epgraph::Node* r = graph->call_function("torch.ops.aten.relu.default", {x});
-  r->meta().val = x->meta().val;
+  r->mutable_meta().val = x->meta().val;
   graph->output({r});
   epgraph::ExportGraphSignature sig;
   sig.input_specs.emplace_back(epgraph::InputKind::USER_INPUT, epgraph::TensorArgument{"x"});

@@ -53,7 +53,7 @@ inline epgraph::ExportedProgram<epgraph::HostTensor> small_program(std::int64_t 
   Node* add_1 = g->call_function("torch.ops.aten.add.Tensor", {add, b});
   Node* mul = g->call_function("torch.ops.aten.mul.Tensor", {add_1, k});
   g->output({mul});
-  for (Node* node : {w, b, k, x, add, add_1, mul}) node->meta().val = f32({n});
+  for (Node* node : {w, b, k, x, add, add_1, mul}) node->mutable_meta().val = f32({n});
   ExportGraphSignature sig;
   sig.input_specs = {InputSpec(InputKind::PARAMETER, TensorArgument{"p_w"}, "w"),
                      InputSpec(InputKind::BUFFER, TensorArgument{"b_buf"}, "buf", true),

@@ -164,7 +164,7 @@ inline Program random_program(Chooser& c) {
   auto compute = [&](const char* target, epgraph::Argument a, epgraph::Argument b,
                      const epgraph::Node* like) {
     epgraph::Node* n = g->call_function(target, {std::move(a), std::move(b)});
-    if (like != nullptr) n->meta().val = like->meta().val;
+    if (like != nullptr) n->mutable_meta().val = like->meta().val;
     values.push_back(n);
     return n;
   };
@@ -183,7 +183,7 @@ inline Program random_program(Chooser& c) {
       epgraph::Node* v = pick(values);
       epgraph::Node* n =
           g->call_function("torch.ops.higher_order.call_torchbind", {obj, "add_tensor", v});
-      n->meta().val = v->meta().val;
+      n->mutable_meta().val = v->meta().val;
       values.push_back(n);
     }
   }
@@ -198,7 +198,7 @@ inline Program random_program(Chooser& c) {
     epgraph::TensorMeta token_meta;
     token_meta.sizes = {epgraph::SymInt{std::int64_t{0}}};
     token_meta.strides = {epgraph::SymInt{std::int64_t{1}}};
-    out->meta().val = token_meta;
+    out->mutable_meta().val = token_meta;
     results.emplace_back(out);
     sig.output_specs.push_back(output_token(std::string(out->name())));
   }
@@ -610,7 +610,7 @@ inline std::string run_random_edits(Program& ep, Chooser& c, std::size_t steps,
           for (const epgraph::ReplacedPatterns& rp : replaced) {
             Node* copy = rp.replacements.at(0);
             if (!copy->meta().val.has_value()) {
-              copy->meta().val = vals.at(rp.erased.at(0).second);
+              copy->mutable_meta().val = vals.at(rp.erased.at(0).second);
             }
           }
           if (replaced.empty() || ep.graph().size() != size) {

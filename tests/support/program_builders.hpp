@@ -27,7 +27,7 @@ inline Tensor tensor(std::vector<std::int64_t> sizes, double value = 0.0) {
 inline epgraph::Node* add_placeholder(epgraph::Graph& g, std::string_view name,
                                       const Tensor& like) {
   epgraph::Node* n = g.placeholder(name);
-  n->meta().val = epgraph::tensor_meta_of(like);
+  n->mutable_meta().val = epgraph::tensor_meta_of(like);
   return n;
 }
 
@@ -266,7 +266,7 @@ inline Program with_tensor_meta(Program ep) {
       if (n.args().size() > 0 && n.args()[0].node() && n.args()[0].node()->meta().val.tensor()) {
         m = *n.args()[0].node()->meta().val.tensor();
       }
-      n.meta().val = epgraph::NodeValue::List(static_cast<std::size_t>(last + 1), m);
+      n.mutable_meta().val = epgraph::NodeValue::List(static_cast<std::size_t>(last + 1), m);
       continue;
     }
     for (const epgraph::Argument& a : n.args()) {
@@ -275,7 +275,7 @@ inline Program with_tensor_meta(Program ep) {
         break;
       }
     }
-    n.meta().val = m;
+    n.mutable_meta().val = m;
   }
   return ep;
 }

@@ -20,6 +20,9 @@ namespace epgraph {
 
 class Node;
 class Argument;
+namespace detail {
+class EdgeUpdate;  // detail/edges.hpp: the one writer of a list in a node's arguments
+}  // namespace detail
 
 /// Python's None as an argument value (`epgraph::none`).
 struct None {
@@ -58,6 +61,8 @@ class Boxed {
   [[nodiscard]] const T& operator*() const noexcept { return *ptr_; }
   /// The boxed value's members.
   const T* operator->() const noexcept { return ptr_.get(); }
+  /// The boxed value, writable (a box owns its value; copies are deep).
+  [[nodiscard]] T& get() noexcept { return *ptr_; }
 
   /// Equal when the boxed values are equal.
   friend bool operator==(const Boxed& a, const Boxed& b) { return *a.ptr_ == *b.ptr_; }
@@ -203,6 +208,14 @@ class Argument {
   friend bool operator!=(const Argument& a, const Argument& b) { return !(a == b); }
 
  private:
+  friend class detail::EdgeUpdate;
+  // The list when the value is a list, else nullptr, writable: for EdgeUpdate, which changes the
+  // output node's results in place (Graph::insert_result).
+  [[nodiscard]] ArgumentList* list_in_place() noexcept {
+    auto* l = std::get_if<Boxed<ArgumentList>>(&value_);
+    return l ? &l->get() : nullptr;
+  }
+
   Value value_;
 };
 

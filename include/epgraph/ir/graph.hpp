@@ -518,10 +518,6 @@ class Graph {
   // `taken`, the last namespace step not yet undone: the name is given back. No-throw.
   void uncreate(Node* node, Namespace::Proposal& taken) noexcept;
 
-  // Removes `node` from the users of every node it reads (undoing the commit of its creation:
-  // it was appended last, so the others keep their order). No-throw.
-  static void drop_from_inputs(Node* node) noexcept;
-
   // Node::prepend (before == true) and Node::append: moves `x` next to `anchor`. Strong.
   void move_node(Node* x, Node* anchor, bool before);
 

@@ -99,6 +99,15 @@ class NodeArena;        // detail/node_arena.hpp: constructs and destroys nodes 
 class EdgeUpdate;       // detail/edges.hpp: the one way args <-> users edges change
 struct rewrite_access;  // subgraph_rewriter.hpp: builds and undoes replacements
 
+// The key to a node's users list: Node's functions that write it take one, and only EdgeUpdate
+// (and the tests that break invariants on purpose) can make one. So the users lists change in
+// one place, even for Graph, which is Node's friend for everything else.
+class users_key {
+  friend class EdgeUpdate;
+  friend struct test_access;
+  users_key() noexcept {}  // user-provided: `users_key{}` is not an aggregate initialization
+};
+
 // Keeps the first occurrence of each pointer, in order. Small inputs are deduplicated by a
 // quadratic scan, larger ones by sorting (pointer, position) pairs: O(n log n) with two
 // allocations, no hashing.
@@ -218,14 +227,13 @@ class Node {
   [[nodiscard]] Node* next() noexcept { return next_; }
   /// The next node, read-only (a const node hands out const neighbours). O(1).
   [[nodiscard]] const Node* next() const noexcept { return next_; }
-  /// Metadata, read-only (FX `node.meta`); an empty NodeMeta when never set. Never allocates.
-  /// Chosen for a `const Node&` / `const Node*` (a const Graph's accessors yield them); through a
-  /// plain `Node*`, read with `std::as_const(*n).meta()` or `n->read_meta()`, since `n->meta()`
-  /// picks the writable overload below, which allocates. O(1).
+  /// Metadata, read-only (FX `node.meta`); an empty NodeMeta when never set. Never allocates,
+  /// through a const or a non-const node alike: there is no writable overload, so reading cannot
+  /// create storage by accident; write with mutable_meta(). O(1).
   [[nodiscard]] const NodeMeta& meta() const noexcept {
     return extra_ ? extra_->meta : empty_meta();
   }
-  /// Same as the const meta(), under a name that never picks the writable overload. O(1).
+  /// The same as meta() (kept from when meta() had a writable overload). O(1).
   [[nodiscard]] const NodeMeta& read_meta() const noexcept { return meta(); }
   /// Metadata, writable (FX `node.meta[...] = ...`). Creates the node's out-of-line storage on
   /// first use: may throw std::bad_alloc (nothing changes then). On a placeholder it also
@@ -236,9 +244,6 @@ class Node {
     if (op_ == OpCode::placeholder) touch_graph();
     return m;
   }
-  /// The same as mutable_meta() (kept for existing callers): on a non-const node it is chosen
-  /// even for reads and allocates; prefer mutable_meta() to write and read_meta() to read.
-  [[nodiscard]] NodeMeta& meta() { return mutable_meta(); }
 
   /// The unique nodes this node reads, args first then kwargs, in order of first appearance
   /// (FX `node.all_input_nodes`). O(size of args + kwargs).
@@ -404,6 +409,9 @@ class Node {
   [[nodiscard]] const Argument* args_data() const noexcept {
     return args_size_ <= inline_args ? args_.inline_ : args_.heap->data();
   }
+  [[nodiscard]] Argument* args_data() noexcept {
+    return args_size_ <= inline_args ? args_.inline_ : args_.heap->data();
+  }
   void destroy_args() noexcept {
     if (args_size_ <= inline_args) {
       std::destroy_n(args_.inline_, args_size_);
@@ -439,8 +447,9 @@ class Node {
 
   // --- users storage: one inline user, or a boxed vector once a second user came.
   // Makes room for `extra` more users; the representation may change but users() does not.
-  // May throw std::bad_alloc; changes nothing observable.
-  void reserve_users(std::size_t extra) {
+  // May throw std::bad_alloc; changes nothing observable. The users-list writers below take a
+  // detail::users_key: only detail::EdgeUpdate writes users lists.
+  void reserve_users(std::size_t extra, detail::users_key) {
     if (user_state_ == users_heap) {
       detail::reserve_more(*users_.many, extra);
     } else if (user_state_ + extra > 1) {
@@ -452,7 +461,7 @@ class Node {
     }
   }
   // Appends a user; room must have been reserved by reserve_users. No-throw.
-  void push_user(Node* user) noexcept {
+  void push_user(Node* user, detail::users_key) noexcept {
     if (user_state_ == users_heap) {
       users_.many->push_back(user);  // within capacity: does not allocate
     } else {
@@ -460,7 +469,7 @@ class Node {
       user_state_ = 1;
     }
   }
-  void remove_user(const Node* user) noexcept {
+  void remove_user(const Node* user, detail::users_key) noexcept {
     if (user_state_ == users_heap) {
       auto& v = *users_.many;
       auto it = std::find(v.begin(), v.end(), user);
@@ -474,7 +483,7 @@ class Node {
   // Removes every user for which `pred(user)` holds, keeping the order of the others. No-throw
   // when `pred` is.
   template <class Pred>
-  void remove_users_if(Pred&& pred) noexcept {
+  void remove_users_if(Pred&& pred, detail::users_key) noexcept {
     if (user_state_ == users_heap) {
       auto& v = *users_.many;
       v.erase(std::remove_if(v.begin(), v.end(), pred), v.end());

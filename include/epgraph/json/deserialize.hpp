@@ -462,10 +462,10 @@ class GraphReader {
     ValueExtra e;
     if (TensorMeta* t = tensors_.find(name)) {
       // Moved: a value name is synced once (a second use is a duplicate, refused above).
-      node->meta().val = std::move(*t);
+      node->mutable_meta().val = std::move(*t);
     } else if (auto s = syms_.find(name); s != syms_.end()) {
       // Copied: the record keeps the raw entry, read by a later save.
-      node->meta().val = s->second.val;
+      node->mutable_meta().val = s->second.val;
       e.sym = &s->second;
     } else if (auto o = objs_.find(name); o != objs_.end()) {
       e.custom_obj = &o->second;
@@ -494,7 +494,7 @@ class GraphReader {
   }
 
   static void store(Node* node, const ojson& info) {
-    if (!info.empty()) node->meta().serialized = info.dump();
+    if (!info.empty()) node->mutable_meta().serialized = info.dump();
   }
 
   Node* create(OpCode op, const std::string& target, ArgumentList args, Kwargs kwargs,
@@ -817,7 +817,7 @@ class GraphReader {
       if (single_value && !hop_tuple_of_one) keep.emplace(g_.names());
       node = g_.call_function(target, std::move(args), std::move(kwargs), name);
     }
-    node->meta().other = f.meta;
+    node->mutable_meta().other = f.meta;
     if (f.outs.empty()) {
       // no value
     } else if (hop_tuple_of_one) {
@@ -834,7 +834,7 @@ class GraphReader {
       (void)by_name_.add(std::string(node->name()), node);
     }
     record_text_.raw('}');
-    node->meta().serialized = record_buf_;
+    node->mutable_meta().serialized = record_buf_;
   }
 
 #if EPGRAPH_JSON_HAS_SIMDJSON
@@ -1178,12 +1178,12 @@ class GraphReader {
       if (single_value) keep.emplace(g_.names());
       node = g_.call_function(target, std::move(args), std::move(kwargs), std::string(name));
     }
-    node->meta().other = std::move(meta);
+    node->mutable_meta().other = std::move(meta);
     if (single_value) {
       append_extra(register_value(std::string(out_name), node, path), record_text_);
     }
     record_text_.raw('}');
-    node->meta().serialized = record_buf_;
+    node->mutable_meta().serialized = record_buf_;
     return true;
   }
 #endif
@@ -1324,7 +1324,7 @@ class GraphReader {
       if (is_value) keep.emplace(g_.names());
       gi = g_.call_function("operator.getitem", {Argument(parent), Argument(idx)}, {}, gname);
     }
-    gi->meta().other = parent->meta().other;
+    gi->mutable_meta().other = parent->meta().other;
     if (is_value) {
       const ValueExtra e = register_value(gname, gi, p);
       if (e.sym != nullptr || e.custom_obj != nullptr) {
@@ -1333,7 +1333,7 @@ class GraphReader {
         append_extra(e, extra);
         text[0] = '{';  // the record is the extra member alone
         text.push_back('}');
-        gi->meta().serialized = std::move(text);
+        gi->mutable_meta().serialized = std::move(text);
       }
     }
     return gi;

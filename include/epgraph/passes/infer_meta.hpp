@@ -2806,15 +2806,15 @@ inline NodeValue run_rule(const Context& ctx, Rule rule, std::string_view op) {
 /// `node.meta["val"] = fake_result`) for a node a pass inserted.
 inline NodeValue& set_inferred_meta(Node& node, const MetaContext& symbols) {
   NodeValue v = infer_meta(node, symbols);
-  NodeMeta& meta = node.meta();  // may allocate; nothing is changed when it throws
-  meta.val = std::move(v);       // noexcept move
+  NodeMeta& meta = node.mutable_meta();  // may allocate; nothing is changed when it throws
+  meta.val = std::move(v);               // noexcept move
   return meta.val;
 }
 /// set_inferred_meta(node, symbols) with infer_meta(node)'s context.
 inline NodeValue& set_inferred_meta(Node& node) {
   NodeValue v = infer_meta(node);
-  NodeMeta& meta = node.meta();  // may allocate; nothing is changed when it throws
-  meta.val = std::move(v);       // noexcept move
+  NodeMeta& meta = node.mutable_meta();  // may allocate; nothing is changed when it throws
+  meta.val = std::move(v);               // noexcept move
   return meta.val;
 }
 

@@ -319,7 +319,7 @@ class PatternRewrite {
     } catch (const value_error&) {
       return;  // no rule, or inputs without vals: the val stays unset
     }
-    c.meta().val = std::move(v);
+    c.mutable_meta().val = std::move(v);
   }
 
   void rewire(const InternalMatch& m, const std::vector<Node*>& ret) {

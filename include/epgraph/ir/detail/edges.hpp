@@ -3,7 +3,11 @@
 //
 // Not part of the public API. Every edit that changes which nodes a node reads goes through an
 // EdgeUpdate: Graph::create_node, Node::set_args / set_kwargs (and update_arg / update_kwarg),
-// Node::replace_input_with, Node::replace_all_uses_with, Graph::erase_node and Graph::clone.
+// Node::replace_input_with, Node::replace_all_uses_with, Graph::erase_node and Graph::clone;
+// and three edits that need no staging go through its static functions: insert_result (the
+// output node's results in place), drop_dead_users (eliminate_dead_code) and leave_inputs (undoing
+// a creation). Node's users-list writers take a detail::users_key, which only this class can make,
+// so no other code (Graph included) can write a users list.
 //
 // - Staging (stage_arguments, stage_replacement, stage_erase, stage_users, then finish_stage)
 //   may throw: it checks the new argument nodes (and the schema when asked), allocates
@@ -29,6 +33,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -143,13 +148,13 @@ class EdgeUpdate {
   void finish_stage() {
     if (changes_.size() == 1) {
       for (std::size_t i = changes_[0].added_begin; i < changes_[0].added_end; ++i) {
-        added_[i]->reserve_users(1);
+        added_[i]->reserve_users(1, users_key());
       }
     } else if (changes_.size() > 1) {
       reserve_grouped_additions();
       group_removals();
     }
-    for (const GivenUsers& g : given_) g.node->reserve_users(g.end - g.begin);
+    for (const GivenUsers& g : given_) g.node->reserve_users(g.end - g.begin, users_key());
   }
 
   // Whether a commit would change the edges or arguments of any node. O(1).
@@ -182,11 +187,52 @@ class EdgeUpdate {
     }
     commit_removals();
     for (const Change& c : changes_) {
-      for (std::size_t i = c.added_begin; i < c.added_end; ++i) added_[i]->push_user(c.user);
+      for (std::size_t i = c.added_begin; i < c.added_end; ++i)
+        added_[i]->push_user(c.user, users_key());
     }
     for (const GivenUsers& g : given_) {
-      for (std::size_t i = g.begin; i < g.end; ++i) g.node->push_user(given_users_[i]);
+      for (std::size_t i = g.begin; i < g.end; ++i) g.node->push_user(given_users_[i], users_key());
     }
+  }
+
+  // --- Edits that need no staging: each writes users lists at once, and is the only way its
+  // caller does. ---
+
+  // `node` leaves the users of every node it reads; its own arguments stay. Undoes the commit of
+  // a creation (Graph::uncreate, a failed prepare step of create_node): the node was appended
+  // last to each users list, so the others keep their order. No-throw. O(size of its arguments
+  // x users of each input).
+  static void leave_inputs(Node* node) noexcept {
+    auto leave = [node](Node* input) { input->remove_user(node, users_key()); };
+    for (const Argument& a : node->args()) for_each_node(a, leave);
+    for (const auto& kv : node->kwargs()) for_each_node(kv.second, leave);
+  }
+
+  // Removes from `input`'s users every user `u` with `dead(u)`, keeping the others' order
+  // (Graph::eliminate_dead_code erasing many nodes at once; the dead nodes are erased next).
+  // No-throw when `dead` is. O(users of input).
+  template <class Dead>
+  static void drop_dead_users(Node* input, Dead&& dead) noexcept {
+    input->remove_users_if(std::forward<Dead>(dead), users_key());
+  }
+
+  // Inserts `value` into the result list of the output node `out` (its `args()[0]`, a list; the
+  // caller checked both) at `position` (<= the list's size), in place: the results from
+  // `position` on shift by one and `value` gains `out` as a user unless it is one already; the
+  // graph's version changes. Strong guarantee (only std::bad_alloc, before anything changes).
+  // O(results after position + users of value).
+  static void insert_result(Node* out, std::size_t position, Node* value) {
+    ArgumentList& results = *out->args_data()[0].list_in_place();
+    const NodeSpan users = value->users();
+    const bool new_input = std::find(users.begin(), users.end(), out) == users.end();
+    reserve_more(results, 1);                             // may throw; changes nothing observable
+    if (new_input) value->reserve_users(1, users_key());  // likewise
+    // No-throw from here on: the room is reserved and Arguments move without throwing.
+    static_assert(std::is_nothrow_move_constructible_v<Argument> &&
+                  std::is_nothrow_move_assignable_v<Argument>);
+    results.insert(results.begin() + static_cast<std::ptrdiff_t>(position), Argument(value));
+    if (new_input) value->push_user(out, users_key());
+    out->touch_graph();
   }
 
   // Forgets everything staged, keeping the buffers. No-throw.
@@ -289,13 +335,14 @@ class EdgeUpdate {
   void reserve_grouped_additions() {
     if (added_.empty()) return;
     if (std::all_of(added_.begin(), added_.end(), [&](Node* n) { return n == added_.front(); })) {
-      added_.front()->reserve_users(added_.size());  // replace_all_uses_with: one node gains
+      added_.front()->reserve_users(added_.size(),
+                                    users_key());  // replace_all_uses_with: one node gains
       return;
     }
     std::vector<Node*> targets(added_);
     for_each_run(
         targets, [](Node* n) { return n; },
-        [&](std::size_t i, std::size_t j) { targets[i]->reserve_users(j - i); });
+        [&](std::size_t i, std::size_t j) { targets[i]->reserve_users(j - i, users_key()); });
   }
 
   // removals_: (node losing a user, the user) for every change, grouped by the first.
@@ -318,7 +365,7 @@ class EdgeUpdate {
     if (changes_.size() == 1) {
       const Change& c = changes_[0];
       for (std::size_t i = c.removed_begin; i < c.removed_end; ++i)
-        removed_[i]->remove_user(c.user);
+        removed_[i]->remove_user(c.user, users_key());
       return;
     }
     for (std::size_t i = 0; i < removals_.size();) {
@@ -326,11 +373,12 @@ class EdgeUpdate {
       std::size_t j = i + 1;
       while (j < removals_.size() && removals_[j].first == input) ++j;
       if (j == i + 1) {
-        input->remove_user(removals_[i].second);
+        input->remove_user(removals_[i].second, users_key());
       } else {
         const std::uint32_t leaving = input->next_mark_epoch() | 1u;
         for (std::size_t k = i; k < j; ++k) removals_[k].second->mark_ = leaving;
-        input->remove_users_if([leaving](const Node* u) { return u->mark_ == leaving; });
+        input->remove_users_if([leaving](const Node* u) { return u->mark_ == leaving; },
+                               users_key());
       }
       i = j;
     }

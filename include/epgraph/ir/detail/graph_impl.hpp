@@ -312,7 +312,9 @@ inline bool Graph::eliminate_dead_code(const std::function<bool(const Node&)>& i
   namespace_.retire_reserved(doomed.begin(), doomed.end(),
                              [](const Node* n) noexcept { return n->name(); });
   for (Node* input : losing_users) {
-    if (!dead[id_of(input)]) input->remove_users_if([&](const Node* u) { return dead[id_of(u)]; });
+    if (!dead[id_of(input)]) {
+      detail::EdgeUpdate::drop_dead_users(input, [&](const Node* u) { return dead[id_of(u)]; });
+    }
   }
   for (Node* n : doomed) {  // users before the nodes they use
     unlink(n);
@@ -336,20 +338,7 @@ inline void Graph::insert_result(std::size_t position, Node* value) {
                       " out of range for output node '" + out->name_.str() + "' with " +
                       std::to_string(list->size()) + " results");
   }
-  // The list is boxed by the output node's own argument and was created non-const (Boxed
-  // makes it with make_unique<ArgumentList>), so changing it in place is well defined; the
-  // node owns the only copy.
-  auto& results = const_cast<ArgumentList&>(*list);
-  const NodeSpan users = value->users();
-  const bool new_input = std::find(users.begin(), users.end(), out) == users.end();
-  detail::reserve_more(results, 1);        // may throw; changes nothing observable
-  if (new_input) value->reserve_users(1);  // likewise
-  // No-throw from here on: the room is reserved and Arguments move without throwing.
-  static_assert(std::is_nothrow_move_constructible_v<Argument> &&
-                std::is_nothrow_move_assignable_v<Argument>);
-  results.insert(results.begin() + static_cast<std::ptrdiff_t>(position), Argument(value));
-  if (new_input) value->push_user(out);
-  ++version_;
+  detail::EdgeUpdate::insert_result(out, position, value);  // strong
 }
 
 inline void Graph::check_call(std::string_view target, ArgumentView args, const Kwargs& kwargs,
@@ -533,7 +522,7 @@ inline Node* Graph::node_copy_impl(const Node& node, const Transform& transform,
 }
 
 inline void Graph::uncreate(Node* node, Namespace::Proposal& taken) noexcept {
-  drop_from_inputs(node);
+  detail::EdgeUpdate::leave_inputs(node);
   if (node->op_ == OpCode::placeholder) {
     if (node == last_placeholder_) last_placeholder_ = node->prev_;
     --num_placeholders_;
@@ -542,12 +531,6 @@ inline void Graph::uncreate(Node* node, Namespace::Proposal& taken) noexcept {
   index_.erase(id_of(node), node->name(), name_of());
   arena_.destroy(node);
   namespace_.uncommit(taken);
-}
-
-inline void Graph::drop_from_inputs(Node* node) noexcept {
-  auto drop = [node](Node* input) { input->remove_user(node); };
-  for (const Argument& a : node->args()) for_each_node(a, drop);
-  for (const auto& kv : node->kwargs()) for_each_node(kv.second, drop);
 }
 
 inline void Graph::move_node(Node* x, Node* anchor, bool before) {
@@ -915,7 +898,7 @@ inline Node* Graph::create_node_impl(OpCode op, std::string_view target, Argumen
     try {
       (*prepare)(*raw);
     } catch (...) {
-      drop_from_inputs(raw);
+      detail::EdgeUpdate::leave_inputs(raw);
       index_.erase(id_of(raw), raw->name(), name_of());
       arena_.destroy(raw);
       namespace_.uncommit(proposal);
