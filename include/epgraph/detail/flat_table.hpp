@@ -67,6 +67,16 @@ void flat_erase_at(std::vector<Slot>& slots, std::size_t hole) noexcept {
   slots[hole] = Slot{};
 }
 
+// Starts loading the cache line at `p` for a write that follows soon (a slot about to be filled).
+// A hint only: no effect on compilers without __builtin_prefetch. No-throw.
+inline void prefetch_for_write(const void* p) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+  __builtin_prefetch(p, 1);
+#else
+  (void)p;
+#endif
+}
+
 // Starts loading the home slot of `hash`, so that a later probe finds it in cache. No-throw.
 template <class Slot>
 void flat_prefetch(const std::vector<Slot>& slots, std::size_t hash) noexcept {

@@ -87,7 +87,7 @@ class StringSet {
       for (; first != last && count < batch; ++first, ++count) {
         names[count] = name_of(*first);
         hashes[count] = name_hash(names[count]);
-        prefetch(&slots_[hashes[count] & mask]);
+        prefetch_for_write(&slots_[hashes[count] & mask]);
       }
       for (std::size_t k = 0; k < count; ++k) insert_hashed(names[k], hashes[k]);
     }
@@ -132,14 +132,6 @@ class StringSet {
     static bool is_free(const Slot& s) noexcept { return s.length == empty_length; }
     static std::size_t home_hash(const Slot& s) noexcept { return s.hash; }
   };
-
-  static void prefetch(const void* p) noexcept {
-#if defined(__GNUC__) || defined(__clang__)
-    __builtin_prefetch(p, 1);
-#else
-    (void)p;
-#endif
-  }
 
   // insert_reserved with the hash of `s` known.
   bool insert_hashed(std::string_view s, std::size_t h) noexcept {

@@ -800,6 +800,29 @@ inline bool is_non_overlapping_and_dense(const Ints& sizes, const Ints& strides)
   return true;
 }
 
+// TensorIteratorBase::reorder_dimensions' insertion sort (in torch's Python meta functions
+// compute_elementwise_output_logical_to_physical_perm): the dimensions ordered innermost first,
+// starting from [ndim - 1, ..., 0]; should_swap(d0, d1) for d0 before d1 in the order so far
+// gives 1 to put d1 before d0, -1 to keep the order and stop, 0 to look further. O(ndim^2 calls).
+template <class ShouldSwap>
+std::vector<std::size_t> reorder_dimensions(std::size_t ndim, const ShouldSwap& should_swap) {
+  std::vector<std::size_t> perm(ndim);
+  for (std::size_t i = 0; i < ndim; ++i) perm[i] = ndim - 1 - i;
+  for (std::size_t i = 1; i < ndim; ++i) {
+    std::size_t dim1 = i;
+    for (std::size_t dim0 = i; dim0-- > 0;) {
+      const int c = should_swap(perm[dim0], perm[dim1]);
+      if (c > 0) {
+        std::swap(perm[dim0], perm[dim1]);
+        dim1 = dim0;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  return perm;
+}
+
 // The output strides TensorIterator gives an elementwise op of `shape` over `inputs` (each
 // already checked to broadcast to `shape`): the fast paths for inputs of the output's shape that
 // are all contiguous / all channels-last / all dense with equal strides, else the stride order of
@@ -845,9 +868,6 @@ inline std::optional<Ints> elementwise_strides(const Ints& shape,
     bs.push_back(std::move(s));
   }
   if (ndim == 1) return Ints{1};
-  // perm[0] is the innermost dimension
-  std::vector<std::size_t> perm(ndim);
-  for (std::size_t i = 0; i < ndim; ++i) perm[i] = ndim - 1 - i;
   auto should_swap = [&](std::size_t d0, std::size_t d1) {
     for (const Ints& s : bs) {
       const std::int64_t s0 = s[d0], s1 = s[d1];
@@ -858,18 +878,8 @@ inline std::optional<Ints> elementwise_strides(const Ints& shape,
     }
     return 0;
   };
-  for (std::size_t i = 1; i < ndim; ++i) {
-    std::size_t dim1 = i;
-    for (std::size_t dim0 = i; dim0-- > 0;) {
-      const int c = should_swap(perm[dim0], perm[dim1]);
-      if (c > 0) {
-        std::swap(perm[dim0], perm[dim1]);
-        dim1 = dim0;
-      } else if (c < 0) {
-        break;
-      }
-    }
-  }
+  // perm[0] is the innermost dimension
+  const std::vector<std::size_t> perm = reorder_dimensions(ndim, should_swap);
   bool inverted = true;
   for (std::size_t j = 0; j < ndim; ++j) inverted = inverted && perm[j] == ndim - j - 1;
   if (inverted) return contiguous_strides(shape);
@@ -1113,20 +1123,7 @@ inline Sizes elementwise_strides_sym(const Context& ctx, const Sizes& shape_in,
     }
     return 0;
   };
-  std::vector<std::size_t> perm(ndim);
-  for (std::size_t i = 0; i < ndim; ++i) perm[i] = ndim - 1 - i;
-  for (std::size_t i = 1; i < ndim; ++i) {
-    std::size_t dim1 = i;
-    for (std::size_t dim0 = i; dim0-- > 0;) {
-      const int c = should_swap(perm[dim0], perm[dim1]);
-      if (c > 0) {
-        std::swap(perm[dim0], perm[dim1]);
-        dim1 = dim0;
-      } else if (c < 0) {
-        break;
-      }
-    }
-  }
+  std::vector<std::size_t> perm = reorder_dimensions(ndim, should_swap);
   std::reverse(perm.begin(), perm.end());  // logical to physical
   Sizes physical;
   for (std::size_t d : perm) physical.push_back(shape_in[d]);

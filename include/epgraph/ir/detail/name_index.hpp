@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "../../detail/flat_table.hpp"
 #include "../../detail/string_set.hpp"
 
 namespace epgraph::detail {
@@ -37,7 +38,7 @@ class NameIndex {
   // Starts loading the slot where `name` is looked up (and would be inserted), so that a later
   // find/insert of `name` finds it in cache. No-throw; changes nothing.
   void prefetch_slot(std::string_view name) const noexcept {
-    if (!slots_.empty()) prefetch(&slots_[hash(name) & (slots_.size() - 1)]);
+    if (!slots_.empty()) prefetch_for_write(&slots_[hash(name) & (slots_.size() - 1)]);
   }
 
   // The id stored under `name`, or no_id. O(1) on average.
@@ -88,7 +89,7 @@ class NameIndex {
     };
     auto place = [&](std::uint32_t id, std::string_view name) noexcept {
       const std::size_t h = hash(name);
-      prefetch(&bigger[h & mask]);
+      prefetch_for_write(&bigger[h & mask]);
       pending_hash[pending] = h;
       pending_id[pending] = id;
       if (++pending == batch) flush();
@@ -146,13 +147,6 @@ class NameIndex {
   static constexpr std::uint32_t id_mask = (std::uint32_t{1} << id_bits) - 1;
   // An erased entry: tag 0 and the id id_mask, which no entry has (ids are below id_limit).
   static constexpr std::uint32_t tombstone = id_mask;
-  static void prefetch(const void* p) noexcept {
-#if defined(__GNUC__) || defined(__clang__)
-    __builtin_prefetch(p, 1);
-#else
-    (void)p;
-#endif
-  }
   // Names that differ only in their last decimal digit get neighbouring home slots (name_hash).
   static std::size_t hash(std::string_view s) noexcept { return name_hash(s); }
   // 6 hash bits from the top of the hash (the slot position uses the bottom bits).
