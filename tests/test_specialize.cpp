@@ -237,3 +237,40 @@ TEST_CASE("specialize: sym_constrain_range_for_size is checked against its bound
         std::vector<std::string>{"sym_constrain_range_for_size", "_assert_scalar_default"});
   CHECK(ep.graph().find_node("sym_constrain_range_for_size") == nullptr);
 }
+
+TEST_CASE("specialize: the other symbols keep the file's str form and get their hints",
+          "[specialize]") {
+  // x: float32[s0, s1] in the str form of older files (hints 8 and 3); flat = x.view(-1)
+  auto g = std::make_unique<epgraph::Graph>();
+  epgraph::Node* x = g->placeholder("x");
+  x->mutable_meta().val = spec_meta({epgraph::SymExpr{"s0", 8}, epgraph::SymExpr{"s1", 3}},
+                                    {epgraph::SymExpr{"s1", 3}, std::int64_t{1}});
+  epgraph::Node* flat = g->call_function(
+      "torch.ops.aten.view.default", {x, epgraph::Argument(epgraph::ArgumentList{-1})}, {}, "flat");
+  g->output({flat});
+  epgraph::ExportGraphSignature sig;
+  sig.input_specs = {epgraph_test::user_input("x")};
+  sig.output_specs = {epgraph_test::user_output("flat")};
+  epgraph::ProgramMetadata md;
+  md.range_constraints = {epgraph::RangeConstraint{"s0", 2, std::nullopt},
+                          epgraph::RangeConstraint{"s1", 2, 10}};
+  epgraph_test::Program ep(std::move(g), std::move(sig), {}, {}, std::move(md));
+  (void)epgraph::propagate_meta(ep, epgraph::MetaMode::fill_unset);
+  CHECK(epgraph::value_text(ep.graph().find_node("flat")->meta().val) ==
+        "float32[s0*s1{24}] stride [1] offset 0");
+  const epgraph::SpecializeReport r = epgraph::specialize(ep, {{"s1", 4}});
+  CHECK(r.symbols[0] == epgraph::SpecializedSymbol{"s1", 4, 2, 10});
+  CHECK(r.folded.empty());
+  CHECK(r.symbolic_values == 2);
+  CHECK(epgraph::value_text(ep.graph().find_node("x")->meta().val) ==
+        "float32[s0{8}, 4] stride [4, 1] offset 0");
+  const epgraph::NodeValue& v = ep.graph().find_node("flat")->meta().val;
+  CHECK(epgraph::value_text(v) == "float32[4*s0{32}] stride [1] offset 0");
+  CHECK(std::get<epgraph::SymExpr>(v.tensor()->sizes[0]).expr == "4*s0");
+  REQUIRE(ep.metadata().range_constraints.size() == 1);
+  CHECK(ep.metadata().range_constraints[0] == epgraph::RangeConstraint{"s0", 2, std::nullopt});
+  // an unbounded range is printed as torch prints it
+  CHECK_THROWS_MATCHES(epgraph::specialize(ep, {{"s0", 1}}), epgraph::value_error,
+                       Catch::Message("Cannot specialize s0 to 1: outside its range constraint "
+                                      "[2, int_oo]"));
+}

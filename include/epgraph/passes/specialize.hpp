@@ -287,28 +287,25 @@ inline std::optional<Argument> constant_argument(const Argument* a) {
 ///   false (for sym_constrain_range*: "... fails: 5 is outside [6, 10]");
 /// - what sym::parse throws for an expression it cannot read, and a size that becomes a
 ///   fraction;
-/// - what propagate_meta throws for an input without a value (check mode keeps going otherwise);
-/// and std::bad_alloc. Strong guarantee: the work is done on a copy of the graph, signature and
-/// metadata, swapped in (no-throw) only on success. On success the program holds a new Graph
-/// object: Node pointers and references taken before the call are invalid afterwards (names are
-/// kept, so find_node finds the nodes that remain). Nested graphs (the branches of `cond`) are
-/// not entered.
+/// and std::bad_alloc (a node whose value cannot be recomputed keeps its substituted value and is
+/// listed in `substituted_only`). Strong guarantee: the work is done on a copy of the graph,
+/// signature and metadata, swapped in (no-throw) only on success. On success the program holds a
+/// new Graph object: Node pointers and references taken before the call are invalid afterwards
+/// (names are kept, so find_node finds the nodes that remain). Nested graphs (the branches of
+/// `cond`) are not entered.
 ///
 /// Complexity: O(nodes + size of the arguments and values), times the size of the symbolic
 /// expressions (each distinct text parsed once), plus a copy of the graph.
 ///
 /// Mirrors: no torch function does this on an ExportedProgram; in Python the way is to export
-/// again with a static dimension (`torch.export.export` with `dynamic_shapes` leaving that
-/// dimension static, torch/export/dynamic_shapes.py), and the substitution is what torch's
-/// `ShapeEnv` does when it specializes a symbol (`ShapeEnv._set_replacement` /
-/// `ShapeEnv.simplify` with `replacements`, torch/fx/experimental/symbolic_shapes.py); the folding
-/// of constant SymInt nodes into their users' arguments is what torch.export's tracer does for a
-/// concrete SymInt (torch/fx/experimental/proxy_tensor.py, `_maybe_record_pointwise_barrier` /
-/// constant SymInt arguments written as ints).
+/// again with that dimension static (`torch.export.Dim.STATIC`, or no entry in `dynamic_shapes`;
+/// torch/export/dynamic_shapes.py). The substitution is what torch's `ShapeEnv` does when a
+/// symbol is specialized (`ShapeEnv._set_replacement` and `ShapeEnv.simplify` with its
+/// `replacements`, torch/fx/experimental/symbolic_shapes.py), and a constant SymInt argument is
+/// written as a plain int, as torch.export's tracer writes a concrete SymInt.
 template <class Tensor>
-[[nodiscard]] SpecializeReport specialize(
-    ExportedProgram<Tensor>& program,
-    const std::vector<std::pair<std::string, std::int64_t>>& dims) {
+SpecializeReport specialize(ExportedProgram<Tensor>& program,
+                            const std::vector<std::pair<std::string, std::int64_t>>& dims) {
   namespace sp = detail::specialize;
   if (dims.empty()) throw value_error("specialize needs at least one symbol to fix");
   const std::vector<RangeConstraint>& constraints = program.metadata().range_constraints;
