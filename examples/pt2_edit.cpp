@@ -9,6 +9,7 @@
 //   pt2_edit copy FILE -o OUT
 //   pt2_edit partition FILE (--ops T1,T2,... | --except T1,...) [--no-single-node]
 //            [--skip-horizontal-fusion] [-o OUT]
+//   pt2_edit specialize FILE --dim SYMBOL=VALUE [--dim SYMBOL=VALUE ...] [-o OUT]
 //
 // `copy` loads FILE and saves it unchanged to OUT (the interop tests check that PyTorch reads
 // the result back as the same program).
@@ -43,6 +44,16 @@
 // program with each partition's tag ("tag<ID>") in its nodes' custom metadata
 // (node.meta["custom"]["delegation_tag"]) for an ExecuTorch partitioner to read.
 //
+// `specialize` fixes symbols of a dynamic program to values with epgraph::specialize
+// (epgraph/passes/specialize.hpp): `--dim s70=16` makes every size `s70` 16, folds the
+// `sym_size` nodes and runtime asserts that become constant, drops the symbol's range constraint
+// and recomputes every value, so that a backend without dynamic shapes can take the program. It
+// prints one line per symbol ("specialized s70 = 16 (range [2, 64])"), the counts of folded
+// nodes and removed asserts, the dropped range constraints and the recomputed values, and with
+// `-o OUT` writes the result. A symbol not in the program's range_constraints, a value outside
+// its range, or a runtime assert that the value makes false is an error (stderr, exit 2) naming
+// it; nothing is written then.
+//
 // `--program NAME` (any command) picks the program of an archive holding several (package_pt2's
 // `exported_programs={"model": a, "helper": b}`); without it the only program is used, or the
 // one named `model`, as torch.export.load does. `show` lists the programs first when there are
@@ -64,6 +75,7 @@
 #include <iostream>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -77,6 +89,7 @@ int usage() {
                "  pt2_edit copy FILE -o OUT\n"
                "  pt2_edit partition FILE (--ops T1,T2,... | --except T1,...) [--no-single-node] "
                "[--skip-horizontal-fusion] [-o OUT]\n"
+               "  pt2_edit specialize FILE --dim SYMBOL=VALUE [--dim SYMBOL=VALUE ...] [-o OUT]\n"
                "  (any command: --program NAME picks a program of a multi-program archive)\n";
   return 2;
 }
@@ -490,6 +503,81 @@ int partition(int argc, char** argv) {
   return 0;
 }
 
+// `--dim s70=16`: a symbol name and a decimal integer (optional sign). Throws value_error naming
+// the option.
+std::pair<std::string, std::int64_t> parse_dim(const std::string& text) {
+  const std::size_t eq = text.find('=');
+  const std::string value = eq == std::string::npos ? std::string() : text.substr(eq + 1);
+  const std::size_t first = (!value.empty() && (value[0] == '-' || value[0] == '+')) ? 1 : 0;
+  if (eq == std::string::npos || eq == 0 || first >= value.size() ||
+      value.find_first_not_of("0123456789", first) != std::string::npos) {
+    throw epgraph::value_error("--dim '" + text + "': expected SYMBOL=VALUE, e.g. s70=16");
+  }
+  errno = 0;
+  const long long v = std::strtoll(value.c_str(), nullptr, 10);
+  if (errno == ERANGE) throw epgraph::value_error("--dim '" + text + "': value out of range");
+  return {text.substr(0, eq), static_cast<std::int64_t>(v)};
+}
+
+std::string names_text(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// `specialize`: see the header comment.
+int specialize(int argc, char** argv) {
+  std::string file, out;
+  std::vector<std::pair<std::string, std::int64_t>> dims;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--dim" && i + 1 < argc) {
+      dims.push_back(parse_dim(argv[++i]));
+    } else if (a == "-o" && i + 1 < argc) {
+      out = argv[++i];
+    } else if (file.empty() && !a.empty() && a[0] != '-') {
+      file = a;
+    } else {
+      std::cerr << "error: specialize: unexpected argument '" << a << "'\n";
+      return usage();
+    }
+  }
+  if (file.empty() || dims.empty()) {
+    std::cerr << "error: specialize needs FILE and at least one --dim SYMBOL=VALUE\n";
+    return usage();
+  }
+  auto ep = load(file);
+  const epgraph::SpecializeReport r = epgraph::specialize(ep, dims);
+  for (const epgraph::SpecializedSymbol& s : r.symbols) {
+    std::cout << "specialized " << s.symbol << " = " << s.value << " (range ["
+              << (s.min_val ? std::to_string(*s.min_val) : std::string("-int_oo")) << ", "
+              << (s.max_val ? std::to_string(*s.max_val) : std::string("int_oo")) << "])\n";
+  }
+  std::cout << "folded " << r.folded.size() << " SymInt/SymBool node(s)";
+  if (!r.folded.empty()) std::cout << ": " << names_text(r.folded);
+  std::cout << "\n";
+  if (!r.kept_for_output.empty()) {
+    std::cout << "kept " << r.kept_for_output.size()
+              << " constant node(s) the output returns: " << names_text(r.kept_for_output) << "\n";
+  }
+  std::cout << "removed " << r.asserts_removed.size() << " runtime assert(s)";
+  if (!r.asserts_removed.empty()) std::cout << ": " << names_text(r.asserts_removed);
+  std::cout << "\n";
+  std::cout << "dropped " << r.constraints_dropped.size()
+            << " range constraint(s): " << names_text(r.constraints_dropped) << "\n";
+  std::cout << "meta: recomputed=" << r.recomputed << " changed=" << r.recomputed_changed
+            << " substituted_only=" << r.substituted_only.size()
+            << " symbolic_values=" << r.symbolic_values << "\n";
+  if (!r.substituted_only.empty()) {
+    std::cout << "meta: no rule, value substituted: " << names_text(r.substituted_only) << "\n";
+  }
+  if (!out.empty()) {
+    save(ep, file, out);
+    std::cout << "specialized -> " << out << "\n";
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -520,6 +608,7 @@ int main(int argc, char** argv) {
     if (cmd == "add-buffer") return add_buffer(argc, argv);
     if (cmd == "copy") return copy(argc, argv);
     if (cmd == "partition") return partition(argc, argv);
+    if (cmd == "specialize") return specialize(argc, argv);
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;

@@ -22,6 +22,7 @@
 #include "passes/pass_manager.hpp"
 #include "passes/program_passes.hpp"
 #include "passes/propagate_meta.hpp"
+#include "passes/specialize.hpp"
 #include "passes/subgraph_matcher.hpp"
 #include "passes/subgraph_rewriter.hpp"
 #include "passes/topological_sort.hpp"

@@ -1,0 +1,491 @@
+// Static-shape specialization: a dynamic program's symbols fixed to values, the SymInt nodes and
+// runtime asserts that become constant folded away, every value recomputed with propagate_meta.
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "../error.hpp"
+#include "../ir/argument.hpp"
+#include "../ir/graph.hpp"
+#include "../ir/node.hpp"
+#include "../ir/symbolic.hpp"
+#include "../ir/tensor.hpp"
+#include "../ir/value.hpp"
+#include "../program/exported_program.hpp"
+#include "infer_meta.hpp"
+#include "propagate_meta.hpp"
+
+namespace epgraph {
+
+/// One symbol specialize() fixed: its name, the value, and the range constraint it had.
+struct SpecializedSymbol {
+  std::string symbol;                   ///< `s70`
+  std::int64_t value = 0;               ///< the value it now has
+  std::optional<std::int64_t> min_val;  ///< its range constraint's lower bound (unset: unbounded)
+  std::optional<std::int64_t> max_val;  ///< its range constraint's upper bound (unset: unbounded)
+  friend bool operator==(const SpecializedSymbol& a, const SpecializedSymbol& b) {
+    return a.symbol == b.symbol && a.value == b.value && a.min_val == b.min_val &&
+           a.max_val == b.max_val;
+  }
+};
+
+/// What specialize() did.
+struct SpecializeReport {
+  /// The symbols fixed, in the order they were given.
+  std::vector<SpecializedSymbol> symbols;
+  /// The nodes producing a SymInt or SymBool that became a constant (`sym_size_int`,
+  /// `operator.mul` of sizes, a comparison), whose uses now hold the constant and which were
+  /// erased, in graph order.
+  std::vector<std::string> folded;
+  /// The constant nodes kept because the graph's output returns them (their value is concrete).
+  std::vector<std::string> kept_for_output;
+  /// The runtime asserts (`_assert_scalar`, `sym_constrain_range_for_size`,
+  /// `sym_constrain_range`) whose condition became constant true, erased, in graph order.
+  std::vector<std::string> asserts_removed;
+  /// The keys of the range constraints dropped (the symbols fixed, and expression keys that
+  /// became constant), in the program's order.
+  std::vector<std::string> constraints_dropped;
+  /// The nodes whose value was recomputed with infer_meta after the substitution
+  /// (propagate_meta), and of them the ones whose recomputed value differs from the substituted
+  /// one (it then replaced it).
+  std::size_t recomputed = 0;
+  std::size_t recomputed_changed = 0;
+  /// The call_function nodes whose value was not recomputed (no shape rule for the op, e.g.
+  /// `scaled_dot_product_attention`): they keep the substituted value, by name, in graph order.
+  std::vector<std::string> substituted_only;
+  /// The values (nodes) that still hold a symbolic expression (over symbols not fixed).
+  std::size_t symbolic_values = 0;
+};
+
+namespace detail {
+namespace specialize {
+
+// `[2, 64]` as torch prints a ValueRanges (an absent bound is int_oo).
+inline std::string range_text(const std::optional<std::int64_t>& lo,
+                              const std::optional<std::int64_t>& hi) {
+  return "[" + (lo ? std::to_string(*lo) : std::string("-int_oo")) + ", " +
+         (hi ? std::to_string(*hi) : std::string("int_oo")) + "]";
+}
+
+inline bool is_assert_scalar(std::string_view t) {
+  return t == "torch.ops.aten._assert_scalar.default";
+}
+inline bool is_constrain_range(std::string_view t) {
+  return t == "torch.ops.aten.sym_constrain_range_for_size.default" ||
+         t == "torch.ops.aten.sym_constrain_range.default";
+}
+
+// Substitutes the fixed symbols into every expression of a value.
+class Substituter {
+ public:
+  Substituter(MetaContext& ctx, const std::map<std::string, sym::Expr, std::less<>>& values,
+              const sym::Ranges& ranges)
+      : ctx_(ctx), values_(values), ranges_(ranges) {}
+
+  // Teaches ctx the symbols' export-time values from every expression with a hint.
+  void learn(const NodeValue& v) {
+    if (const TensorMeta* t = v.tensor()) {
+      for (const SymInt& s : t->sizes) learn(s);
+      for (const SymInt& s : t->strides) learn(s);
+      learn(t->storage_offset);
+    } else if (const NodeValue::List* l = v.elements()) {
+      for (const NodeValue& x : *l) learn(x);
+    } else if (const SymIntValue* si = v.sym_int()) {
+      learn(si->value);
+    }
+  }
+
+  [[nodiscard]] NodeValue apply(const NodeValue& v) {
+    if (const TensorMeta* t = v.tensor()) {
+      TensorMeta out = *t;
+      for (SymInt& s : out.sizes) s = apply(s);
+      for (SymInt& s : out.strides) s = apply(s);
+      out.storage_offset = apply(out.storage_offset);
+      return NodeValue(std::move(out));
+    }
+    if (const NodeValue::List* l = v.elements()) {
+      NodeValue::List out;
+      out.reserve(l->size());
+      for (const NodeValue& x : *l) out.push_back(apply(x));
+      return NodeValue(std::move(out));
+    }
+    if (const SymIntValue* si = v.sym_int()) {
+      const SymInt r = apply(SymInt(si->value));
+      SymIntValue out;
+      if (const auto* i = std::get_if<std::int64_t>(&r)) {
+        out.value = *i;
+      } else {
+        out.value = std::get<SymExpr>(r);
+      }
+      return NodeValue(out);
+    }
+    if (const SymBoolValue* sb = v.sym_bool()) {
+      const auto* e = std::get_if<SymExpr>(&sb->value);
+      if (e == nullptr) return v;
+      const sym::Expr x = sym::substitute(ctx_.parse(e->expr, std::nullopt), values_, &ranges_);
+      SymBoolValue out;
+      if (const auto b = x.as_boolean()) {
+        out.value = *b;
+      } else {
+        out.value = SymExpr{ctx_.text(x), e->hint};
+      }
+      return NodeValue(out);
+    }
+    if (const SymFloatValue* sf = v.sym_float()) {
+      const auto* e = std::get_if<SymExpr>(&sf->value);
+      if (e == nullptr) return v;
+      const sym::Expr x = sym::substitute(ctx_.parse(e->expr, std::nullopt), values_, &ranges_);
+      SymFloatValue out;
+      if (const auto c = x.constant()) {
+        out.value = static_cast<double>(c->num()) / static_cast<double>(c->den());
+      } else {
+        out.value = SymExpr{ctx_.text(x), e->hint};
+      }
+      return NodeValue(out);
+    }
+    return v;
+  }
+
+  [[nodiscard]] SymInt apply(const SymInt& s) {
+    const auto* e = std::get_if<SymExpr>(&s);
+    if (e == nullptr) return s;
+    const sym::Expr x = sym::substitute(ctx_.parse(e->expr, std::nullopt), values_, &ranges_);
+    if (x.is_constant() && !x.as_integer()) {
+      throw value_error("Cannot specialize: the size '" + e->expr + "' becomes the fraction " +
+                        sym::str(x));
+    }
+    return ctx_.render(x);  // in the form of the text just read
+  }
+
+ private:
+  void learn(const SymInt& s) {
+    if (const auto* e = std::get_if<SymExpr>(&s)) (void)ctx_.parse(e->expr, e->hint);
+  }
+
+  MetaContext& ctx_;
+  const std::map<std::string, sym::Expr, std::less<>>& values_;
+  const sym::Ranges& ranges_;
+};
+
+// Whether a value still holds a symbolic expression.
+inline bool is_symbolic(const NodeValue& v) {
+  if (const TensorMeta* t = v.tensor()) {
+    auto sym = [](const SymInt& s) { return std::holds_alternative<SymExpr>(s); };
+    for (const SymInt& s : t->sizes) {
+      if (sym(s)) return true;
+    }
+    for (const SymInt& s : t->strides) {
+      if (sym(s)) return true;
+    }
+    return sym(t->storage_offset);
+  }
+  if (const NodeValue::List* l = v.elements()) {
+    for (const NodeValue& x : *l) {
+      if (is_symbolic(x)) return true;
+    }
+    return false;
+  }
+  if (const SymIntValue* s = v.sym_int()) return std::holds_alternative<SymExpr>(s->value);
+  if (const SymBoolValue* s = v.sym_bool()) return std::holds_alternative<SymExpr>(s->value);
+  if (const SymFloatValue* s = v.sym_float()) return std::holds_alternative<SymExpr>(s->value);
+  return false;
+}
+
+// The constant a folded node stands for in its users' arguments.
+inline std::optional<Argument> constant_of(const Node& n) {
+  const NodeValue& v = n.meta().val;
+  if (const SymIntValue* s = v.sym_int()) {
+    if (const auto* i = std::get_if<std::int64_t>(&s->value)) return Argument(*i);
+  }
+  if (const SymBoolValue* s = v.sym_bool()) {
+    if (const auto* b = std::get_if<bool>(&s->value)) return Argument(*b);
+  }
+  return std::nullopt;
+}
+
+// `a` with every use of a node in `constants` replaced by its constant (lists recursively).
+inline Argument replace_constants(const Argument& a, const std::map<const Node*, Argument>& c,
+                                  bool& changed) {
+  if (Node* n = a.node()) {
+    auto it = c.find(n);
+    if (it == c.end()) return a;
+    changed = true;
+    return it->second;
+  }
+  if (const ArgumentList* l = a.list()) {
+    ArgumentList out;
+    out.reserve(l->size());
+    for (const Argument& x : *l) out.push_back(replace_constants(x, c, changed));
+    return Argument(std::move(out));
+  }
+  return a;
+}
+
+// The argument `name` of a node (positional `index`, else the keyword), or nullptr.
+inline const Argument* argument_of(const Node& n, std::size_t index, std::string_view name) {
+  if (index < n.args().size()) return &n.args()[index];
+  for (const auto& kv : n.kwargs()) {
+    if (kv.first == name) return &kv.second;
+  }
+  return nullptr;
+}
+
+// The constant value of an argument (an int/bool, or a node whose value is a constant).
+inline std::optional<Argument> constant_argument(const Argument* a) {
+  if (a == nullptr) return std::nullopt;
+  if (const Node* n = a->node()) return constant_of(*n);
+  if (a->is<std::int64_t>() || a->is<bool>()) return *a;
+  return std::nullopt;
+}
+
+}  // namespace specialize
+}  // namespace detail
+
+/// Fixes symbols of a dynamic program to values: a static-shape program, for backends without
+/// dynamic shapes. In order:
+/// 1. every symbol of `dims` must be a key of the program's `range_constraints` and its value lie
+///    in that range;
+/// 2. the values are substituted into every node's `meta().val` (tensor sizes, strides and
+///    storage offsets; SymInt, SymBool and SymFloat values), expressions re-simplified under the
+///    remaining symbols' ranges (`2*s0` becomes 32, `s0*s1` becomes `16*s1` with its hint);
+/// 3. every runtime assert whose condition became constant is checked and erased
+///    (`_assert_scalar` of a SymBool, `sym_constrain_range_for_size` / `sym_constrain_range` of a
+///    SymInt against its `min`/`max`);
+/// 4. every call_function node whose value became a constant SymInt or SymBool (`sym_size.int`,
+///    `sym_numel`, `operator.mul` of sizes, comparisons) is folded: its uses in other nodes'
+///    arguments hold the constant (as torch writes a concrete SymInt: `arange(sym_size_int)`
+///    becomes `arange(16)`, `view(x, [2, sym_size_int, 4, 8])` becomes `view(x, [2, 16, 4, 8])`)
+///    and the node is erased; one the graph's output returns is kept (its value is concrete);
+/// 5. the range constraints of the fixed symbols, and those whose key is an expression that
+///    became constant, are dropped;
+/// 6. every call_function node's value is recomputed from the placeholders with
+///    propagate_meta's rules (a node whose op has no rule, e.g. `scaled_dot_product_attention`,
+///    keeps its substituted value, which is what torch's ShapeEnv substitution gives).
+///
+/// Arguments: `program`; `dims`: (symbol, value) pairs, in the order reported (`{{"s70", 16}}`).
+///
+/// Returns the SpecializeReport (symbols, folded nodes, asserts removed, constraints dropped,
+/// recomputed counts, the values still symbolic when not every symbol was fixed).
+///
+/// Errors, each a value_error with the program unchanged:
+/// - "specialize needs at least one symbol to fix" for empty `dims`;
+/// - "Cannot specialize 's9': it is not a symbol of the program's range_constraints (its
+///   symbols: s0, s1)" (or "(it has none)");
+/// - "Cannot specialize 's0': the value is given twice";
+/// - "Cannot specialize s0 to 1: outside its range constraint [2, 100]";
+/// - "Cannot specialize s0 to 5: the runtime assert 'assert_1'
+///   (torch.ops.aten._assert_scalar.default) fails: <its message>" when a condition becomes
+///   false (for sym_constrain_range*: "... fails: 5 is outside [6, 10]");
+/// - what sym::parse throws for an expression it cannot read, and a size that becomes a
+///   fraction;
+/// and std::bad_alloc (a node whose value cannot be recomputed keeps its substituted value and is
+/// listed in `substituted_only`). Strong guarantee: the work is done on a copy of the graph,
+/// signature and metadata, swapped in (no-throw) only on success. On success the program holds a
+/// new Graph object: Node pointers and references taken before the call are invalid afterwards
+/// (names are kept, so find_node finds the nodes that remain). Nested graphs (the branches of
+/// `cond`) are not entered.
+///
+/// Complexity: O(nodes + size of the arguments and values), times the size of the symbolic
+/// expressions (each distinct text parsed once), plus a copy of the graph.
+///
+/// Mirrors: no torch function does this on an ExportedProgram; in Python the way is to export
+/// again with that dimension static (`torch.export.Dim.STATIC`, or no entry in `dynamic_shapes`;
+/// torch/export/dynamic_shapes.py). The substitution is what torch's `ShapeEnv` does when a
+/// symbol is specialized (`ShapeEnv._set_replacement` and `ShapeEnv.simplify` with its
+/// `replacements`, torch/fx/experimental/symbolic_shapes.py), and a constant SymInt argument is
+/// written as a plain int, as torch.export's tracer writes a concrete SymInt.
+template <class Tensor>
+SpecializeReport specialize(ExportedProgram<Tensor>& program,
+                            const std::vector<std::pair<std::string, std::int64_t>>& dims) {
+  namespace sp = detail::specialize;
+  if (dims.empty()) throw value_error("specialize needs at least one symbol to fix");
+  const std::vector<RangeConstraint>& constraints = program.metadata().range_constraints;
+  SpecializeReport report;
+  std::map<std::string, sym::Expr, std::less<>> values;
+  for (const auto& [symbol, value] : dims) {
+    const RangeConstraint* found = nullptr;
+    for (const RangeConstraint& r : constraints) {
+      if (r.symbol == symbol) found = &r;
+    }
+    if (found == nullptr) {
+      std::string known;
+      for (const RangeConstraint& r : constraints) {
+        if (!detail::infer::is_identifier(r.symbol)) continue;
+        known += (known.empty() ? "" : ", ") + r.symbol;
+      }
+      throw value_error("Cannot specialize '" + symbol +
+                        "': it is not a symbol of the program's range_constraints (" +
+                        (known.empty() ? std::string("it has none") : "its symbols: " + known) +
+                        ")");
+    }
+    if (values.count(symbol) != 0) {
+      throw value_error("Cannot specialize '" + symbol + "': the value is given twice");
+    }
+    if ((found->min_val && value < *found->min_val) ||
+        (found->max_val && value > *found->max_val)) {
+      throw value_error("Cannot specialize " + symbol + " to " + std::to_string(value) +
+                        ": outside its range constraint " +
+                        sp::range_text(found->min_val, found->max_val));
+    }
+    values.emplace(symbol, sym::Expr(value));
+    report.symbols.push_back(SpecializedSymbol{symbol, value, found->min_val, found->max_val});
+  }
+  std::string fixing;  // "s0 to 16, s1 to 4", for messages
+  for (const SpecializedSymbol& s : report.symbols) {
+    fixing += (fixing.empty() ? "" : ", ") + s.symbol + " to " + std::to_string(s.value);
+  }
+
+  // The copy the work is done on (state_dict and constants are not needed and move in at the end).
+  ProgramMetadata metadata = program.metadata();
+  ExportedProgram<Tensor> work(std::as_const(program).graph().clone(),
+                               std::as_const(program).graph_signature(), {}, {},
+                               std::move(metadata));
+  Graph& g = work.graph();
+
+  // The remaining symbols' ranges (what simplifies the substituted expressions).
+  sym::Ranges ranges;
+  std::vector<RangeConstraint> kept;
+  for (const RangeConstraint& r : constraints) {
+    bool drop = values.count(r.symbol) != 0;
+    if (!drop && !detail::infer::is_identifier(r.symbol)) {
+      try {
+        drop = sym::substitute(sym::parse(r.symbol), values).is_constant();
+      } catch (const value_error&) {
+        drop = false;  // a key epgraph cannot read is kept as it is
+      }
+    }
+    if (drop) {
+      report.constraints_dropped.push_back(r.symbol);
+      continue;
+    }
+    kept.push_back(r);
+    if (detail::infer::is_identifier(r.symbol)) {
+      ranges[r.symbol] = sym::SymbolRange{r.min_val, r.max_val};
+    }
+  }
+
+  // 2. substitute into every value
+  MetaContext ctx(ranges);
+  sp::Substituter subst(ctx, values, ranges);
+  for (const Node& n : g.nodes()) subst.learn(n.meta().val);
+  for (const SpecializedSymbol& s : report.symbols) ctx.set_hint(s.symbol, s.value);
+  for (Node& n : g.nodes()) {
+    if (!n.meta().val.has_value()) continue;
+    NodeValue v = subst.apply(n.meta().val);
+    n.mutable_meta().val = std::move(v);
+  }
+
+  // 3. runtime asserts whose condition is now constant
+  std::vector<Node*> asserts;
+  for (Node& n : g.nodes()) {
+    if (n.op() != OpCode::call_function) continue;
+    const std::string_view t = n.target();
+    if (sp::is_assert_scalar(t)) {
+      const std::optional<Argument> cond = sp::constant_argument(sp::argument_of(n, 0, "self"));
+      if (!cond) continue;
+      const bool ok = cond->is<bool>() ? cond->as<bool>() : cond->as<std::int64_t>() != 0;
+      if (!ok) {
+        const Argument* msg = sp::argument_of(n, 1, "assert_msg");
+        throw value_error("Cannot specialize " + fixing + ": the runtime assert '" +
+                          std::string(n.name()) + "' (" + std::string(t) + ") fails: " +
+                          (msg && msg->is<std::string>() ? msg->as<std::string>()
+                                                         : std::string("its condition is False")));
+      }
+      asserts.push_back(&n);
+    } else if (sp::is_constrain_range(t)) {
+      const std::optional<Argument> size = sp::constant_argument(sp::argument_of(n, 0, "size"));
+      if (!size || !size->is<std::int64_t>()) continue;
+      const std::int64_t v = size->as<std::int64_t>();
+      auto bound = [&](std::size_t index, const char* name) -> std::optional<std::int64_t> {
+        const Argument* a = sp::argument_of(n, index, name);
+        if (a && a->is<std::int64_t>()) return a->as<std::int64_t>();
+        return std::nullopt;
+      };
+      // torch's positional form is (size, min, max); the exporter writes them as keywords
+      const std::optional<std::int64_t> lo = bound(1, "min");
+      const std::optional<std::int64_t> hi = bound(2, "max");
+      if ((lo && v < *lo) || (hi && v > *hi)) {
+        throw value_error("Cannot specialize " + fixing + ": the runtime assert '" +
+                          std::string(n.name()) + "' (" + std::string(t) + ") fails: " +
+                          std::to_string(v) + " is outside " + sp::range_text(lo, hi));
+      }
+      asserts.push_back(&n);
+    }
+  }
+  for (Node* n : asserts) {
+    report.asserts_removed.emplace_back(n->name());
+    g.erase_node(n);
+  }
+
+  // 4. fold the nodes whose value is a constant SymInt / SymBool into their users
+  std::map<const Node*, Argument> constants;
+  std::vector<Node*> folded;
+  for (Node& n : g.nodes()) {
+    if (n.op() != OpCode::call_function || n.is_impure()) continue;
+    if (std::optional<Argument> c = sp::constant_of(n)) {
+      constants.emplace(&n, std::move(*c));
+      folded.push_back(&n);
+    }
+  }
+  for (Node& n : g.nodes()) {
+    if (n.op() == OpCode::output || n.op() == OpCode::placeholder) continue;
+    bool changed = false;
+    ArgumentList args;
+    args.reserve(n.args().size());
+    for (const Argument& a : n.args()) args.push_back(sp::replace_constants(a, constants, changed));
+    Kwargs kwargs;
+    kwargs.reserve(n.kwargs().size());
+    for (const auto& kv : n.kwargs()) {
+      kwargs.emplace_back(kv.first, sp::replace_constants(kv.second, constants, changed));
+    }
+    if (!changed) continue;
+    n.set_args(std::move(args));
+    n.set_kwargs(std::move(kwargs));
+  }
+  std::vector<bool> erased(folded.size(), false);
+  std::vector<std::string> folded_names;
+  folded_names.reserve(folded.size());
+  for (const Node* n : folded) folded_names.emplace_back(n->name());
+  for (std::size_t i = folded.size(); i-- > 0;) {
+    if (folded[i]->users().empty()) {
+      g.erase_node(folded[i]);
+      erased[i] = true;
+    }
+  }
+  for (std::size_t i = 0; i < folded.size(); ++i) {
+    (erased[i] ? report.folded : report.kept_for_output).push_back(std::move(folded_names[i]));
+  }
+
+  // 5. the constraints
+  work.metadata().range_constraints = std::move(kept);
+
+  // 6. recompute every value the rules can compute
+  const MetaReport meta = propagate_meta(work, MetaMode::check_only);
+  report.recomputed = meta.computed;
+  report.recomputed_changed = meta.differences.size();
+  for (const MetaDifference& d : meta.differences) {
+    Node* n = g.find_node(d.node);
+    if (n != nullptr) n->mutable_meta().val = d.computed;
+  }
+  for (const MetaDifference& d : meta.uncomputed) report.substituted_only.push_back(d.node);
+  for (const Node& n : g.nodes()) {
+    if (sp::is_symbolic(n.meta().val)) ++report.symbolic_values;
+  }
+
+  // commit (no-throw)
+  work.state_dict().swap(program.state_dict());
+  work.constants().swap(program.constants());
+  program.swap(work);
+  return report;
+}
+
+}  // namespace epgraph

@@ -1,0 +1,122 @@
+# pt2_edit specialize against torch 2.13 and ExecuTorch 1.5.1. SPDX-License-Identifier: BSD-3-Clause
+"""`pt2_edit specialize FILE --dim <sym>=16 -o OUT` on the Llama-style decoder of
+test_propagate_meta.py exported with a dynamic sequence length (both attention forms, default
+IR and `run_decompositions()`):
+torch.export.load accepts the result, every node's value has concrete sizes, no range constraint
+is left, `arange(sym_size_int)` became `arange(16)`, `ep.module()` at length 16 gives the
+dynamic program's numbers and refuses another length; the value outside the range and a symbol
+the program does not have are refused with the message naming them, nothing written. When
+ExecuTorch can be imported, the specialized program lowers with `to_edge(...).to_executorch()`
+and the runtime gives the same numbers.
+
+Environment: EPGRAPH_PT2_EDIT (set by ctest; skipped without it).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from test_propagate_meta import export_decoder
+
+torch = pytest.importorskip("torch")
+
+
+def exported_decoder(sdpa: bool, workdir, decompose: bool = False):
+    """The decoder, its dynamic program saved by torch, and the name of its sequence symbol."""
+    model, ep, _ = export_decoder(sdpa, decompose)
+    ((sym, vr),) = ep.range_constraints.items()
+    assert (int(vr.lower), int(vr.upper)) == (2, 64)
+    symbol = str(sym)
+    tag = f"{'sdpa' if sdpa else 'matmul'}_{'decomposed' if decompose else 'default'}"
+    src = workdir / f"specialize_src_{tag}.pt2"
+    torch.export.save(ep, str(src))
+    return model, src, symbol
+
+
+def executorch_api():
+    """(to_edge, _load_for_executorch_from_buffer), or None when ExecuTorch cannot be used."""
+    try:
+        from executorch.exir import to_edge
+        from executorch.extension.pybindings.portable_lib import _load_for_executorch_from_buffer
+    except Exception:  # noqa: BLE001 - missing or broken: that part is skipped
+        return None
+    return to_edge, _load_for_executorch_from_buffer
+
+
+@pytest.mark.parametrize("decompose", [False, True], ids=["default_ir", "decomposed"])
+@pytest.mark.parametrize("sdpa", [False, True], ids=["matmul", "sdpa"])
+def test_specialize_decoder_to_a_static_length(sdpa, decompose, pt2_edit, workdir):
+    model, src, symbol = exported_decoder(sdpa, workdir, decompose)
+    dst = src.with_name(src.name.replace("_src_", "_static_"))
+    out = pt2_edit.run("specialize", src, "--dim", f"{symbol}=16", "-o", dst).stdout
+    print(out)
+    assert f"specialized {symbol} = 16 (range [2, 64])\n" in out, out
+    folded = re.search(r"folded (\d+) SymInt/SymBool node\(s\): (.*)\n", out)
+    assert folded and int(folded.group(1)) >= 1, out
+    assert "sym_size_int" in folded.group(2), out
+    assert f"dropped 1 range constraint(s): {symbol}\n" in out, out
+    assert "symbolic_values=0\n" in out, out
+    assert f"specialized -> {dst}\n" in out, out
+
+    static = torch.export.load(str(dst))
+    dynamic = torch.export.load(str(src))
+    assert dict(static.range_constraints) == {}
+    # every value concrete; no SymInt node left
+    for node in static.graph.nodes:
+        val = node.meta.get("val")
+        if isinstance(val, torch.Tensor):
+            assert all(isinstance(s, int) for s in val.shape), (node.name, val.shape)
+            assert all(isinstance(s, int) for s in val.stride()), (node.name, val.stride())
+        assert not isinstance(val, torch.SymInt), node.name
+        assert "sym_size" not in str(node.target), node.name
+    # arange(sym_size_int) is arange(16) (run_decompositions writes arange.start_step(0, 16))
+    aranges = [n for n in static.graph.nodes if str(n.target).startswith("aten.arange.")]
+    assert aranges and all(n.args in ((16,), (0, 16), (0, 16, 1)) for n in aranges), \
+        [n.args for n in aranges]
+    placeholder = next(n for n in static.graph.nodes if n.op == "placeholder"
+                       and n.name == "tokens")
+    assert tuple(placeholder.meta["val"].shape) == (2, 16)
+
+    torch.manual_seed(1)
+    inputs = [torch.randint(0, 64, (2, 16)) for _ in range(3)]
+    with torch.no_grad():
+        for x in inputs:
+            want = dynamic.module()(x)
+            torch.testing.assert_close(static.module()(x), want, rtol=1e-5, atol=1e-5)
+            torch.testing.assert_close(want, model(x), rtol=1e-4, atol=1e-4)
+        with pytest.raises(Exception, match=r"tokens.size\(\)\[1\] == 16"):
+            static.module()(torch.randint(0, 64, (2, 12)))
+
+    api = executorch_api()
+    if api is None:
+        pytest.skip("executorch cannot be imported: the lowering part is not run")
+    to_edge, load_pte = api
+    with torch.no_grad():
+        program = to_edge(static).to_executorch()
+    buffer = program.buffer
+    runtime = load_pte(buffer)
+    for x in inputs:
+        (got,) = runtime.forward((x,))
+        with torch.no_grad():
+            torch.testing.assert_close(got, dynamic.module()(x), rtol=1e-4, atol=1e-4)
+
+
+def test_specialize_refuses_a_value_outside_the_range(pt2_edit, workdir):
+    _, src, symbol = exported_decoder(False, workdir)
+    dst = workdir / "specialize_refused.pt2"
+    for dim, message in [
+        (f"{symbol}=65", f"error: Cannot specialize {symbol} to 65: outside its range constraint "
+                         "[2, 64]\n"),
+        (f"{symbol}=1", f"error: Cannot specialize {symbol} to 1: outside its range constraint "
+                        "[2, 64]\n"),
+        ("s9999=16", "error: Cannot specialize 's9999': it is not a symbol of the program's "
+                     f"range_constraints (its symbols: {symbol})\n"),
+        (f"{symbol}=x", f"error: --dim '{symbol}=x': expected SYMBOL=VALUE, e.g. s70=16\n"),
+    ]:
+        proc = pt2_edit.run("specialize", src, "--dim", dim, "-o", dst, check=False)
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert proc.stderr == message, proc.stderr
+        assert proc.stdout == ""
+        assert not dst.exists()

@@ -1,0 +1,276 @@
+// specialize: a dynamic program's symbols fixed to values (SymInt nodes and runtime asserts
+// folded, range constraints dropped, values recomputed), its errors and its strong guarantee.
+// SPDX-License-Identifier: BSD-3-Clause
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <epgraph/epgraph.hpp>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "support/program_builders.hpp"
+
+namespace {
+
+constexpr const char* kSpecS0 = "Symbol('s0', positive=True, integer=True)";
+constexpr const char* kSpecS1 = "Symbol('s1', positive=True, integer=True)";
+
+epgraph::TensorMeta spec_meta(std::vector<epgraph::SymInt> sizes,
+                              std::vector<epgraph::SymInt> strides) {
+  epgraph::TensorMeta m;
+  m.sizes = std::move(sizes);
+  m.strides = std::move(strides);
+  return m;
+}
+
+// x: float32[2, s0] (s0 in [2, 100], hint 8), y: float32[s1] (s1 in [1, 8], hint 3); what
+// torch.export writes for `n = x.shape[1]; torch._check(n >= 4); arange(n), x.view(2 * n),
+// relu(x), neg(y)`. The values are computed by propagate_meta, as torch stores them.
+epgraph_test::Program spec_program() {
+  auto g = std::make_unique<epgraph::Graph>();
+  const epgraph::SymExpr s0{kSpecS0, 8};
+  const epgraph::SymExpr s1{kSpecS1, 3};
+  epgraph::Node* x = g->placeholder("x");
+  x->mutable_meta().val = spec_meta({std::int64_t{2}, s0}, {s0, std::int64_t{1}});
+  epgraph::Node* y = g->placeholder("y");
+  y->mutable_meta().val = spec_meta({s1}, {std::int64_t{1}});
+  epgraph::Node* n = g->call_function("torch.ops.aten.sym_size.int", {x, 1}, {}, "sym_size_int");
+  epgraph::Node* ge = g->call_function("operator.ge", {n, 4}, {}, "ge");
+  epgraph::Node* check =
+      g->call_function("torch.ops.aten._assert_scalar.default",
+                       {ge, "Runtime assertion failed for expression s0 >= 4 on node 'ge'"}, {},
+                       "_assert_scalar_default");
+  check->mutable_meta().val = epgraph::NodeValue(epgraph::none);  // no rule: torch's None
+  epgraph::Node* ar = g->call_function("torch.ops.aten.arange.default", {n}, {}, "arange");
+  epgraph::Node* mul = g->call_function("operator.mul", {n, 2}, {}, "mul");
+  epgraph::Node* view =
+      g->call_function("torch.ops.aten.view.default",
+                       {x, epgraph::Argument(epgraph::ArgumentList{mul})}, {}, "view");
+  epgraph::Node* relu = g->call_function("torch.ops.aten.relu.default", {x}, {}, "relu");
+  epgraph::Node* neg = g->call_function("torch.ops.aten.neg.default", {y}, {}, "neg");
+  g->output({ar, view, relu, neg});
+  epgraph::ExportGraphSignature sig;
+  sig.input_specs = {epgraph_test::user_input("x"), epgraph_test::user_input("y")};
+  sig.output_specs = {epgraph_test::user_output("arange"), epgraph_test::user_output("view"),
+                      epgraph_test::user_output("relu"), epgraph_test::user_output("neg")};
+  epgraph::ProgramMetadata md;
+  md.range_constraints = {epgraph::RangeConstraint{"s0", 2, 100},
+                          epgraph::RangeConstraint{"s1", 1, 8}};
+  epgraph_test::Program ep(std::move(g), std::move(sig), {}, {}, std::move(md));
+  (void)epgraph::propagate_meta(ep, epgraph::MetaMode::fill_unset);
+  return ep;
+}
+
+// The graph, every node's value, the signature and the range constraints: what "unchanged"
+// compares.
+std::string spec_snapshot(const epgraph_test::Program& ep) {
+  std::string out = epgraph::to_string(ep.graph());
+  for (const epgraph::Node& n : ep.graph().nodes()) {
+    out += std::string(n.name()) + ": " + epgraph::value_text(n.meta().val) + "\n";
+  }
+  for (const epgraph::InputSpec& s : ep.graph_signature().input_specs) out += s.name() + " ";
+  for (const epgraph::OutputSpec& s : ep.graph_signature().output_specs) out += s.name() + " ";
+  for (const epgraph::RangeConstraint& r : ep.metadata().range_constraints) {
+    out += "\n" + r.symbol + " [" + std::to_string(*r.min_val) + ", " + std::to_string(*r.max_val) +
+           "]";
+  }
+  return out;
+}
+
+std::vector<std::string> spec_node_names(const epgraph_test::Program& ep) {
+  std::vector<std::string> names;
+  for (const epgraph::Node& n : ep.graph().nodes()) names.emplace_back(n.name());
+  return names;
+}
+
+// Calls specialize, expecting value_error with `message` and the program unchanged (its node
+// pointers included).
+void spec_refused(const std::vector<std::pair<std::string, std::int64_t>>& dims,
+                  const std::string& message) {
+  epgraph_test::Program ep = spec_program();
+  const std::string before = spec_snapshot(ep);
+  const epgraph::Node* x = ep.graph().find_node("x");
+  REQUIRE_THROWS_MATCHES(epgraph::specialize(ep, dims), epgraph::value_error,
+                         Catch::Message(message));
+  CHECK(spec_snapshot(ep) == before);
+  CHECK(ep.graph().find_node("x") == x);
+}
+
+}  // namespace
+
+TEST_CASE("specialize: the dynamic program before specialization", "[specialize]") {
+  const epgraph_test::Program ep = spec_program();
+  const epgraph::Node* ge = ep.graph().find_node("ge");
+  REQUIRE(ge != nullptr);
+  CHECK(epgraph::value_text(ge->meta().val) == "SymBool s0 >= 4");
+  CHECK(epgraph::value_text(ep.graph().find_node("view")->meta().val) ==
+        "float32[2*s0{16}] stride [1] offset 0");
+}
+
+TEST_CASE("specialize: fixing s0 folds its SymInt nodes and asserts into constants",
+          "[specialize]") {
+  epgraph_test::Program ep = spec_program();
+  const epgraph::SpecializeReport r = epgraph::specialize(ep, {{"s0", 16}});
+  REQUIRE(r.symbols.size() == 1);
+  CHECK(r.symbols[0] == epgraph::SpecializedSymbol{"s0", 16, 2, 100});
+  CHECK(r.folded == std::vector<std::string>{"sym_size_int", "ge", "mul"});
+  CHECK(r.kept_for_output.empty());
+  CHECK(r.asserts_removed == std::vector<std::string>{"_assert_scalar_default"});
+  CHECK(r.constraints_dropped == std::vector<std::string>{"s0"});
+  CHECK(r.recomputed == 4);  // arange, view, relu, neg
+  CHECK(r.recomputed_changed == 0);
+  CHECK(r.substituted_only.empty());
+  CHECK(r.symbolic_values == 2);  // y and neg: s1 is still dynamic
+
+  CHECK(spec_node_names(ep) ==
+        std::vector<std::string>{"x", "y", "arange", "view", "relu", "neg", "output"});
+  // the uses hold the constant, as torch writes a concrete SymInt
+  const epgraph::Node* ar = ep.graph().find_node("arange");
+  REQUIRE(ar != nullptr);
+  REQUIRE(ar->args().size() == 1);
+  CHECK(ar->args()[0] == epgraph::Argument(std::int64_t{16}));
+  CHECK(epgraph::format_node(*ep.graph().find_node("view")) ==
+        "%view : [num_users=1] = call_function[target=torch.ops.aten.view.default](args = "
+        "(%x, [32]), kwargs = {})");
+  std::string values;
+  for (const epgraph::Node& n : ep.graph().nodes()) {
+    values += std::string(n.name()) + ": " + epgraph::value_text(n.meta().val) + "\n";
+  }
+  CHECK(values ==
+        "x: float32[2, 16] stride [16, 1] offset 0\n"
+        "y: float32[s1{3}] stride [1] offset 0\n"
+        "arange: int64[16] stride [1] offset 0\n"
+        "view: float32[32] stride [1] offset 0\n"
+        "relu: float32[2, 16] stride [16, 1] offset 0\n"
+        "neg: float32[s1{3}] stride [1] offset 0\n"
+        "output: unset\n");
+  // s1's expression keeps the srepr form of the file
+  CHECK(
+      std::get<epgraph::SymExpr>(ep.graph().find_node("neg")->meta().val.tensor()->sizes[0]).expr ==
+      kSpecS1);
+  REQUIRE(ep.metadata().range_constraints.size() == 1);
+  CHECK(ep.metadata().range_constraints[0] == epgraph::RangeConstraint{"s1", 1, 8});
+  // the result checks clean
+  const epgraph::MetaReport check = epgraph::propagate_meta(ep, epgraph::MetaMode::check_only);
+  CHECK(check.differences.empty());
+  CHECK(check.uncomputed.empty());
+}
+
+TEST_CASE("specialize: fixing every symbol leaves no symbolic value", "[specialize]") {
+  epgraph_test::Program ep = spec_program();
+  const epgraph::SpecializeReport r = epgraph::specialize(ep, {{"s1", 4}, {"s0", 4}});
+  REQUIRE(r.symbols.size() == 2);
+  CHECK(r.symbols[0].symbol == "s1");  // in the order given
+  CHECK(r.symbols[1].symbol == "s0");
+  CHECK(r.constraints_dropped == std::vector<std::string>{"s0", "s1"});  // the program's order
+  CHECK(r.symbolic_values == 0);
+  CHECK(ep.metadata().range_constraints.empty());
+  CHECK(epgraph::value_text(ep.graph().find_node("neg")->meta().val) ==
+        "float32[4] stride [1] offset 0");
+  CHECK(epgraph::value_text(ep.graph().find_node("view")->meta().val) ==
+        "float32[8] stride [1] offset 0");
+}
+
+TEST_CASE("specialize: a folded node the output returns is kept with its constant value",
+          "[specialize]") {
+  epgraph_test::Program ep = spec_program();
+  epgraph::Node* out = ep.graph().find_node("output");
+  epgraph::Node* mul = ep.graph().find_node("mul");
+  epgraph::ArgumentList results = *out->args()[0].list();
+  results.emplace_back(mul);
+  out->set_args({epgraph::Argument(std::move(results))});
+  ep.graph_signature().output_specs.push_back(
+      {epgraph::OutputKind::USER_OUTPUT, epgraph::SymIntArgument{"mul"}});
+  const epgraph::SpecializeReport r = epgraph::specialize(ep, {{"s0", 5}});
+  CHECK(r.folded == std::vector<std::string>{"sym_size_int", "ge"});
+  CHECK(r.kept_for_output == std::vector<std::string>{"mul"});
+  const epgraph::Node* kept = ep.graph().find_node("mul");
+  REQUIRE(kept != nullptr);
+  CHECK(epgraph::value_text(kept->meta().val) == "SymInt 10");
+  CHECK(kept->args() == std::vector<epgraph::Argument>{std::int64_t{5}, std::int64_t{2}});
+}
+
+TEST_CASE("specialize: refused values name the symbol and change nothing", "[specialize]") {
+  spec_refused({{"s0", 1}}, "Cannot specialize s0 to 1: outside its range constraint [2, 100]");
+  spec_refused({{"s0", 101}}, "Cannot specialize s0 to 101: outside its range constraint [2, 100]");
+  spec_refused({{"s0", 16}, {"s1", 9}},
+               "Cannot specialize s1 to 9: outside its range constraint [1, 8]");
+  spec_refused({{"s70", 16}},
+               "Cannot specialize 's70': it is not a symbol of the program's range_constraints "
+               "(its symbols: s0, s1)");
+  spec_refused({{"s0", 16}, {"s0", 16}}, "Cannot specialize 's0': the value is given twice");
+  spec_refused({}, "specialize needs at least one symbol to fix");
+  // a runtime assert that becomes false: s0 >= 4 fails for 3
+  spec_refused({{"s0", 3}},
+               "Cannot specialize s0 to 3: the runtime assert '_assert_scalar_default' "
+               "(torch.ops.aten._assert_scalar.default) fails: Runtime assertion failed for "
+               "expression s0 >= 4 on node 'ge'");
+}
+
+TEST_CASE("specialize: a program without symbols says it has none", "[specialize]") {
+  epgraph_test::Program ep = spec_program();
+  ep.metadata().range_constraints.clear();
+  CHECK_THROWS_MATCHES(epgraph::specialize(ep, {{"s0", 4}}), epgraph::value_error,
+                       Catch::Message("Cannot specialize 's0': it is not a symbol of the "
+                                      "program's range_constraints (it has none)"));
+}
+
+TEST_CASE("specialize: sym_constrain_range_for_size is checked against its bounds",
+          "[specialize]") {
+  epgraph_test::Program ep = spec_program();
+  epgraph::Node* n = ep.graph().find_node("sym_size_int");
+  epgraph::Node* c = ep.graph().call_function(
+      "torch.ops.aten.sym_constrain_range_for_size.default", {n},
+      {{"min", std::int64_t{6}}, {"max", std::int64_t{10}}}, "sym_constrain_range_for_size");
+  c->mutable_meta().val = epgraph::NodeValue(epgraph::none);
+  ep.graph().find_node("ge")->prepend(c);
+  const std::string before = spec_snapshot(ep);
+  CHECK_THROWS_MATCHES(
+      epgraph::specialize(ep, {{"s0", 5}}), epgraph::value_error,
+      Catch::Message("Cannot specialize s0 to 5: the runtime assert 'sym_constrain_range_for_size' "
+                     "(torch.ops.aten.sym_constrain_range_for_size.default) fails: 5 is outside "
+                     "[6, 10]"));
+  CHECK(spec_snapshot(ep) == before);
+  const epgraph::SpecializeReport r = epgraph::specialize(ep, {{"s0", 8}});
+  CHECK(r.asserts_removed ==
+        std::vector<std::string>{"sym_constrain_range_for_size", "_assert_scalar_default"});
+  CHECK(ep.graph().find_node("sym_constrain_range_for_size") == nullptr);
+}
+
+TEST_CASE("specialize: the other symbols keep the file's str form and get their hints",
+          "[specialize]") {
+  // x: float32[s0, s1] in the str form of older files (hints 8 and 3); flat = x.view(-1)
+  auto g = std::make_unique<epgraph::Graph>();
+  epgraph::Node* x = g->placeholder("x");
+  x->mutable_meta().val = spec_meta({epgraph::SymExpr{"s0", 8}, epgraph::SymExpr{"s1", 3}},
+                                    {epgraph::SymExpr{"s1", 3}, std::int64_t{1}});
+  epgraph::Node* flat = g->call_function(
+      "torch.ops.aten.view.default", {x, epgraph::Argument(epgraph::ArgumentList{-1})}, {}, "flat");
+  g->output({flat});
+  epgraph::ExportGraphSignature sig;
+  sig.input_specs = {epgraph_test::user_input("x")};
+  sig.output_specs = {epgraph_test::user_output("flat")};
+  epgraph::ProgramMetadata md;
+  md.range_constraints = {epgraph::RangeConstraint{"s0", 2, std::nullopt},
+                          epgraph::RangeConstraint{"s1", 2, 10}};
+  epgraph_test::Program ep(std::move(g), std::move(sig), {}, {}, std::move(md));
+  (void)epgraph::propagate_meta(ep, epgraph::MetaMode::fill_unset);
+  CHECK(epgraph::value_text(ep.graph().find_node("flat")->meta().val) ==
+        "float32[s0*s1{24}] stride [1] offset 0");
+  const epgraph::SpecializeReport r = epgraph::specialize(ep, {{"s1", 4}});
+  CHECK(r.symbols[0] == epgraph::SpecializedSymbol{"s1", 4, 2, 10});
+  CHECK(r.folded.empty());
+  CHECK(r.symbolic_values == 2);
+  CHECK(epgraph::value_text(ep.graph().find_node("x")->meta().val) ==
+        "float32[s0{8}, 4] stride [4, 1] offset 0");
+  const epgraph::NodeValue& v = ep.graph().find_node("flat")->meta().val;
+  CHECK(epgraph::value_text(v) == "float32[4*s0{32}] stride [1] offset 0");
+  CHECK(std::get<epgraph::SymExpr>(v.tensor()->sizes[0]).expr == "4*s0");
+  REQUIRE(ep.metadata().range_constraints.size() == 1);
+  CHECK(ep.metadata().range_constraints[0] == epgraph::RangeConstraint{"s0", 2, std::nullopt});
+  // an unbounded range is printed as torch prints it
+  CHECK_THROWS_MATCHES(epgraph::specialize(ep, {{"s0", 1}}), epgraph::value_error,
+                       Catch::Message("Cannot specialize s0 to 1: outside its range constraint "
+                                      "[2, int_oo]"));
+}
