@@ -24,7 +24,7 @@ using TargetList = std::vector<std::string>;
 
 namespace {
 
-TargetList violations(const Program& ep) {
+TargetList state_target_violations(const Program& ep) {
   try {
     epgraph::verify(ep);
   } catch (const epgraph::verification_error& e) {
@@ -55,7 +55,7 @@ Program buffer_in_constants() {
 TEST_CASE("persistent buffer found only in constants: reported, saying why; lookups find it",
           "[verify][state]") {
   Program ep = buffer_in_constants();
-  CHECK(violations(ep) ==
+  CHECK(state_target_violations(ep) ==
         TargetList{"Buffer scale is not in the state dict but in the constants dictionary: torch's "
                    "verifier accepts that, ep.module() raises KeyError('scale') (it reads "
                    "persistent buffers from the state dict)"});
@@ -75,11 +75,11 @@ TEST_CASE("persistent buffer found only in constants: reported, saying why; look
     CHECK(ep.constants().find("scale") == nullptr);
     CHECK(epgraph_test::keys(ep.state_dict()) == TargetList{"weight"});
     CHECK(epgraph_test::keys(ep.constants()) == TargetList{});
-    CHECK(violations(ep).empty());
+    CHECK(state_target_violations(ep).empty());
   }
   SECTION("in neither dictionary: torch's message") {
     ep.constants().erase("scale");
-    CHECK(violations(ep) == TargetList{"Buffer scale is not in the state dict."});
+    CHECK(state_target_violations(ep) == TargetList{"Buffer scale is not in the state dict."});
   }
 }
 
@@ -107,7 +107,7 @@ TEST_CASE("verify reports state targets ep.module() cannot register", "[verify][
   specs[0] = epgraph_test::parameter("p_weight", "training");
   specs[1] = epgraph_test::buffer("b_scale", "blocks.0.forward");
   // The state checks still run (the keys are missing), then the registration rule.
-  CHECK(violations(ep) ==
+  CHECK(state_target_violations(ep) ==
         TargetList{"Parameter training is not in the state dict.",
                    "Buffer blocks.0.forward is not in the state dict.",
                    "Input spec 'p_weight' (PARAMETER) has target 'training', which ep.module() "
@@ -148,5 +148,5 @@ TEST_CASE("edits refuse state targets ep.module() cannot register, changing noth
   CHECK(list->name() == "list_1");
   Node* dotted = epgraph::create_mutable_buffer(ep, "a.forward", tensor({2}));
   CHECK(dotted->name() == "a_forward");
-  CHECK(violations(ep).empty());
+  CHECK(state_target_violations(ep).empty());
 }
