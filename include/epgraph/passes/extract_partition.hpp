@@ -309,7 +309,7 @@ template <class T>
     if (const T* t = ep.state_dict().find(target)) {
       if (spec.kind() == InputKind::PARAMETER ||
           (spec.kind() == InputKind::BUFFER && spec.persistent() != false)) {
-        state_dict.insert(target, *t);
+        if (!state_dict.contains(target)) state_dict.insert(target, *t);  // shared targets once
         continue;
       }
     }
