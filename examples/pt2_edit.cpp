@@ -10,6 +10,8 @@
 //   pt2_edit partition FILE (--ops T1,T2,... | --except T1,...) [--no-single-node]
 //            [--skip-horizontal-fusion] [-o OUT]
 //   pt2_edit specialize FILE --dim SYMBOL=VALUE [--dim SYMBOL=VALUE ...] [-o OUT]
+//   pt2_edit extract FILE (--ops T1,T2,... | --except T1,...) [--no-single-node]
+//            [--skip-horizontal-fusion] --op-namespace NS -o HOST --extract-dir DIR
 //
 // `copy` loads FILE and saves it unchanged to OUT (the interop tests check that PyTorch reads
 // the result back as the same program).
@@ -53,6 +55,15 @@
 // `-o OUT` writes the result. A symbol not in the program's range_constraints, a value outside
 // its range, or a runtime assert that the value makes false is an error (stderr, exit 2) naming
 // it; nothing is written then.
+// `extract` proposes the same partitions (same options) and hands each to a backend compiler:
+// DIR/subgraph_<ID>.pt2 is the partition as a program of its own (epgraph::extract_partition:
+// boundary values as user inputs in order of first use, the weights it reads with their data,
+// escaping values as user outputs in graph order), and HOST is FILE with each partition replaced
+// by one call to the custom op NS::subgraph_<ID> (epgraph::replace_partition_with_call; weights
+// only the partition read are dropped). It prints one line per partition, "partition ID:
+// NS::subgraph_ID inputs=[A, B] weights=[P, ...] outputs=[C, D] -> DIR/subgraph_ID.pt2", the op's
+// arguments and results in order. Nothing is written when a partition cannot be extracted or a
+// file DIR/subgraph_<ID>.pt2 exists already (the tool does not overwrite one).
 //
 // `--program NAME` (any command) picks the program of an archive holding several (package_pt2's
 // `exported_programs={"model": a, "helper": b}`); without it the only program is used, or the
@@ -67,14 +78,18 @@
 #include <epgraph/archive/archive.hpp>
 #include <epgraph/epgraph.hpp>
 #include <epgraph/json/json.hpp>
+#include <epgraph/passes/extract_partition.hpp>
 #include <epgraph/passes/partitioner.hpp>
 #include <epgraph/program/edit.hpp>
 #include <epgraph/program/verify.hpp>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <new>
+#include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -90,6 +105,8 @@ int usage() {
                "  pt2_edit partition FILE (--ops T1,T2,... | --except T1,...) [--no-single-node] "
                "[--skip-horizontal-fusion] [-o OUT]\n"
                "  pt2_edit specialize FILE --dim SYMBOL=VALUE [--dim SYMBOL=VALUE ...] [-o OUT]\n"
+               "  pt2_edit extract FILE (--ops T1,T2,... | --except T1,...) [--no-single-node] "
+               "[--skip-horizontal-fusion] --op-namespace NS -o HOST --extract-dir DIR\n"
                "  (any command: --program NAME picks a program of a multi-program archive)\n";
   return 2;
 }
@@ -448,45 +465,66 @@ int copy(int argc, char** argv) {
   return 0;
 }
 
-// `partition`: see the header comment.
-int partition(int argc, char** argv) {
+// The options `partition` and `extract` share (and extract's own when `extract`).
+struct PartitionArgs {
   std::string file, ops, except, out;
+  std::string op_namespace, extract_dir;
   epgraph::PartitionerOptions options;
-  options.allows_single_node_partition = true;
+};
+
+// Parses argv[2..] into `a`; prints the error and returns false on a bad argument.
+bool parse_partition_args(int argc, char** argv, const char* cmd, bool extract, PartitionArgs& a) {
+  a.options.allows_single_node_partition = true;
   for (int i = 2; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--no-single-node") {
-      options.allows_single_node_partition = false;
-    } else if (a == "--skip-horizontal-fusion") {
-      options.skip_horizontal_fusion = true;
-    } else if ((a == "--ops" || a == "--except" || a == "-o") && i + 1 < argc) {
-      (a == "--ops" ? ops : a == "--except" ? except : out) = argv[++i];
-    } else if (file.empty() && !a.empty() && a[0] != '-') {
-      file = a;
+    const std::string arg = argv[i];
+    if (arg == "--no-single-node") {
+      a.options.allows_single_node_partition = false;
+    } else if (arg == "--skip-horizontal-fusion") {
+      a.options.skip_horizontal_fusion = true;
+    } else if ((arg == "--ops" || arg == "--except" || arg == "-o") && i + 1 < argc) {
+      (arg == "--ops" ? a.ops : arg == "--except" ? a.except : a.out) = argv[++i];
+    } else if (extract && (arg == "--op-namespace" || arg == "--extract-dir") && i + 1 < argc) {
+      (arg == "--op-namespace" ? a.op_namespace : a.extract_dir) = argv[++i];
+    } else if (a.file.empty() && !arg.empty() && arg[0] != '-') {
+      a.file = arg;
     } else {
-      std::cerr << "error: partition: unexpected argument '" << a << "'\n";
-      return usage();
+      std::cerr << "error: " << cmd << ": unexpected argument '" << arg << "'\n";
+      return false;
     }
   }
-  if (file.empty() || ops.empty() == except.empty()) {
-    std::cerr << "error: partition needs FILE and one of --ops, --except\n";
-    return usage();
+  if (a.file.empty() || a.ops.empty() == a.except.empty()) {
+    std::cerr << "error: " << cmd << " needs FILE and one of --ops, --except\n";
+    return false;
   }
+  return true;
+}
+
+// The backend's support: the call_function nodes of the --ops targets, or every call_function
+// node but those of the --except targets.
+epgraph::OperatorSupport partition_support(const PartitionArgs& a) {
   std::vector<std::string> targets;
-  const std::string& list = ops.empty() ? except : ops;
+  const std::string& list = a.ops.empty() ? a.except : a.ops;
   for (std::size_t pos = 0; pos <= list.size();) {
     const std::size_t comma = std::min(list.find(',', pos), list.size());
     if (comma > pos) targets.push_back(list.substr(pos, comma - pos));
     pos = comma + 1;
   }
   epgraph::OperatorSupport support = epgraph::supports_targets(targets);
-  if (ops.empty()) {
+  if (a.ops.empty()) {
     support = epgraph::create_op_support([excluded = support](const epgraph::Node& n) {
       return n.op() == epgraph::OpCode::call_function && !excluded.is_node_supported(n);
     });
   }
-  auto ep = load(file);
-  const epgraph::CapabilityBasedPartitioner partitioner(ep.graph(), support, options);
+  return support;
+}
+
+// `partition`: see the header comment.
+int partition(int argc, char** argv) {
+  PartitionArgs a;
+  if (!parse_partition_args(argc, argv, "partition", false, a)) return usage();
+  auto ep = load(a.file);
+  const epgraph::CapabilityBasedPartitioner partitioner(ep.graph(), partition_support(a),
+                                                        a.options);
   const std::vector<epgraph::Partition> partitions = partitioner.propose_partitions();
   for (const epgraph::Partition& p : partitions) {
     std::cout << "partition " << p.id << ":";
@@ -495,10 +533,10 @@ int partition(int argc, char** argv) {
     }
     std::cout << "\n";
   }
-  if (!out.empty()) {
+  if (!a.out.empty()) {
     epgraph::tag_partitions(ep.graph(), partitions);
-    save(ep, file, out);
-    std::cout << "tagged " << partitions.size() << " partition(s) -> " << out << "\n";
+    save(ep, a.file, a.out);
+    std::cout << "tagged " << partitions.size() << " partition(s) -> " << a.out << "\n";
   }
   return 0;
 }
@@ -578,6 +616,107 @@ int specialize(int argc, char** argv) {
   return 0;
 }
 
+std::string joined_names(const std::vector<const epgraph::Node*>& nodes) {
+  std::string out;
+  for (const epgraph::Node* n : nodes) out += (out.empty() ? "" : ", ") + std::string(n->name());
+  return out;
+}
+
+// The order in which `extract` replaces the partitions: a partition reading another's value
+// first (consumers before producers), so that every partition's boundary is still made of the
+// original nodes when its turn comes (its inputs are not yet getitems of another call, and the
+// names in the op's schema are those of the extracted program's inputs). Partitions of one
+// proposal never form a cycle (the partitioner keeps the fused graph acyclic); ties go by id.
+std::vector<std::size_t> replacement_order(const std::vector<epgraph::Partition>& parts) {
+  std::unordered_map<const epgraph::Node*, std::size_t> owner;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    for (const epgraph::Node* n : parts[i].nodes) owner.emplace(n, i);
+  }
+  std::vector<std::set<std::size_t>> readers(parts.size());  // i -> partitions reading i
+  std::vector<std::size_t> pending(parts.size(), 0);         // partitions i reads, not yet done
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    for (const epgraph::Node* n : parts[i].nodes) {
+      for (const epgraph::Node* u : n->users()) {
+        const auto it = owner.find(u);
+        if (it != owner.end() && it->second != i && readers[i].insert(it->second).second) {
+          ++pending[i];
+        }
+      }
+    }
+  }
+  // pending[i]: how many partitions read i and are not replaced yet; i goes once it is 0.
+  std::vector<std::size_t> order;
+  std::vector<bool> done(parts.size(), false);
+  while (order.size() < parts.size()) {
+    std::size_t next = parts.size();
+    for (std::size_t i = 0; i < parts.size() && next == parts.size(); ++i) {
+      if (!done[i] && pending[i] == 0) next = i;
+    }
+    if (next == parts.size()) throw epgraph::runtime_error("extract: the partitions form a cycle");
+    done[next] = true;
+    order.push_back(next);
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      if (readers[i].count(next) != 0) --pending[i];
+    }
+  }
+  return order;
+}
+
+// `extract`: see the header comment.
+int extract(int argc, char** argv) {
+  PartitionArgs a;
+  if (!parse_partition_args(argc, argv, "extract", true, a)) return usage();
+  if (a.out.empty() || a.op_namespace.empty() || a.extract_dir.empty()) {
+    std::cerr << "error: extract needs --op-namespace NS, -o HOST and --extract-dir DIR\n";
+    return usage();
+  }
+  auto ep = load(a.file);
+  const epgraph::CapabilityBasedPartitioner partitioner(ep.graph(), partition_support(a),
+                                                        a.options);
+  const std::vector<epgraph::Partition> partitions = partitioner.propose_partitions();
+  // Everything is checked and computed before any file is written.
+  std::vector<std::string> paths;
+  for (const epgraph::Partition& p : partitions) {
+    const std::string path = a.extract_dir + "/subgraph_" + std::to_string(p.id) + ".pt2";
+    if (std::filesystem::exists(path)) {
+      throw epgraph::value_error("extract: " + path + " exists (not overwritten; use an empty " +
+                                 "--extract-dir)");
+    }
+    if (std::filesystem::weakly_canonical(path) == std::filesystem::weakly_canonical(a.out)) {
+      throw epgraph::value_error("extract: -o " + a.out + " is the file of partition " +
+                                 std::to_string(p.id));
+    }
+    paths.push_back(path);
+  }
+  std::vector<std::vector<std::string>> names;  // node names per partition
+  std::vector<std::string> lines;
+  std::vector<epgraph::ExportedProgram<epgraph::HostTensor>> extracted;
+  for (std::size_t i = 0; i < partitions.size(); ++i) {
+    const std::vector<const epgraph::Node*> nodes(partitions[i].nodes.begin(),
+                                                  partitions[i].nodes.end());
+    const epgraph::PartitionBoundary b = epgraph::partition_boundary(ep, nodes);
+    extracted.push_back(epgraph::extract_partition(ep, nodes));
+    names.emplace_back();
+    for (const epgraph::Node* n : nodes) names.back().emplace_back(n->name());
+    lines.push_back("partition " + std::to_string(partitions[i].id) + ": " + a.op_namespace +
+                    "::subgraph_" + std::to_string(partitions[i].id) + " inputs=[" +
+                    joined_names(b.user_inputs) + "] weights=[" + joined_names(b.state_inputs) +
+                    "] outputs=[" + joined_names(b.outputs) + "] -> " + paths[i]);
+  }
+  for (const std::size_t i : replacement_order(partitions)) {
+    std::vector<const epgraph::Node*> nodes;
+    for (const std::string& n : names[i]) nodes.push_back(ep.graph().find_node(n));
+    epgraph::replace_partition_with_call(
+        ep, nodes, a.op_namespace + "::subgraph_" + std::to_string(partitions[i].id));
+  }
+  if (!partitions.empty()) std::filesystem::create_directories(a.extract_dir);
+  for (std::size_t i = 0; i < partitions.size(); ++i) save(extracted[i], a.file, paths[i]);
+  save(ep, a.file, a.out);
+  for (const std::string& line : lines) std::cout << line << "\n";
+  std::cout << "replaced " << partitions.size() << " partition(s) -> " << a.out << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -609,6 +748,7 @@ int main(int argc, char** argv) {
     if (cmd == "copy") return copy(argc, argv);
     if (cmd == "partition") return partition(argc, argv);
     if (cmd == "specialize") return specialize(argc, argv);
+    if (cmd == "extract") return extract(argc, argv);
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;

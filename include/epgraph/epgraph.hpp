@@ -18,6 +18,7 @@
 #include "ops/aten_schemas.hpp"
 #include "ops/registry.hpp"
 #include "ops/schema.hpp"
+#include "passes/extract_partition.hpp"
 #include "passes/infer_meta.hpp"
 #include "passes/pass_manager.hpp"
 #include "passes/program_passes.hpp"
