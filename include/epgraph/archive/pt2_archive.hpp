@@ -23,6 +23,7 @@
 #include <variant>
 #include <vector>
 
+#include "../detail/strings.hpp"
 #include "../ir/tensor.hpp"
 #include "../json/deserialize.hpp"
 #include "../json/detail/dispose.hpp"
@@ -64,12 +65,8 @@ inline constexpr std::string_view kCustomObjPrefix = "custom_obj_";
 
 using ordered_json = nlohmann::ordered_json;
 
-inline bool starts_with(std::string_view s, std::string_view p) noexcept {
-  return s.substr(0, p.size()) == p;
-}
-inline bool ends_with(std::string_view s, std::string_view p) noexcept {
-  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
-}
+using epgraph::detail::ends_with;  // detail/strings.hpp
+using epgraph::detail::starts_with;
 
 inline std::string to_text(const std::vector<std::byte>& bytes) {
   return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());

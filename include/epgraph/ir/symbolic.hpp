@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "../detail/strings.hpp"
 #include "../error.hpp"
 
 namespace epgraph::sym {
@@ -1650,7 +1651,7 @@ class ExprParser {
     } catch (const value_error& e) {
       // What the arithmetic refuses (overflow, division by zero, a SymBool added) names the text.
       const std::string what = e.what();
-      if (what.rfind("cannot read the symbolic expression '", 0) == 0) throw;
+      if (::epgraph::detail::starts_with(what, "cannot read the symbolic expression '")) throw;
       fail(what);
     }
   }

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "../detail/strings.hpp"
 #include "../ir/detail/name_index.hpp"
 #include "../ir/graph.hpp"
 #include "../ir/names.hpp"
@@ -563,7 +564,7 @@ class GraphReader {
       }
     }
     last_input_ = node;
-    if (m.rfind("as_", 0) == 0 && info.count(record_key::value) == 0) {
+    if (::epgraph::detail::starts_with(m, "as_") && info.count(record_key::value) == 0) {
       if (m == "as_tensor" && !tensors_.contains(name)) {
         throw serialization_error(path, "graph input '" + name + "' has no entry in tensor_values");
       }

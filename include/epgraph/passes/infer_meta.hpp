@@ -16,6 +16,7 @@
 #include <variant>
 #include <vector>
 
+#include "../detail/strings.hpp"
 #include "../error.hpp"
 #include "../ir/argument.hpp"
 #include "../ir/bind.hpp"
@@ -2429,7 +2430,7 @@ NodeValue guarded(const Context& ctx, F f) {
     return f();
   } catch (const value_error& e) {
     const std::string what = e.what();
-    if (what.rfind("Cannot infer the metadata of node", 0) == 0) throw;
+    if (::epgraph::detail::starts_with(what, "Cannot infer the metadata of node")) throw;
     ctx.fail(what);
   }
 }

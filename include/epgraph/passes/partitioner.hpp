@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "../detail/strings.hpp"
 #include "../error.hpp"
 #include "../ir/graph.hpp"
 #include "../ir/node.hpp"
@@ -30,7 +31,7 @@ namespace epgraph {
 /// `operator` functions live in module `_operator`). Throws std::bad_alloc. O(length).
 [[nodiscard]] inline std::string qualified_target_name(const Node& node) {
   const std::string_view t = node.target();
-  if (t.rfind("operator.", 0) == 0) return "_" + std::string(t);
+  if (::epgraph::detail::starts_with(t, "operator.")) return "_" + std::string(t);
   return std::string(t);
 }
 
@@ -95,7 +96,7 @@ class OperatorSupport {
   std::unordered_set<std::string> exact;
   std::unordered_set<std::string> packets;  // "torch.ops.aten.relu": every overload
   for (const std::string& t : targets) {
-    const bool torch_op = t.rfind("torch.ops.", 0) == 0;
+    const bool torch_op = ::epgraph::detail::starts_with(t, "torch.ops.");
     const std::size_t dots = static_cast<std::size_t>(std::count(t.begin(), t.end(), '.'));
     exact.insert(t);  // torch.ops.higher_order.cond is an operator of its own
     if (torch_op && dots == 3) packets.insert(t);

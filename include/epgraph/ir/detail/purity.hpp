@@ -7,6 +7,7 @@
 #include <iterator>
 #include <string_view>
 
+#include "../../detail/strings.hpp"
 #include "../../ops/detail/impure_targets.hpp"
 #include "../../ops/registry.hpp"
 #include "../argument.hpp"
@@ -21,10 +22,6 @@ inline constexpr int pure_target = 0;
 inline constexpr int impure_target = 1;
 inline constexpr int impure_if_wrapped_op_is = 2;  // auto_functionalized: ask its first argument
 inline constexpr int unknown_operator = 3;  // torch.ops.<ns>.<op>.<overload> without a schema
-
-inline bool starts_with(std::string_view s, std::string_view prefix) noexcept {
-  return s.substr(0, prefix.size()) == prefix;
-}
 
 // One of torch.fx.node._side_effectful_functions (as FX targets). O(log table).
 inline bool is_side_effectful_target(std::string_view target) noexcept {

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "../../detail/strings.hpp"
 #include "../error.hpp"
 
 namespace epgraph::json::detail {
@@ -201,10 +202,11 @@ inline constexpr std::string_view kOpsPrefix = "torch.ops.";
 inline constexpr std::string_view kHigherOrderPrefix = "torch.ops.higher_order.";
 
 inline std::string operator_arg_from_json(const std::string& serialized) {
-  if (serialized.rfind(kHigherOrderPrefix, 0) == 0) {
+  if (::epgraph::detail::starts_with(serialized, kHigherOrderPrefix)) {
     return serialized.substr(kHigherOrderPrefix.size());
   }
-  if (serialized.rfind(kOpsPrefix, 0) == 0) return serialized.substr(kOpsPrefix.size());
+  if (::epgraph::detail::starts_with(serialized, kOpsPrefix))
+    return serialized.substr(kOpsPrefix.size());
   return serialized;
 }
 // Inverse of operator_arg_from_json: `original` is the string read from the file (or empty), kept
@@ -212,7 +214,7 @@ inline std::string operator_arg_from_json(const std::string& serialized) {
 // starting with `torch.` is written as is, anything else gets `torch.ops.`.
 inline std::string operator_arg_to_json(const std::string& shown, const std::string& original) {
   if (!original.empty() && operator_arg_from_json(original) == shown) return original;
-  if (shown.rfind("torch.", 0) == 0) return shown;
+  if (::epgraph::detail::starts_with(shown, "torch.")) return shown;
   if (shown.find('.') == std::string::npos) return std::string(kHigherOrderPrefix) + shown;
   return std::string(kOpsPrefix) + shown;
 }
