@@ -247,6 +247,203 @@ inline std::optional<Argument> constant_argument(const Argument* a) {
   return std::nullopt;
 }
 
+using Values = std::map<std::string, sym::Expr, std::less<>>;
+
+// Step 1: `dims` as a symbol -> value map, each checked against `constraints` (see specialize's
+// errors); fills report.symbols. Throws value_error.
+inline Values checked_values(const std::vector<RangeConstraint>& constraints,
+                             const std::vector<std::pair<std::string, std::int64_t>>& dims,
+                             SpecializeReport& report) {
+  if (dims.empty()) throw value_error("specialize needs at least one symbol to fix");
+  Values values;
+  for (const auto& [symbol, value] : dims) {
+    const RangeConstraint* found = nullptr;
+    for (const RangeConstraint& r : constraints) {
+      if (r.symbol == symbol) found = &r;
+    }
+    if (found == nullptr) {
+      std::string known;
+      for (const RangeConstraint& r : constraints) {
+        if (!detail::infer::is_identifier(r.symbol)) continue;
+        known += (known.empty() ? "" : ", ") + r.symbol;
+      }
+      throw value_error("Cannot specialize '" + symbol +
+                        "': it is not a symbol of the program's range_constraints (" +
+                        (known.empty() ? std::string("it has none") : "its symbols: " + known) +
+                        ")");
+    }
+    if (values.count(symbol) != 0) {
+      throw value_error("Cannot specialize '" + symbol + "': the value is given twice");
+    }
+    if ((found->min_val && value < *found->min_val) ||
+        (found->max_val && value > *found->max_val)) {
+      throw value_error("Cannot specialize " + symbol + " to " + std::to_string(value) +
+                        ": outside its range constraint " +
+                        range_text(found->min_val, found->max_val));
+    }
+    values.emplace(symbol, sym::Expr(value));
+    report.symbols.push_back(SpecializedSymbol{symbol, value, found->min_val, found->max_val});
+  }
+  return values;
+}
+
+// "s0 to 16, s1 to 4": the fixed symbols, for messages.
+inline std::string fixing_text(const SpecializeReport& report) {
+  std::string fixing;
+  for (const SpecializedSymbol& s : report.symbols) {
+    fixing += (fixing.empty() ? "" : ", ") + s.symbol + " to " + std::to_string(s.value);
+  }
+  return fixing;
+}
+
+// Step 5's split: the constraints that stay (not a fixed symbol, not a key expression that became
+// constant; a key epgraph cannot read stays as it is), the remaining symbols' ranges into
+// `ranges`, the dropped keys into report.constraints_dropped.
+inline std::vector<RangeConstraint> remaining_constraints(
+    const std::vector<RangeConstraint>& constraints, const Values& values, sym::Ranges& ranges,
+    SpecializeReport& report) {
+  std::vector<RangeConstraint> kept;
+  for (const RangeConstraint& r : constraints) {
+    bool drop = values.count(r.symbol) != 0;
+    if (!drop && !detail::infer::is_identifier(r.symbol)) {
+      try {
+        drop = sym::substitute(sym::parse(r.symbol), values).is_constant();
+      } catch (const value_error&) {
+        drop = false;  // a key epgraph cannot read is kept as it is
+      }
+    }
+    if (drop) {
+      report.constraints_dropped.push_back(r.symbol);
+      continue;
+    }
+    kept.push_back(r);
+    if (detail::infer::is_identifier(r.symbol)) {
+      ranges[r.symbol] = sym::SymbolRange{r.min_val, r.max_val};
+    }
+  }
+  return kept;
+}
+
+// Step 2: the values substituted into every node's meta().val.
+inline void substitute_values(Graph& g, const Values& values, const sym::Ranges& ranges,
+                              const SpecializeReport& report) {
+  MetaContext ctx(ranges);
+  Substituter subst(ctx, values, ranges);
+  for (const Node& n : g.nodes()) subst.learn(n.meta().val);
+  for (const SpecializedSymbol& s : report.symbols) ctx.set_hint(s.symbol, s.value);
+  for (Node& n : g.nodes()) {
+    if (!n.meta().val.has_value()) continue;
+    NodeValue v = subst.apply(n.meta().val);
+    n.mutable_meta().val = std::move(v);
+  }
+}
+
+// Step 3: the runtime asserts whose condition is now constant, checked (value_error naming the
+// first that fails) and erased; their names into report.asserts_removed.
+inline void remove_constant_asserts(Graph& g, SpecializeReport& report) {
+  std::vector<Node*> asserts;
+  auto fails = [&](const Node& n, const std::string& why) {
+    return value_error("Cannot specialize " + fixing_text(report) + ": the runtime assert '" +
+                       std::string(n.name()) + "' (" + std::string(n.target()) + ") fails: " + why);
+  };
+  for (Node& n : g.nodes()) {
+    if (n.op() != OpCode::call_function) continue;
+    const std::string_view t = n.target();
+    if (is_assert_scalar(t)) {
+      const std::optional<Argument> cond = constant_argument(argument_of(n, 0, "self"));
+      if (!cond) continue;
+      const bool ok = cond->is<bool>() ? cond->as<bool>() : cond->as<std::int64_t>() != 0;
+      if (!ok) {
+        const Argument* msg = argument_of(n, 1, "assert_msg");
+        throw fails(n, msg && msg->is<std::string>() ? msg->as<std::string>()
+                                                     : std::string("its condition is False"));
+      }
+      asserts.push_back(&n);
+    } else if (is_constrain_range(t)) {
+      const std::optional<Argument> size = constant_argument(argument_of(n, 0, "size"));
+      if (!size || !size->is<std::int64_t>()) continue;
+      const std::int64_t v = size->as<std::int64_t>();
+      auto bound = [&](std::size_t index, const char* name) -> std::optional<std::int64_t> {
+        const Argument* a = argument_of(n, index, name);
+        if (a && a->is<std::int64_t>()) return a->as<std::int64_t>();
+        return std::nullopt;
+      };
+      // torch's positional form is (size, min, max); the exporter writes them as keywords
+      const std::optional<std::int64_t> lo = bound(1, "min");
+      const std::optional<std::int64_t> hi = bound(2, "max");
+      if ((lo && v < *lo) || (hi && v > *hi)) {
+        throw fails(n, std::to_string(v) + " is outside " + range_text(lo, hi));
+      }
+      asserts.push_back(&n);
+    }
+  }
+  for (Node* n : asserts) {
+    report.asserts_removed.emplace_back(n->name());
+    g.erase_node(n);
+  }
+}
+
+// Step 4: every pure call_function node whose value is a constant SymInt / SymBool replaced by
+// the constant in its users' arguments and erased (report.folded), unless something still reads
+// it (the output: report.kept_for_output).
+inline void fold_constant_symbols(Graph& g, SpecializeReport& report) {
+  std::map<const Node*, Argument> constants;
+  std::vector<Node*> folded;
+  for (Node& n : g.nodes()) {
+    if (n.op() != OpCode::call_function || n.is_impure()) continue;
+    if (std::optional<Argument> c = constant_of(n)) {
+      constants.emplace(&n, std::move(*c));
+      folded.push_back(&n);
+    }
+  }
+  for (Node& n : g.nodes()) {
+    if (n.op() == OpCode::output || n.op() == OpCode::placeholder) continue;
+    bool changed = false;
+    ArgumentList args;
+    args.reserve(n.args().size());
+    for (const Argument& a : n.args()) args.push_back(replace_constants(a, constants, changed));
+    Kwargs kwargs;
+    kwargs.reserve(n.kwargs().size());
+    for (const auto& kv : n.kwargs()) {
+      kwargs.emplace_back(kv.first, replace_constants(kv.second, constants, changed));
+    }
+    if (!changed) continue;
+    n.set_args(std::move(args));
+    n.set_kwargs(std::move(kwargs));
+  }
+  std::vector<bool> erased(folded.size(), false);
+  std::vector<std::string> folded_names;
+  folded_names.reserve(folded.size());
+  for (const Node* n : folded) folded_names.emplace_back(n->name());
+  for (std::size_t i = folded.size(); i-- > 0;) {
+    if (folded[i]->users().empty()) {
+      g.erase_node(folded[i]);
+      erased[i] = true;
+    }
+  }
+  for (std::size_t i = 0; i < folded.size(); ++i) {
+    (erased[i] ? report.folded : report.kept_for_output).push_back(std::move(folded_names[i]));
+  }
+}
+
+// Step 6: every value the rules can compute recomputed (propagate_meta's check, then the
+// differences written); the counts into the report.
+template <class Tensor>
+void recompute_values(ExportedProgram<Tensor>& work, SpecializeReport& report) {
+  Graph& g = work.graph();
+  const MetaReport meta = propagate_meta(work, MetaMode::check_only);
+  report.recomputed = meta.computed;
+  report.recomputed_changed = meta.differences.size();
+  for (const MetaDifference& d : meta.differences) {
+    Node* n = g.find_node(d.node);
+    if (n != nullptr) n->mutable_meta().val = d.computed;
+  }
+  for (const MetaDifference& d : meta.uncomputed) report.substituted_only.push_back(d.node);
+  for (const Node& n : g.nodes()) {
+    if (is_symbolic(n.meta().val)) ++report.symbolic_values;
+  }
+}
+
 }  // namespace specialize
 }  // namespace detail
 
@@ -307,42 +504,9 @@ template <class Tensor>
 SpecializeReport specialize(ExportedProgram<Tensor>& program,
                             const std::vector<std::pair<std::string, std::int64_t>>& dims) {
   namespace sp = detail::specialize;
-  if (dims.empty()) throw value_error("specialize needs at least one symbol to fix");
-  const std::vector<RangeConstraint>& constraints = program.metadata().range_constraints;
   SpecializeReport report;
-  std::map<std::string, sym::Expr, std::less<>> values;
-  for (const auto& [symbol, value] : dims) {
-    const RangeConstraint* found = nullptr;
-    for (const RangeConstraint& r : constraints) {
-      if (r.symbol == symbol) found = &r;
-    }
-    if (found == nullptr) {
-      std::string known;
-      for (const RangeConstraint& r : constraints) {
-        if (!detail::infer::is_identifier(r.symbol)) continue;
-        known += (known.empty() ? "" : ", ") + r.symbol;
-      }
-      throw value_error("Cannot specialize '" + symbol +
-                        "': it is not a symbol of the program's range_constraints (" +
-                        (known.empty() ? std::string("it has none") : "its symbols: " + known) +
-                        ")");
-    }
-    if (values.count(symbol) != 0) {
-      throw value_error("Cannot specialize '" + symbol + "': the value is given twice");
-    }
-    if ((found->min_val && value < *found->min_val) ||
-        (found->max_val && value > *found->max_val)) {
-      throw value_error("Cannot specialize " + symbol + " to " + std::to_string(value) +
-                        ": outside its range constraint " +
-                        sp::range_text(found->min_val, found->max_val));
-    }
-    values.emplace(symbol, sym::Expr(value));
-    report.symbols.push_back(SpecializedSymbol{symbol, value, found->min_val, found->max_val});
-  }
-  std::string fixing;  // "s0 to 16, s1 to 4", for messages
-  for (const SpecializedSymbol& s : report.symbols) {
-    fixing += (fixing.empty() ? "" : ", ") + s.symbol + " to " + std::to_string(s.value);
-  }
+  // 1. the symbols and their values, checked against the range constraints
+  const sp::Values values = sp::checked_values(program.metadata().range_constraints, dims, report);
 
   // The copy the work is done on (state_dict and constants are not needed and move in at the end).
   ProgramMetadata metadata = program.metadata();
@@ -350,136 +514,15 @@ SpecializeReport specialize(ExportedProgram<Tensor>& program,
                                std::as_const(program).graph_signature(), {}, {},
                                std::move(metadata));
   Graph& g = work.graph();
-
-  // The remaining symbols' ranges (what simplifies the substituted expressions).
   sym::Ranges ranges;
-  std::vector<RangeConstraint> kept;
-  for (const RangeConstraint& r : constraints) {
-    bool drop = values.count(r.symbol) != 0;
-    if (!drop && !detail::infer::is_identifier(r.symbol)) {
-      try {
-        drop = sym::substitute(sym::parse(r.symbol), values).is_constant();
-      } catch (const value_error&) {
-        drop = false;  // a key epgraph cannot read is kept as it is
-      }
-    }
-    if (drop) {
-      report.constraints_dropped.push_back(r.symbol);
-      continue;
-    }
-    kept.push_back(r);
-    if (detail::infer::is_identifier(r.symbol)) {
-      ranges[r.symbol] = sym::SymbolRange{r.min_val, r.max_val};
-    }
-  }
+  std::vector<RangeConstraint> kept =
+      sp::remaining_constraints(program.metadata().range_constraints, values, ranges, report);
 
-  // 2. substitute into every value
-  MetaContext ctx(ranges);
-  sp::Substituter subst(ctx, values, ranges);
-  for (const Node& n : g.nodes()) subst.learn(n.meta().val);
-  for (const SpecializedSymbol& s : report.symbols) ctx.set_hint(s.symbol, s.value);
-  for (Node& n : g.nodes()) {
-    if (!n.meta().val.has_value()) continue;
-    NodeValue v = subst.apply(n.meta().val);
-    n.mutable_meta().val = std::move(v);
-  }
-
-  // 3. runtime asserts whose condition is now constant
-  std::vector<Node*> asserts;
-  for (Node& n : g.nodes()) {
-    if (n.op() != OpCode::call_function) continue;
-    const std::string_view t = n.target();
-    if (sp::is_assert_scalar(t)) {
-      const std::optional<Argument> cond = sp::constant_argument(sp::argument_of(n, 0, "self"));
-      if (!cond) continue;
-      const bool ok = cond->is<bool>() ? cond->as<bool>() : cond->as<std::int64_t>() != 0;
-      if (!ok) {
-        const Argument* msg = sp::argument_of(n, 1, "assert_msg");
-        throw value_error("Cannot specialize " + fixing + ": the runtime assert '" +
-                          std::string(n.name()) + "' (" + std::string(t) + ") fails: " +
-                          (msg && msg->is<std::string>() ? msg->as<std::string>()
-                                                         : std::string("its condition is False")));
-      }
-      asserts.push_back(&n);
-    } else if (sp::is_constrain_range(t)) {
-      const std::optional<Argument> size = sp::constant_argument(sp::argument_of(n, 0, "size"));
-      if (!size || !size->is<std::int64_t>()) continue;
-      const std::int64_t v = size->as<std::int64_t>();
-      auto bound = [&](std::size_t index, const char* name) -> std::optional<std::int64_t> {
-        const Argument* a = sp::argument_of(n, index, name);
-        if (a && a->is<std::int64_t>()) return a->as<std::int64_t>();
-        return std::nullopt;
-      };
-      // torch's positional form is (size, min, max); the exporter writes them as keywords
-      const std::optional<std::int64_t> lo = bound(1, "min");
-      const std::optional<std::int64_t> hi = bound(2, "max");
-      if ((lo && v < *lo) || (hi && v > *hi)) {
-        throw value_error("Cannot specialize " + fixing + ": the runtime assert '" +
-                          std::string(n.name()) + "' (" + std::string(t) + ") fails: " +
-                          std::to_string(v) + " is outside " + sp::range_text(lo, hi));
-      }
-      asserts.push_back(&n);
-    }
-  }
-  for (Node* n : asserts) {
-    report.asserts_removed.emplace_back(n->name());
-    g.erase_node(n);
-  }
-
-  // 4. fold the nodes whose value is a constant SymInt / SymBool into their users
-  std::map<const Node*, Argument> constants;
-  std::vector<Node*> folded;
-  for (Node& n : g.nodes()) {
-    if (n.op() != OpCode::call_function || n.is_impure()) continue;
-    if (std::optional<Argument> c = sp::constant_of(n)) {
-      constants.emplace(&n, std::move(*c));
-      folded.push_back(&n);
-    }
-  }
-  for (Node& n : g.nodes()) {
-    if (n.op() == OpCode::output || n.op() == OpCode::placeholder) continue;
-    bool changed = false;
-    ArgumentList args;
-    args.reserve(n.args().size());
-    for (const Argument& a : n.args()) args.push_back(sp::replace_constants(a, constants, changed));
-    Kwargs kwargs;
-    kwargs.reserve(n.kwargs().size());
-    for (const auto& kv : n.kwargs()) {
-      kwargs.emplace_back(kv.first, sp::replace_constants(kv.second, constants, changed));
-    }
-    if (!changed) continue;
-    n.set_args(std::move(args));
-    n.set_kwargs(std::move(kwargs));
-  }
-  std::vector<bool> erased(folded.size(), false);
-  std::vector<std::string> folded_names;
-  folded_names.reserve(folded.size());
-  for (const Node* n : folded) folded_names.emplace_back(n->name());
-  for (std::size_t i = folded.size(); i-- > 0;) {
-    if (folded[i]->users().empty()) {
-      g.erase_node(folded[i]);
-      erased[i] = true;
-    }
-  }
-  for (std::size_t i = 0; i < folded.size(); ++i) {
-    (erased[i] ? report.folded : report.kept_for_output).push_back(std::move(folded_names[i]));
-  }
-
-  // 5. the constraints
-  work.metadata().range_constraints = std::move(kept);
-
-  // 6. recompute every value the rules can compute
-  const MetaReport meta = propagate_meta(work, MetaMode::check_only);
-  report.recomputed = meta.computed;
-  report.recomputed_changed = meta.differences.size();
-  for (const MetaDifference& d : meta.differences) {
-    Node* n = g.find_node(d.node);
-    if (n != nullptr) n->mutable_meta().val = d.computed;
-  }
-  for (const MetaDifference& d : meta.uncomputed) report.substituted_only.push_back(d.node);
-  for (const Node& n : g.nodes()) {
-    if (sp::is_symbolic(n.meta().val)) ++report.symbolic_values;
-  }
+  sp::substitute_values(g, values, ranges, report);     // 2.
+  sp::remove_constant_asserts(g, report);               // 3.
+  sp::fold_constant_symbols(g, report);                 // 4.
+  work.metadata().range_constraints = std::move(kept);  // 5.
+  sp::recompute_values(work, report);                   // 6.
 
   // commit (no-throw)
   work.state_dict().swap(program.state_dict());
