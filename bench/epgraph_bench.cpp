@@ -347,10 +347,10 @@ Program transformer_program(std::size_t layers) {
   }
   Node* tokens = g->placeholder("tokens");
   tokens->mutable_meta().val = meta({1, seq});
-  tokens->meta().val.tensor()->dtype = epgraph::dtype::int64;
+  tokens->mutable_meta().val.tensor()->dtype = epgraph::dtype::int64;
   Node* input_pos = g->placeholder("input_pos");
   input_pos->mutable_meta().val = meta({seq});
-  input_pos->meta().val.tensor()->dtype = epgraph::dtype::int64;
+  input_pos->mutable_meta().val.tensor()->dtype = epgraph::dtype::int64;
   sig.input_specs.emplace_back(epgraph::InputKind::USER_INPUT, epgraph::TensorArgument{"tokens"});
   sig.input_specs.emplace_back(epgraph::InputKind::USER_INPUT,
                                epgraph::TensorArgument{"input_pos"});
