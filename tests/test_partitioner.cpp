@@ -8,7 +8,9 @@
 #include <epgraph/epgraph.hpp>
 #include <epgraph/passes/partitioner.hpp>
 #include <memory>
+#include <random>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -236,6 +238,66 @@ TEST_CASE("partitioner: every proposed partition is convex", "[partitioner]") {
           *g, std::vector<const epgraph::Node*>(part.nodes.begin(), part.nodes.end())));
     }
   }
+}
+
+// The cached cycle answers (downstream sets kept per partition, refusals answered by a bit test)
+// must give exactly what answering every question by a walk, as torch does, gives. Random DAGs
+// whose nodes read one to three earlier values (often far back, so partitions cross each
+// other's paths), random supports by node, both option switches.
+TEST_CASE("partitioner: cached cycle answers equal the walks torch does", "[partitioner]") {
+  std::mt19937 rng(20261204);
+  std::size_t merges_seen = 0;
+  std::size_t refusals_seen = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    auto g = std::make_unique<epgraph::Graph>();
+    g->set_schema_checks(false);
+    std::vector<epgraph::Node*> values{g->placeholder("x"), g->placeholder("y")};
+    const int count = 20 + static_cast<int>(rng() % 100);
+    std::unordered_set<std::string> supported;
+    const std::size_t percent = 30 + rng() % 60;
+    for (int i = 0; i < count; ++i) {
+      const std::size_t arity = 1 + rng() % 3;
+      std::vector<epgraph::Argument> args;
+      for (std::size_t a = 0; a < arity; ++a) {
+        const std::size_t back = rng() % 4 == 0 ? rng() % values.size() : rng() % 3;
+        args.emplace_back(values[values.size() - 1 - std::min(back, values.size() - 1)]);
+      }
+      const char* target = arity == 1   ? "torch.ops.aten.relu.default"
+                           : arity == 2 ? "torch.ops.aten.add.Tensor"
+                                        : "torch.ops.aten.addcmul.default";
+      epgraph::Node* n = g->call_function(target, std::move(args), {}, "op_" + std::to_string(i));
+      if (rng() % 100 < percent) supported.emplace(n->name());
+      values.push_back(n);
+    }
+    g->output({values.back()});
+    epgraph::PartitionerOptions options;
+    options.allows_single_node_partition = rng() % 2 == 0;
+    options.skip_horizontal_fusion = rng() % 4 == 0;
+    const epgraph::OperatorSupport support =
+        epgraph::create_op_support([&supported](const epgraph::Node& n) {
+          return supported.count(std::string(n.name())) != 0;
+        });
+    const PartitionerLines walked = partitioner_result(
+        epgraph::detail::PartitionRun(*g, support, options, /*by_walks=*/true).run());
+    const std::vector<epgraph::Partition> cached_parts =
+        epgraph::detail::PartitionRun(*g, support, options).run();
+    INFO("trial " << trial << ", " << count << " ops, " << supported.size() << " supported");
+    REQUIRE(partitioner_result(cached_parts) == walked);
+    std::size_t in_parts = 0;
+    for (const epgraph::Partition& part : cached_parts) {
+      in_parts += part.nodes.size();
+      CHECK_NOTHROW(epgraph::validate_partition(
+          *g, std::vector<const epgraph::Node*>(part.nodes.begin(), part.nodes.end())));
+    }
+    if (options.allows_single_node_partition) {
+      merges_seen += supported.size() - cached_parts.size();
+      refusals_seen += cached_parts.size() > 1 ? 1 : 0;
+      CHECK(in_parts == supported.size());
+    }
+  }
+  // The trials exercise both answers: merges, and graphs left in several partitions.
+  CHECK(merges_seen > 1000);
+  CHECK(refusals_seen > 50);
 }
 
 TEST_CASE("partitioner: tags go into custom metadata, nothing else changes", "[partitioner]") {
