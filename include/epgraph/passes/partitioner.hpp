@@ -414,6 +414,11 @@ class PartitionRun {
         found.insert(a);
         found.insert_all(parts_[a].reach);
       }
+      // What a walk from a node of a covered partition meets is already in: it lies in the
+      // partition or downstream of its users, and its cached set of those is in its record.
+      if (a != none && !by_walks_ && a < down_.size() && down_[a].valid && down_[a].covered) {
+        continue;
+      }
       for (std::uint32_t i = pg_.user_begin[d]; i < pg_.user_begin[d + 1]; ++i) {
         if (visit(pg_.users[i])) stack.push_back(pg_.users[i]);
       }
@@ -423,6 +428,7 @@ class PartitionRun {
 
   void create_partition(std::uint32_t node, std::uint32_t id) {
     parts_.emplace_back();
+    alive_.insert(id);
     Part& p = parts_[id];
     p.nodes.push_back(node);
     p.order = id;
@@ -452,8 +458,18 @@ class PartitionRun {
   }
   void store_down(std::uint32_t id, IdBits found) {
     if (down_.size() <= id) down_.resize(std::size_t{id} + 1);
-    down_[id].bits = std::move(found);
-    down_[id].valid = true;
+    Down& d = down_[id];
+    d.bits = std::move(found);
+    d.valid = true;
+    // Covered: every live partition the set holds (besides id) is in id's record.
+    const std::vector<std::uint64_t>& rec = parts_[id].reach.words;
+    d.covered = true;
+    for (std::size_t i = 0; i < d.bits.words.size() && d.covered; ++i) {
+      std::uint64_t extra = d.bits.words[i] & (i < rec.size() ? ~rec[i] : ~std::uint64_t{0}) &
+                            (i < alive_.words.size() ? alive_.words[i] : 0);
+      if (i == id / 64) extra &= ~(std::uint64_t{1} << (id % 64));
+      d.covered = extra == 0;
+    }
   }
   void invalidate_after_merge(std::uint32_t m, std::uint32_t r) {
     for (Down& d : down_) {
@@ -552,6 +568,7 @@ class PartitionRun {
     r.reach.for_each([&](std::uint32_t x) { add_reach(merge_id, x); });
     m.users = std::move(users);
     r.alive = false;
+    alive_.erase(removed);
     r.nodes.clear();
     r.users.clear();
     r.reach.words.clear();
@@ -656,7 +673,9 @@ class PartitionRun {
   std::vector<std::uint32_t> visit_mark_;
   std::uint32_t epoch_ = 0;
   std::vector<std::uint32_t> part_mark_;  // partition id -> epoch_ of the walk that met it
+  IdBits alive_;                          // the live partition ids
   struct Down {
+    bool covered = false;  // valid, and its live ids (besides its own) are in its record
     IdBits bits;
     bool valid = false;
   };
