@@ -219,14 +219,16 @@ class CapabilityBasedPartitioner {
   /// partition's users (what torch's walk meets) are kept as a bit set per partition, exact
   /// because only a merge changes them and only for the sets that hold one of the two merged
   /// ids (those are dropped and recomputed on demand); a merge attempt is then answered by bit
-  /// tests, and by a walk only where a user of one partition lies in the other. A pass over the
-  /// partitions for an unsupported node is skipped when nothing changed since the previous pass
-  /// (it would refuse the same merges). Time: O(N * P) merge attempts for N nodes and P
-  /// partitions, as torch's (each new partition is tried against every live one), each O(1)
-  /// when refused by the cached sets, plus one walk of what lies downstream of each partition
-  /// created, merged or invalidated: O(P * (N + E)) walking, still quadratic (bench=partition:
-  /// 0.2 s at 10k nodes for a decoder's linears, 4.2 s before the cached sets). Memory
-  /// O(N + E + P^2 / 8 bytes) for the recorded and cached sets;
+  /// tests, and by a walk only where a user of one partition lies in the other; a walk stops at
+  /// a partition whose cached set is already in its record. A pass over the partitions for an
+  /// unsupported node is skipped when nothing changed since the previous pass (it would refuse
+  /// the same merges). Time: O(N * P) merge attempts for N nodes and P partitions, as torch's
+  /// (each new partition is tried against every live one), each O(1) when refused by the
+  /// cached sets, plus one walk of the unassigned nodes downstream of each partition created,
+  /// merged or invalidated, which unions the records (P / 64 words each) of the partitions it
+  /// meets: superlinear (bench=partition, a decoder's linears: 0.11 s at 10k nodes, 4.2 s
+  /// before the cached sets; 26 s at 100k). Memory O(N + E + P^2 / 8 bytes) for the recorded
+  /// and cached sets;
   /// torch's is O(N^2) for the downstream node sets alone. The graph must be in topological
   /// order (as every loaded or exported graph is; torch assumes it too).
   /// Throws what the support predicate throws, and std::bad_alloc.
