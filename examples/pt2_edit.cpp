@@ -44,7 +44,13 @@
 // partitions of one compute node (torch's default, allows_single_node_partition=False). It
 // prints one line per partition, "partition ID: NAME, NAME, ...", and with `-o OUT` writes the
 // program with each partition's tag ("tag<ID>") in its nodes' custom metadata
-// (node.meta["custom"]["delegation_tag"]) for an ExecuTorch partitioner to read.
+// (node.meta["custom"]["delegation_tag"]) for an ExecuTorch partitioner to read. Items are
+// trimmed of surrounding blanks; an empty item, a blank inside one, or a target that no
+// call_function node of the graph has and that is not a well-formed `torch.ops.NS.OP[.OVERLOAD]`
+// name is an error (exit 2) naming it, with the graph's spelling when one ends like it
+// ("did you mean 'torch.ops.aten.linear.default'?"); an absent well-formed one (a backend's
+// fixed list) is a note on stderr. `-o` may name FILE itself: the archive is written to a
+// temporary file and renamed over it at the end.
 //
 // `specialize` fixes symbols of a dynamic program to values with epgraph::specialize
 // (epgraph/passes/specialize.hpp): `--dim s70=16` makes every size `s70` 16, folds the
@@ -71,6 +77,7 @@
 // several ("# programs: helper, model (shown: model)"); saving keeps the others byte for byte.
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -95,20 +102,22 @@
 
 namespace {
 
-int usage() {
-  std::cerr << "usage:\n"
-               "  pt2_edit show FILE [--program NAME]\n"
-               "  pt2_edit validate FILE [--strict] [--data] [--meta]\n"
-               "  pt2_edit add-buffer FILE --name NAME --dtype DTYPE --shape D0,D1,... [--fill V] "
-               "-o OUT\n"
-               "  pt2_edit copy FILE -o OUT\n"
-               "  pt2_edit partition FILE (--ops T1,T2,... | --except T1,...) [--no-single-node] "
-               "[--skip-horizontal-fusion] [-o OUT]\n"
-               "  pt2_edit specialize FILE --dim SYMBOL=VALUE [--dim SYMBOL=VALUE ...] [-o OUT]\n"
-               "  pt2_edit extract FILE (--ops T1,T2,... | --except T1,...) [--no-single-node] "
-               "[--skip-horizontal-fusion] --op-namespace NS -o HOST --extract-dir DIR\n"
-               "  (any command: --program NAME picks a program of a multi-program archive)\n";
-  return 2;
+// Prints the usage to `out` and returns `code`: 2 (bad usage, on stderr) unless asked for with
+// --help / -h (exit 0, on stdout).
+int usage(std::ostream& out = std::cerr, int code = 2) {
+  out << "usage:\n"
+         "  pt2_edit show FILE [--program NAME]\n"
+         "  pt2_edit validate FILE [--strict] [--data] [--meta]\n"
+         "  pt2_edit add-buffer FILE --name NAME --dtype DTYPE --shape D0,D1,... [--fill V] "
+         "-o OUT\n"
+         "  pt2_edit copy FILE -o OUT\n"
+         "  pt2_edit partition FILE (--ops T1,T2,... | --except T1,...) [--no-single-node] "
+         "[--skip-horizontal-fusion] [-o OUT]\n"
+         "  pt2_edit specialize FILE --dim SYMBOL=VALUE [--dim SYMBOL=VALUE ...] [-o OUT]\n"
+         "  pt2_edit extract FILE (--ops T1,T2,... | --except T1,...) [--no-single-node] "
+         "[--skip-horizontal-fusion] --op-namespace NS -o HOST --extract-dir DIR\n"
+         "  (any command: --program NAME picks a program of a multi-program archive)\n";
+  return code;
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -467,24 +476,72 @@ int copy(int argc, char** argv) {
 
 // The options `partition` and `extract` share (and extract's own when `extract`).
 struct PartitionArgs {
-  std::string file, ops, except, out;
+  std::string file, out;
+  std::string list_option;           // "--ops" or "--except"
+  std::vector<std::string> targets;  // its items, in order
   std::string op_namespace, extract_dir;
   epgraph::PartitionerOptions options;
 };
 
-// Parses argv[2..] into `a`; prints the error and returns false on a bad argument.
+// `--ops T1,T2`: the items, each trimmed of surrounding blanks ("T1, T2" is what people type).
+// An empty item ("T1,,T2", "", a trailing comma) or one with a blank inside is refused, by
+// value_error naming the option and the item's position.
+std::vector<std::string> parse_target_list(const std::string& option, const std::string& text) {
+  std::vector<std::string> items;
+  constexpr const char* blanks = " \t";
+  for (std::size_t pos = 0;;) {
+    const std::size_t comma = std::min(text.find(',', pos), text.size());
+    const std::string raw = text.substr(pos, comma - pos);
+    const std::size_t first = raw.find_first_not_of(blanks);
+    const std::string item = first == std::string::npos
+                                 ? std::string()
+                                 : raw.substr(first, raw.find_last_not_of(blanks) - first + 1);
+    const std::string where = option + " '" + text + "': item " + std::to_string(items.size() + 1);
+    if (item.empty()) throw epgraph::value_error(where + " is empty");
+    if (item.find_first_of(" \t\n\r") != std::string::npos) {
+      throw epgraph::value_error(where + " '" + item + "' has a blank inside");
+    }
+    items.push_back(item);
+    if (comma == text.size()) break;
+    pos = comma + 1;
+  }
+  return items;
+}
+
+// Parses argv[2..] into `a`; prints the error and returns false on a bad argument (an unknown
+// or repeated option, an empty value, both or neither of --ops and --except). A malformed target
+// list throws value_error (parse_target_list).
 bool parse_partition_args(int argc, char** argv, const char* cmd, bool extract, PartitionArgs& a) {
   a.options.allows_single_node_partition = true;
+  std::set<std::string> seen;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
+    const bool valued = arg == "--ops" || arg == "--except" || arg == "-o" ||
+                        (extract && (arg == "--op-namespace" || arg == "--extract-dir"));
     if (arg == "--no-single-node") {
       a.options.allows_single_node_partition = false;
     } else if (arg == "--skip-horizontal-fusion") {
       a.options.skip_horizontal_fusion = true;
-    } else if ((arg == "--ops" || arg == "--except" || arg == "-o") && i + 1 < argc) {
-      (arg == "--ops" ? a.ops : arg == "--except" ? a.except : a.out) = argv[++i];
-    } else if (extract && (arg == "--op-namespace" || arg == "--extract-dir") && i + 1 < argc) {
-      (arg == "--op-namespace" ? a.op_namespace : a.extract_dir) = argv[++i];
+    } else if (valued) {
+      if (i + 1 >= argc) {
+        std::cerr << "error: " << cmd << ": " << arg << " needs a value\n";
+        return false;
+      }
+      if (!seen.insert(arg).second) {
+        std::cerr << "error: " << cmd << ": " << arg << " given twice\n";
+        return false;
+      }
+      const std::string value = argv[++i];
+      if (arg == "--ops" || arg == "--except") {
+        a.list_option = arg;
+        a.targets = parse_target_list(arg, value);
+        continue;
+      }
+      if (value.empty()) {
+        std::cerr << "error: " << cmd << ": " << arg << " needs a non-empty value\n";
+        return false;
+      }
+      (arg == "-o" ? a.out : arg == "--op-namespace" ? a.op_namespace : a.extract_dir) = value;
     } else if (a.file.empty() && !arg.empty() && arg[0] != '-') {
       a.file = arg;
     } else {
@@ -492,25 +549,86 @@ bool parse_partition_args(int argc, char** argv, const char* cmd, bool extract, 
       return false;
     }
   }
-  if (a.file.empty() || a.ops.empty() == a.except.empty()) {
+  if (seen.count("--ops") != 0 && seen.count("--except") != 0) {
+    std::cerr << "error: " << cmd << ": give one of --ops, --except, not both\n";
+    return false;
+  }
+  if (a.file.empty() || a.list_option.empty()) {
     std::cerr << "error: " << cmd << " needs FILE and one of --ops, --except\n";
     return false;
   }
   return true;
 }
 
-// The backend's support: the call_function nodes of the --ops targets, or every call_function
-// node but those of the --except targets.
-epgraph::OperatorSupport partition_support(const PartitionArgs& a) {
-  std::vector<std::string> targets;
-  const std::string& list = a.ops.empty() ? a.except : a.ops;
-  for (std::size_t pos = 0; pos <= list.size();) {
-    const std::size_t comma = std::min(list.find(',', pos), list.size());
-    if (comma > pos) targets.push_back(list.substr(pos, comma - pos));
-    pos = comma + 1;
+// `torch.ops.NS.OP` or `torch.ops.NS.OP.OVERLOAD`, each part a Python identifier: the name of
+// an operator torch can have, whether or not this graph calls it.
+bool is_torch_op_name(const std::string& t) {
+  if (t.rfind("torch.ops.", 0) != 0) return false;
+  std::size_t parts = 0;
+  for (std::size_t pos = 0;; ++parts) {
+    const std::size_t dot = std::min(t.find('.', pos), t.size());
+    const std::string part = t.substr(pos, dot - pos);
+    if (part.empty() || std::isdigit(static_cast<unsigned char>(part[0])) != 0 ||
+        part.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") !=
+            std::string::npos) {
+      return false;
+    }
+    if (dot == t.size()) break;
+    pos = dot + 1;
   }
-  epgraph::OperatorSupport support = epgraph::supports_targets(targets);
-  if (a.ops.empty()) {
+  return parts + 1 == 4 || parts + 1 == 5;
+}
+
+// The backend's support: the call_function nodes of the --ops targets, or every call_function
+// node but those of the --except targets. Each target is checked against the graph first: one
+// that no call_function node has is an error (value_error naming it, with the name the graph
+// uses when it ends like it, e.g. 'aten.linear.default' -> 'torch.ops.aten.linear.default', else
+// the first targets the graph calls), unless it is a well-formed torch operator name
+// (is_torch_op_name): a backend's fixed list of ops need not all be in every model, so that one
+// only gets a note on stderr. A typo then no longer partitions nothing in silence.
+epgraph::OperatorSupport partition_support(const PartitionArgs& a, const epgraph::Graph& graph) {
+  std::vector<std::string> called;  // distinct call_function targets, in graph order
+  std::set<std::string> called_set;
+  for (const epgraph::Node& n : graph.nodes()) {
+    if (n.op() != epgraph::OpCode::call_function) continue;
+    std::string name = epgraph::qualified_target_name(n);
+    if (called_set.insert(name).second) called.push_back(std::move(name));
+  }
+  for (const std::string& t : a.targets) {
+    const epgraph::OperatorSupport one = epgraph::supports_targets({t});
+    const bool used = std::any_of(graph.nodes().begin(), graph.nodes().end(),
+                                  [&](const epgraph::Node& n) { return one.is_node_supported(n); });
+    if (used) continue;
+    if (is_torch_op_name(t)) {
+      std::cerr << "note: " << a.list_option << ": no call_function node of the graph has target '"
+                << t << "'\n";
+      continue;
+    }
+    std::string hint;
+    for (const std::string& c : called) {  // the name, or its overload packet, ends like `t`
+      const std::string packet = c.rfind("torch.ops.", 0) == 0 ? c.substr(0, c.rfind('.')) : c;
+      for (const std::string& full : {c, packet}) {
+        const std::size_t at = full.size() - std::min(full.size(), t.size());
+        if (full.size() > t.size() && full.compare(at, t.size(), t) == 0 &&
+            (full[at - 1] == '.' || full[at - 1] == '_') && hint.empty()) {
+          hint = " (did you mean '" + full + "'?)";
+        }
+      }
+    }
+    if (hint.empty()) {
+      hint =
+          " (targets are written as torch prints them: 'torch.ops.aten.linear.default', or "
+          "'torch.ops.aten.linear' for every overload; the graph calls ";
+      for (std::size_t i = 0; i < called.size() && i < 5; ++i) {
+        hint += (i == 0 ? "" : ", ") + called[i];
+      }
+      hint += (called.size() > 5 ? ", ...)" : called.empty() ? "nothing)" : ")");
+    }
+    throw epgraph::value_error(a.list_option + ": no call_function node of the graph has target '" +
+                               t + "'" + hint);
+  }
+  epgraph::OperatorSupport support = epgraph::supports_targets(a.targets);
+  if (a.list_option == "--except") {
     support = epgraph::create_op_support([excluded = support](const epgraph::Node& n) {
       return n.op() == epgraph::OpCode::call_function && !excluded.is_node_supported(n);
     });
@@ -523,8 +641,8 @@ int partition(int argc, char** argv) {
   PartitionArgs a;
   if (!parse_partition_args(argc, argv, "partition", false, a)) return usage();
   auto ep = load(a.file);
-  const epgraph::CapabilityBasedPartitioner partitioner(ep.graph(), partition_support(a),
-                                                        a.options);
+  const epgraph::CapabilityBasedPartitioner partitioner(
+      ep.graph(), partition_support(a, ep.graph()), a.options);
   const std::vector<epgraph::Partition> partitions = partitioner.propose_partitions();
   for (const epgraph::Partition& p : partitions) {
     std::cout << "partition " << p.id << ":";
@@ -671,8 +789,8 @@ int extract(int argc, char** argv) {
     return usage();
   }
   auto ep = load(a.file);
-  const epgraph::CapabilityBasedPartitioner partitioner(ep.graph(), partition_support(a),
-                                                        a.options);
+  const epgraph::CapabilityBasedPartitioner partitioner(
+      ep.graph(), partition_support(a, ep.graph()), a.options);
   const std::vector<epgraph::Partition> partitions = partitioner.propose_partitions();
   // Everything is checked and computed before any file is written.
   std::vector<std::string> paths;
@@ -720,6 +838,10 @@ int extract(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") return usage(std::cout, 0);
+  }
   if (!take_program_option(argc, argv) || argc < 3) return usage();
   const std::string cmd = argv[1];
   try {

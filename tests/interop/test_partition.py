@@ -294,6 +294,80 @@ def test_cycle_refusal_is_exercised(pt2_edit, arch_folder):
     assert epgraph_partitions(pt2_edit, path, None, except_, single=False) == expected
 
 
+def test_target_lists_are_checked_by_name(pt2_edit, arch_folder):
+    """A target list that cannot mean what was typed is refused before anything is proposed or
+    written (exit 2, a message naming the option and the item), where it used to match nothing
+    and exit 0 with an untagged copy: a name no node has and that is no torch operator name (with
+    the graph's spelling when one ends like it), an empty item, a blank inside an item, an empty
+    -o, both lists. Blanks around items are trimmed; a well-formed operator the graph does not
+    call (a backend's fixed list) only gets a note; --help exits 0."""
+
+    class Block(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.linear = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return torch.relu(self.linear(x)) + x
+
+    path = arch_folder / "target_lists.pt2"
+    torch.export.save(torch.export.export(Block(), (torch.randn(2, 4),)), str(path))
+    before = path.read_bytes()
+    out = arch_folder / "target_lists_out.pt2"
+    calls = ("torch.ops.aten.linear.default, torch.ops.aten.relu.default, "
+             "torch.ops.aten.add.Tensor")
+    cases = [
+        (["--ops", "aten.linear.default"],
+         "error: --ops: no call_function node of the graph has target 'aten.linear.default' "
+         "(did you mean 'torch.ops.aten.linear.default'?)\n"),
+        (["--ops", "torch.ops.aten.relu,linear"],
+         "error: --ops: no call_function node of the graph has target 'linear' (did you mean "
+         "'torch.ops.aten.linear'?)\n"),
+        (["--except", "foo"],
+         "error: --except: no call_function node of the graph has target 'foo' (targets are "
+         "written as torch prints them: 'torch.ops.aten.linear.default', or "
+         f"'torch.ops.aten.linear' for every overload; the graph calls {calls})\n"),
+        (["--ops", ",,,"], "error: --ops ',,,': item 1 is empty\n"),
+        (["--ops", "torch.ops.aten.relu,"], "error: --ops 'torch.ops.aten.relu,': item 2 is "
+         "empty\n"),
+        (["--ops", ""], "error: --ops '': item 1 is empty\n"),
+        (["--ops", "torch.ops.aten.relu .default"],
+         "error: --ops 'torch.ops.aten.relu .default': item 1 'torch.ops.aten.relu .default' "
+         "has a blank inside\n"),
+        (["--ops", "torch.ops.aten.relu", "-o", ""],
+         "error: partition: -o needs a non-empty value\n"),
+        (["--ops", "torch.ops.aten.relu", "--except", "torch.ops.aten.add"],
+         "error: partition: give one of --ops, --except, not both\n"),
+        (["--ops", "torch.ops.aten.relu", "--ops", "torch.ops.aten.add"],
+         "error: partition: --ops given twice\n"),
+    ]
+    for extra, message in cases:
+        args = [*extra] if "-o" in extra else [*extra, "-o", out]
+        proc = pt2_edit.run("partition", path, *args, check=False)
+        assert proc.returncode == 2, extra
+        assert proc.stderr.startswith(message), (extra, proc.stderr)
+        assert "partition 1" not in proc.stdout
+        assert not out.exists()
+        assert path.read_bytes() == before
+    proc = pt2_edit.run("partition", path, "--ops",
+                        " torch.ops.aten.linear.default ,\ttorch.ops.aten.relu", "-o", out)
+    ep = torch.export.load(str(path))
+    expected = torch_partitions(ep, ["torch.ops.aten.linear.default", "torch.ops.aten.relu"])
+    assert expected == [(1, ["linear", "relu"])]
+    assert proc.stdout.splitlines()[0] == "partition 1: linear, relu"
+    assert proc.stderr == ""
+    out.unlink()
+    proc = pt2_edit.run("partition", path, "--ops", "torch.ops.aten.relu,torch.ops.aten.gelu")
+    assert torch_partitions(ep, ["torch.ops.aten.relu"]) == [(0, ["relu"])]
+    assert proc.stdout == "partition 0: relu\n"
+    assert proc.stderr == ("note: --ops: no call_function node of the graph has target "
+                           "'torch.ops.aten.gelu'\n")
+    for flag in ("--help", "-h"):
+        proc = pt2_edit.run("partition", flag)
+        assert proc.stdout.startswith("usage:\n  pt2_edit show FILE")
+        assert proc.stderr == ""
+
+
 # --- tags ----------------------------------------------------------------------------------
 
 
