@@ -1196,173 +1196,30 @@ inline std::optional<Ints> view_strides(const Ints& oldshape, const Ints& oldstr
 
 // --- the rules ---------------------------------------------------------------------------------
 
+// The variant of a rule family a rule function takes (an elementwise op's dtype rule, a
+// reduction, a softmax, a factory); the table below binds each op to its function and variant.
 enum class Rule {
-  unary_same,    // dtype of the input
-  unary_float,   // integral -> float32
-  unary_abs,     // complex -> real
-  unary_bool,    // -> bool
-  binary,        // result_type of the operands
-  binary_float,  // result_type, integral -> float32
-  binary_pow,    // result_type, bool -> int64
-  div,           // true division unless rounding_mode is given
-  compare,       // -> bool
-  where,         // condition/self/other
-  clamp,         // self/min/max
-  pointwise3,    // addcmul, addcdiv: self/tensor1/tensor2 (value does not promote)
-  view,          // view, _unsafe_view, reshape
-  permute,
-  transpose,
-  t,
-  unsqueeze,
-  squeeze,
-  expand,
-  slice,
-  select,
-  flatten,
-  contiguous,
-  alias,  // alias/detach/lift_fresh: self's metadata
-  cat,
-  stack,
-  self_like,  // index_copy, index_put, copy, slice_scatter, select_scatter
-  index_select,
-  embedding,
-  linear,
-  mm,
-  bmm,
-  matmul,
-  addmm,
-  baddbmm,
-  convolution,
-  batch_norm_no_training,
-  layer_norm,
-  sum,
-  mean,
-  amax,
-  softmax,
-  private_softmax,
-  to_copy,
-  to,
-  full,
-  zeros,  // zeros, ones, empty
-  like,   // zeros_like, ones_like, empty_like, full_like
-  arange,
-  scalar_tensor,
-  quantize,
-  dequantize,
-  sym_size,            // aten.sym_size.int: a SymInt
-  sym_stride,          // aten.sym_stride.int
-  sym_numel,           // aten.sym_numel
-  sym_storage_offset,  // aten.sym_storage_offset
-  assert_metadata,     // aten._assert_tensor_metadata: None
-  any,                 // any, all: bool (uint8 stays uint8)
+  unary_same,       // dtype of the input
+  unary_float,      // integral -> float32
+  unary_abs,        // complex -> real
+  unary_bool,       // -> bool
+  binary,           // result_type of the operands
+  binary_float,     // result_type, integral -> float32
+  binary_pow,       // result_type, bool -> int64
+  div,              // true division unless rounding_mode is given
+  compare,          // -> bool
+  where,            // condition/self/other
+  clamp,            // self/min/max
+  pointwise3,       // addcmul, addcdiv: self/tensor1/tensor2 (value does not promote)
+  sum,              // integral -> int64
+  mean,             // integral is an error
+  amax,             // amax, amin: the input's dtype
+  softmax,          // softmax, log_softmax: optional dtype
+  private_softmax,  // _softmax, _log_softmax: half_to_float
+  full,             // dtype of fill_value
+  zeros,            // zeros, ones, empty
+  scalar_tensor,    // the default float dtype
 };
-
-inline const std::unordered_map<std::string, Rule>& rule_table() {
-  static const std::unordered_map<std::string, Rule> table = [] {
-    std::unordered_map<std::string, Rule> t;
-    for (const char* op : {"neg",       "relu",        "gelu",       "silu",  "clone", "sign",
-                           "floor",     "ceil",        "round",      "trunc", "frac",  "hardtanh",
-                           "hardswish", "hardsigmoid", "leaky_relu", "elu",   "relu6", "mish",
-                           "softplus",  "bitwise_not", "positive",   "sgn"}) {
-      t.emplace(std::string("aten.") + op, Rule::unary_same);
-    }
-    for (const char* op :
-         {"exp",    "exp2",       "expm1",  "log",     "log1p", "log2",  "log10", "sqrt",
-          "rsqrt",  "sigmoid",    "tanh",   "sin",     "cos",   "tan",   "asin",  "acos",
-          "atan",   "sinh",       "cosh",   "asinh",   "acosh", "atanh", "erf",   "erfc",
-          "erfinv", "reciprocal", "lgamma", "digamma", "sinc",  "logit"}) {
-      t.emplace(std::string("aten.") + op, Rule::unary_float);
-    }
-    t.emplace("aten.abs", Rule::unary_abs);
-    for (const char* op : {"logical_not", "isnan", "isinf", "isfinite", "isneginf", "isposinf"}) {
-      t.emplace(std::string("aten.") + op, Rule::unary_bool);
-    }
-    for (const char* op :
-         {"add", "sub", "rsub", "mul", "maximum", "minimum", "fmax", "fmin", "remainder", "fmod",
-          "floor_divide", "bitwise_and", "bitwise_or", "bitwise_xor"}) {
-      t.emplace(std::string("aten.") + op, Rule::binary);
-    }
-    t.emplace("aten.atan2", Rule::binary_float);
-    t.emplace("aten.pow", Rule::binary_pow);
-    t.emplace("aten.div", Rule::div);
-    for (const char* op :
-         {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"}) {
-      t.emplace(std::string("aten.") + op, Rule::compare);
-    }
-    t.emplace("aten.where", Rule::where);
-    t.emplace("aten.addcmul", Rule::pointwise3);
-    t.emplace("aten.addcdiv", Rule::pointwise3);
-    for (const char* op : {"clamp", "clamp_min", "clamp_max", "clip"}) {
-      t.emplace(std::string("aten.") + op, Rule::clamp);
-    }
-    for (const char* op : {"view", "_unsafe_view", "reshape"}) {
-      t.emplace(std::string("aten.") + op, Rule::view);
-    }
-    t.emplace("aten.permute", Rule::permute);
-    t.emplace("aten.transpose", Rule::transpose);
-    t.emplace("aten.t", Rule::t);
-    t.emplace("aten.unsqueeze", Rule::unsqueeze);
-    t.emplace("aten.squeeze", Rule::squeeze);
-    t.emplace("aten.expand", Rule::expand);
-    t.emplace("aten.slice", Rule::slice);
-    t.emplace("aten.select", Rule::select);
-    t.emplace("aten.flatten", Rule::flatten);
-    t.emplace("aten.contiguous", Rule::contiguous);
-    for (const char* op : {"alias", "detach", "lift_fresh"}) {
-      t.emplace(std::string("aten.") + op, Rule::alias);
-    }
-    t.emplace("aten.cat", Rule::cat);
-    t.emplace("aten.stack", Rule::stack);
-    for (const char* op : {"index_copy", "index_put", "copy", "slice_scatter", "select_scatter",
-                           "lift_fresh_copy"}) {
-      t.emplace(std::string("aten.") + op, Rule::self_like);
-    }
-    t.emplace("aten.index_select", Rule::index_select);
-    t.emplace("aten.embedding", Rule::embedding);
-    t.emplace("aten.linear", Rule::linear);
-    t.emplace("aten.mm", Rule::mm);
-    t.emplace("aten.bmm", Rule::bmm);
-    t.emplace("aten.matmul", Rule::matmul);
-    t.emplace("aten.addmm", Rule::addmm);
-    t.emplace("aten.baddbmm", Rule::baddbmm);
-    t.emplace("aten.convolution", Rule::convolution);
-    t.emplace("aten._native_batch_norm_legit_no_training", Rule::batch_norm_no_training);
-    t.emplace("aten.native_layer_norm", Rule::layer_norm);
-    t.emplace("aten.sum", Rule::sum);
-    t.emplace("aten.mean", Rule::mean);
-    t.emplace("aten.amax", Rule::amax);
-    t.emplace("aten.amin", Rule::amax);
-    t.emplace("aten.softmax", Rule::softmax);
-    t.emplace("aten.log_softmax", Rule::softmax);
-    t.emplace("aten._softmax", Rule::private_softmax);
-    t.emplace("aten._log_softmax", Rule::private_softmax);
-    t.emplace("aten._to_copy", Rule::to_copy);
-    t.emplace("aten.to", Rule::to);
-    t.emplace("aten.full", Rule::full);
-    for (const char* op : {"zeros", "ones", "empty"}) {
-      t.emplace(std::string("aten.") + op, Rule::zeros);
-    }
-    for (const char* op : {"zeros_like", "ones_like", "empty_like", "full_like"}) {
-      t.emplace(std::string("aten.") + op, Rule::like);
-    }
-    t.emplace("aten.arange", Rule::arange);
-    t.emplace("aten.scalar_tensor", Rule::scalar_tensor);
-    t.emplace("quantized_decomposed.quantize_per_tensor", Rule::quantize);
-    t.emplace("quantized_decomposed.dequantize_per_tensor", Rule::dequantize);
-    t.emplace("aten.sym_size", Rule::sym_size);
-    t.emplace("aten.sym_stride", Rule::sym_stride);
-    t.emplace("aten.sym_numel", Rule::sym_numel);
-    t.emplace("aten.sym_storage_offset", Rule::sym_storage_offset);
-    t.emplace("aten._assert_tensor_metadata", Rule::assert_metadata);
-    t.emplace("aten.any", Rule::any);
-    t.emplace("aten.all", Rule::any);
-    for (const char* op : {"conv1d", "conv2d", "conv3d"}) {
-      t.emplace(std::string("aten.") + op, Rule::convolution);
-    }
-    return t;
-  }();
-  return table;
-}
 
 // The quantized_decomposed schema of `qualified_name` when it is not in the global registry.
 inline const FunctionSchema* builtin_schema(std::string_view qualified_name) {
@@ -2500,110 +2357,204 @@ inline std::pair<std::string, std::string> split_target(std::string_view target)
   return {std::string(target.substr(0, dot2)), std::string(target.substr(dot2 + 1))};
 }
 
-inline NodeValue run_rule(const Context& ctx, Rule rule, std::string_view op) {
-  switch (rule) {
-    case Rule::unary_same:
-    case Rule::unary_float:
-    case Rule::unary_abs:
-    case Rule::unary_bool:
-    case Rule::binary:
-    case Rule::binary_float:
-    case Rule::binary_pow:
-    case Rule::div:
-    case Rule::compare:
-    case Rule::where:
-    case Rule::pointwise3:
-    case Rule::clamp: {
-      if (op == "clone") {
-        const TensorMeta& self = ctx.tensor("self");
-        return formatted_meta(ctx, self.dtype, self.sizes, self.device,
-                              ctx.opt_memory_format("memory_format"), &self);
-      }
-      return rule_elementwise(ctx, rule);
-    }
-    case Rule::view: return rule_view(ctx, op);
-    case Rule::permute: return rule_permute(ctx);
-    case Rule::transpose:
-      return transpose_meta(ctx, ctx.tensor("self"), ctx.integer("dim0"), ctx.integer("dim1"));
-    case Rule::t: {
-      const TensorMeta& self = ctx.tensor("self");
-      if (self.sizes.size() > 2) {
-        ctx.fail("t() expects a tensor with <= 2 dimensions, but self is " +
-                 std::to_string(self.sizes.size()) + "D");
-      }
-      return self.sizes.size() < 2 ? transpose_meta(ctx, self, 0, 0)
-                                   : transpose_meta(ctx, self, 0, 1);
-    }
-    case Rule::unsqueeze: return rule_unsqueeze(ctx);
-    case Rule::squeeze: return rule_squeeze(ctx);
-    case Rule::expand: return rule_expand(ctx);
-    case Rule::slice: return rule_slice(ctx);
-    case Rule::select: return rule_select(ctx);
-    case Rule::flatten: return rule_flatten(ctx);
-    case Rule::contiguous: return rule_contiguous(ctx);
-    case Rule::alias: {
-      TensorMeta out = ctx.tensor("self");
-      out.requires_grad = false;
-      return out;
-    }
-    case Rule::cat: return rule_cat(ctx);
-    case Rule::stack: return rule_stack(ctx);
-    case Rule::self_like: {
-      const TensorMeta& self = ctx.tensor("self");
-      return formatted_meta(ctx, self.dtype, self.sizes, self.device, MemoryFormat::PreserveFormat,
-                            &self);
-    }
-    case Rule::index_select: return rule_index_select(ctx);
-    case Rule::embedding: return rule_embedding(ctx);
-    case Rule::linear: return rule_linear(ctx);
-    case Rule::mm: return rule_mm(ctx, "self", "mat2", 2);
-    case Rule::bmm: return rule_mm(ctx, "self", "mat2", 3);
-    case Rule::matmul: return rule_matmul(ctx);
-    case Rule::addmm: return rule_addmm(ctx, false);
-    case Rule::baddbmm: return rule_addmm(ctx, true);
-    case Rule::convolution: return rule_convolution(ctx);
-    case Rule::batch_norm_no_training: return rule_batch_norm(ctx);
-    case Rule::layer_norm: return rule_layer_norm(ctx);
-    case Rule::sum:
-    case Rule::mean:
-    case Rule::amax: return rule_reduction(ctx, rule);
-    case Rule::softmax:
-    case Rule::private_softmax: return rule_softmax(ctx, rule);
-    case Rule::to_copy: return rule_to(ctx, true);
-    case Rule::to: return rule_to(ctx, false);
-    case Rule::full:
-    case Rule::zeros:
-    case Rule::scalar_tensor: return rule_factory(ctx, rule);
-    case Rule::like: return rule_like(ctx);
-    case Rule::arange: return rule_arange(ctx);
-    case Rule::quantize: return rule_quantize(ctx, true);
-    case Rule::dequantize: return rule_quantize(ctx, false);
-    case Rule::sym_size:
-    case Rule::sym_stride: {
-      const TensorMeta& self = ctx.tensor("self");
-      if (!ctx.has("dim")) ctx.fail("epgraph has no shape rule for the list overload");
-      const std::size_t rank = self.sizes.size();
-      if (rank == 0) ctx.fail("Dimension specified as 0 but tensor has no dimensions");
-      const auto d = static_cast<std::size_t>(ctx.wrap_dim(ctx.integer("dim"), rank));
-      return SymIntValue{rule == Rule::sym_size ? self.sizes[d] : self.strides[d]};
-    }
-    case Rule::sym_numel: {
-      const TensorMeta& self = ctx.tensor("self");
-      SymInt n = std::int64_t{1};
-      for (const SymInt& s : self.sizes) n = ctx.mul(n, s, "the element count");
-      return SymIntValue{n};
-    }
-    case Rule::sym_storage_offset: return SymIntValue{ctx.tensor("self").storage_offset};
-    case Rule::assert_metadata: return None{};
-    case Rule::any: {
-      const TensorMeta& self = ctx.tensor("self");
-      const std::optional<Ints> dims = ctx.has("dim") ? ctx.opt_int_list("dim") : std::nullopt;
-      const bool keepdim = ctx.has("keepdim") && ctx.boolean("keepdim");
-      const dtype type = self.dtype == dtype::uint8 ? dtype::uint8 : dtype::bool_;
-      return reduce_meta(ctx, self, type, dims, keepdim);
-    }
+// --- the rule table ----------------------------------------------------------------------------
+// One function per rule, `NodeValue (const Context&, std::string_view op)` (`op` is the
+// operator's name without namespace or overload, "reshape"), and one table from the operator to
+// it: adding an op is one line in a register_* function below, a new rule its function and that
+// line.
+
+using RuleFn = NodeValue (*)(const Context&, std::string_view);
+
+template <Rule R>
+NodeValue elementwise_rule(const Context& ctx, std::string_view) {
+  return rule_elementwise(ctx, R);
+}
+template <Rule R>
+NodeValue reduction_rule(const Context& ctx, std::string_view) {
+  return rule_reduction(ctx, R);
+}
+template <Rule R>
+NodeValue softmax_rule(const Context& ctx, std::string_view) {
+  return rule_softmax(ctx, R);
+}
+template <Rule R>
+NodeValue factory_rule(const Context& ctx, std::string_view) {
+  return rule_factory(ctx, R);
+}
+// Adapts a rule function that does not need the op's name.
+template <auto F>
+NodeValue plain_rule(const Context& ctx, std::string_view) {
+  return F(ctx);
+}
+
+inline NodeValue rule_clone(const Context& ctx, std::string_view) {
+  const TensorMeta& self = ctx.tensor("self");
+  return formatted_meta(ctx, self.dtype, self.sizes, self.device,
+                        ctx.opt_memory_format("memory_format"), &self);
+}
+inline NodeValue rule_view_op(const Context& ctx, std::string_view op) {
+  return rule_view(ctx, op);
+}
+inline NodeValue rule_transpose(const Context& ctx, std::string_view) {
+  return transpose_meta(ctx, ctx.tensor("self"), ctx.integer("dim0"), ctx.integer("dim1"));
+}
+inline NodeValue rule_t(const Context& ctx, std::string_view) {
+  const TensorMeta& self = ctx.tensor("self");
+  if (self.sizes.size() > 2) {
+    ctx.fail("t() expects a tensor with <= 2 dimensions, but self is " +
+             std::to_string(self.sizes.size()) + "D");
   }
-  ctx.fail("epgraph has no shape rule for it; set meta().val yourself");
+  return self.sizes.size() < 2 ? transpose_meta(ctx, self, 0, 0) : transpose_meta(ctx, self, 0, 1);
+}
+inline NodeValue rule_alias(const Context& ctx, std::string_view) {
+  TensorMeta out = ctx.tensor("self");
+  out.requires_grad = false;
+  return out;
+}
+// index_copy, index_put, copy, slice_scatter, select_scatter: self's shape, preserved format.
+inline NodeValue rule_self_like(const Context& ctx, std::string_view) {
+  const TensorMeta& self = ctx.tensor("self");
+  return formatted_meta(ctx, self.dtype, self.sizes, self.device, MemoryFormat::PreserveFormat,
+                        &self);
+}
+inline NodeValue rule_mm_op(const Context& ctx, std::string_view op) {
+  return rule_mm(ctx, "self", "mat2", op == "bmm" ? 3 : 2);
+}
+inline NodeValue rule_addmm_op(const Context& ctx, std::string_view op) {
+  return rule_addmm(ctx, op == "baddbmm");
+}
+inline NodeValue rule_to_op(const Context& ctx, std::string_view op) {
+  return rule_to(ctx, op == "_to_copy");
+}
+inline NodeValue rule_quantize_op(const Context& ctx, std::string_view op) {
+  return rule_quantize(ctx, op == "quantize_per_tensor");
+}
+// aten.sym_size.int / aten.sym_stride.int: a SymInt of self.
+inline NodeValue rule_sym_size(const Context& ctx, std::string_view op) {
+  const TensorMeta& self = ctx.tensor("self");
+  if (!ctx.has("dim")) ctx.fail("epgraph has no shape rule for the list overload");
+  const std::size_t rank = self.sizes.size();
+  if (rank == 0) ctx.fail("Dimension specified as 0 but tensor has no dimensions");
+  const auto d = static_cast<std::size_t>(ctx.wrap_dim(ctx.integer("dim"), rank));
+  return SymIntValue{op == "sym_size" ? self.sizes[d] : self.strides[d]};
+}
+inline NodeValue rule_sym_numel(const Context& ctx, std::string_view) {
+  SymInt n = std::int64_t{1};
+  for (const SymInt& s : ctx.tensor("self").sizes) n = ctx.mul(n, s, "the element count");
+  return SymIntValue{n};
+}
+inline NodeValue rule_sym_storage_offset(const Context& ctx, std::string_view) {
+  return SymIntValue{ctx.tensor("self").storage_offset};
+}
+inline NodeValue rule_none(const Context&, std::string_view) { return None{}; }
+// any, all: bool (uint8 stays uint8).
+inline NodeValue rule_any(const Context& ctx, std::string_view) {
+  const TensorMeta& self = ctx.tensor("self");
+  const std::optional<Ints> dims = ctx.has("dim") ? ctx.opt_int_list("dim") : std::nullopt;
+  const bool keepdim = ctx.has("keepdim") && ctx.boolean("keepdim");
+  const dtype type = self.dtype == dtype::uint8 ? dtype::uint8 : dtype::bool_;
+  return reduce_meta(ctx, self, type, dims, keepdim);
+}
+
+using RuleTable = std::unordered_map<std::string, RuleFn>;
+
+// Binds each `aten.<name>` of `names` to `fn`.
+inline void add_aten(RuleTable& t, std::initializer_list<const char*> names, RuleFn fn) {
+  for (const char* name : names) t.emplace(std::string("aten.") + name, fn);
+}
+
+inline void register_pointwise_rules(RuleTable& t) {
+  add_aten(t, {"neg",   "relu",  "gelu", "silu",     "sign",        "floor",       "ceil",
+               "round", "trunc", "frac", "hardtanh", "hardswish",   "hardsigmoid", "leaky_relu",
+               "elu",   "relu6", "mish", "softplus", "bitwise_not", "positive",    "sgn"},
+           &elementwise_rule<Rule::unary_same>);
+  add_aten(t, {"clone"}, &rule_clone);
+  add_aten(t, {"exp",    "exp2",       "expm1",  "log",     "log1p", "log2",  "log10", "sqrt",
+               "rsqrt",  "sigmoid",    "tanh",   "sin",     "cos",   "tan",   "asin",  "acos",
+               "atan",   "sinh",       "cosh",   "asinh",   "acosh", "atanh", "erf",   "erfc",
+               "erfinv", "reciprocal", "lgamma", "digamma", "sinc",  "logit"},
+           &elementwise_rule<Rule::unary_float>);
+  add_aten(t, {"abs"}, &elementwise_rule<Rule::unary_abs>);
+  add_aten(t, {"logical_not", "isnan", "isinf", "isfinite", "isneginf", "isposinf"},
+           &elementwise_rule<Rule::unary_bool>);
+  add_aten(t,
+           {"add", "sub", "rsub", "mul", "maximum", "minimum", "fmax", "fmin", "remainder", "fmod",
+            "floor_divide", "bitwise_and", "bitwise_or", "bitwise_xor"},
+           &elementwise_rule<Rule::binary>);
+  add_aten(t, {"atan2"}, &elementwise_rule<Rule::binary_float>);
+  add_aten(t, {"pow"}, &elementwise_rule<Rule::binary_pow>);
+  add_aten(t, {"div"}, &elementwise_rule<Rule::div>);
+  add_aten(t, {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"},
+           &elementwise_rule<Rule::compare>);
+  add_aten(t, {"where"}, &elementwise_rule<Rule::where>);
+  add_aten(t, {"addcmul", "addcdiv"}, &elementwise_rule<Rule::pointwise3>);
+  add_aten(t, {"clamp", "clamp_min", "clamp_max", "clip"}, &elementwise_rule<Rule::clamp>);
+}
+
+inline void register_view_rules(RuleTable& t) {
+  add_aten(t, {"view", "_unsafe_view", "reshape"}, &rule_view_op);
+  add_aten(t, {"permute"}, &plain_rule<rule_permute>);
+  add_aten(t, {"transpose"}, &rule_transpose);
+  add_aten(t, {"t"}, &rule_t);
+  add_aten(t, {"unsqueeze"}, &plain_rule<rule_unsqueeze>);
+  add_aten(t, {"squeeze"}, &plain_rule<rule_squeeze>);
+  add_aten(t, {"expand"}, &plain_rule<rule_expand>);
+  add_aten(t, {"slice"}, &plain_rule<rule_slice>);
+  add_aten(t, {"select"}, &plain_rule<rule_select>);
+  add_aten(t, {"flatten"}, &plain_rule<rule_flatten>);
+  add_aten(t, {"contiguous"}, &plain_rule<rule_contiguous>);
+  add_aten(t, {"alias", "detach", "lift_fresh"}, &rule_alias);
+  add_aten(t, {"cat"}, &plain_rule<rule_cat>);
+  add_aten(t, {"stack"}, &plain_rule<rule_stack>);
+  add_aten(
+      t, {"index_copy", "index_put", "copy", "slice_scatter", "select_scatter", "lift_fresh_copy"},
+      &rule_self_like);
+  add_aten(t, {"index_select"}, &plain_rule<rule_index_select>);
+  add_aten(t, {"embedding"}, &plain_rule<rule_embedding>);
+}
+
+inline void register_compute_rules(RuleTable& t) {
+  add_aten(t, {"linear"}, &plain_rule<rule_linear>);
+  add_aten(t, {"mm", "bmm"}, &rule_mm_op);
+  add_aten(t, {"matmul"}, &plain_rule<rule_matmul>);
+  add_aten(t, {"addmm", "baddbmm"}, &rule_addmm_op);
+  add_aten(t, {"convolution", "conv1d", "conv2d", "conv3d"}, &plain_rule<rule_convolution>);
+  add_aten(t, {"_native_batch_norm_legit_no_training"}, &plain_rule<rule_batch_norm>);
+  add_aten(t, {"native_layer_norm"}, &plain_rule<rule_layer_norm>);
+  add_aten(t, {"sum"}, &reduction_rule<Rule::sum>);
+  add_aten(t, {"mean"}, &reduction_rule<Rule::mean>);
+  add_aten(t, {"amax", "amin"}, &reduction_rule<Rule::amax>);
+  add_aten(t, {"any", "all"}, &rule_any);
+  add_aten(t, {"softmax", "log_softmax"}, &softmax_rule<Rule::softmax>);
+  add_aten(t, {"_softmax", "_log_softmax"}, &softmax_rule<Rule::private_softmax>);
+}
+
+inline void register_factory_and_sym_rules(RuleTable& t) {
+  add_aten(t, {"_to_copy", "to"}, &rule_to_op);
+  add_aten(t, {"full"}, &factory_rule<Rule::full>);
+  add_aten(t, {"zeros", "ones", "empty"}, &factory_rule<Rule::zeros>);
+  add_aten(t, {"scalar_tensor"}, &factory_rule<Rule::scalar_tensor>);
+  add_aten(t, {"zeros_like", "ones_like", "empty_like", "full_like"}, &plain_rule<rule_like>);
+  add_aten(t, {"arange"}, &plain_rule<rule_arange>);
+  t.emplace("quantized_decomposed.quantize_per_tensor", &rule_quantize_op);
+  t.emplace("quantized_decomposed.dequantize_per_tensor", &rule_quantize_op);
+  add_aten(t, {"sym_size", "sym_stride"}, &rule_sym_size);
+  add_aten(t, {"sym_numel"}, &rule_sym_numel);
+  add_aten(t, {"sym_storage_offset"}, &rule_sym_storage_offset);
+  add_aten(t, {"_assert_tensor_metadata"}, &rule_none);
+}
+
+// The rule of each operator, keyed "namespace.name" ("aten.add"), every overload alike.
+inline const RuleTable& rule_table() {
+  static const RuleTable table = [] {
+    RuleTable t;
+    register_pointwise_rules(t);
+    register_view_rules(t);
+    register_compute_rules(t);
+    register_factory_and_sym_rules(t);
+    return t;
+  }();
+  return table;
 }
 
 }  // namespace infer
@@ -2784,7 +2735,7 @@ inline NodeValue run_rule(const Context& ctx, Rule rule, std::string_view op) {
     out.requires_grad = false;
     return out;
   }
-  return detail::infer::guarded(ctx, [&] { return detail::infer::run_rule(ctx, it->second, op); });
+  return detail::infer::guarded(ctx, [&] { return it->second(ctx, op); });
 }
 
 /// infer_meta(node, symbols) with a context that knows no range constraints and learns the
