@@ -175,18 +175,19 @@ TEST_CASE("propagate_meta: an op without a rule is an error, and nothing changes
   epgraph::Node* cs = nullptr;
   {
     const auto at = g.inserting_after(relu);
-    cs = g.call_function("torch.ops.aten.cumsum.default", {relu, 1}, {}, "cumsum");
+    cs = g.call_function("torch.ops.aten.logcumsumexp.default", {relu, 1}, {}, "logcumsumexp");
   }
   cs->mutable_meta().val = relu->meta().val;
-  // x changes so that the nodes before cumsum get new values before the error
+  // x changes so that the nodes before logcumsumexp get new values before the error
   epgraph::TensorMeta mx = *g.find_node("x")->meta().val.tensor();
   mx.sizes[0] = std::int64_t{5};
   g.find_node("x")->mutable_meta().val = mx;
   const std::string before_values = prop_values(ep);
   const std::string before_graph = epgraph::to_string(g);
-  CHECK_THROWS_WITH(epgraph::propagate_meta(ep, epgraph::MetaMode::recompute_all),
-                    "Cannot infer the metadata of node 'cumsum' (torch.ops.aten.cumsum.default): "
-                    "epgraph has no shape rule for it; set meta().val yourself");
+  CHECK_THROWS_WITH(
+      epgraph::propagate_meta(ep, epgraph::MetaMode::recompute_all),
+      "Cannot infer the metadata of node 'logcumsumexp' (torch.ops.aten.logcumsumexp.default): "
+      "epgraph has no shape rule for it; set meta().val yourself");
   CHECK(prop_values(ep) == before_values);
   CHECK(epgraph::to_string(g) == before_graph);
   // fill_unset does not need a rule for a node that has a value
@@ -196,18 +197,20 @@ TEST_CASE("propagate_meta: an op without a rule is an error, and nothing changes
   // but does for one without
   cs->mutable_meta().val.reset();
   const std::string unset_values = prop_values(ep);
-  CHECK_THROWS_WITH(epgraph::propagate_meta(ep, epgraph::MetaMode::fill_unset),
-                    "Cannot infer the metadata of node 'cumsum' (torch.ops.aten.cumsum.default): "
-                    "epgraph has no shape rule for it; set meta().val yourself");
+  CHECK_THROWS_WITH(
+      epgraph::propagate_meta(ep, epgraph::MetaMode::fill_unset),
+      "Cannot infer the metadata of node 'logcumsumexp' (torch.ops.aten.logcumsumexp.default): "
+      "epgraph has no shape rule for it; set meta().val yourself");
   CHECK(prop_values(ep) == unset_values);
   // check_only lists it and carries on with its stored value
   cs->mutable_meta().val = relu->meta().val;
   const epgraph::MetaReport check = epgraph::propagate_meta(ep, epgraph::MetaMode::check_only);
   REQUIRE(check.uncomputed.size() == 1);
-  CHECK(check.uncomputed[0].node == "cumsum");
-  CHECK(check.uncomputed[0].target == "torch.ops.aten.cumsum.default");
+  CHECK(check.uncomputed[0].node == "logcumsumexp");
+  CHECK(check.uncomputed[0].target == "torch.ops.aten.logcumsumexp.default");
   CHECK(check.uncomputed[0].reason ==
-        "Cannot infer the metadata of node 'cumsum' (torch.ops.aten.cumsum.default): epgraph "
+        "Cannot infer the metadata of node 'logcumsumexp' (torch.ops.aten.logcumsumexp.default): "
+        "epgraph "
         "has no shape rule for it; set meta().val yourself");
   CHECK(check.nodes == 10);
   CHECK(check.computed == 9);

@@ -507,6 +507,71 @@ def define_cases() -> None:
     case("any_default_uint8", A + "any.default", T(u8, [2, 3]))
     case("all_dims", A + "all.dims", T(i64, [2, 3, 4]), [0, 2])
 
+    # --- attention, normalization, pooling, scans of the default IR (issue 28) ------------------
+    # q/k/v as a decoder makes them: [b, s, h, d] viewed as [b, h, s, d] by a transpose
+    hv = lambda sizes: T(f32, sizes, [sizes[1] * sizes[2] * sizes[3], sizes[3], sizes[1] * sizes[3], 1])  # noqa: E731,E501
+    case("sdpa", A + "scaled_dot_product_attention.default", T(f32, [2, 4, 6, 8]),
+         T(f32, [2, 4, 6, 8]), T(f32, [2, 4, 6, 8]))
+    case("sdpa_causal_transposed_inputs", A + "scaled_dot_product_attention.default",
+         hv([2, 4, 6, 8]), hv([2, 4, 6, 8]), hv([2, 4, 6, 8]), None, 0.0, True)
+    case("sdpa_value_dim_mask_scale", A + "scaled_dot_product_attention.default",
+         T(f32, [3, 5, 8]), T(f32, [3, 7, 8]), T(f32, [3, 7, 4]), T(b, [5, 7]), scale=0.5)
+    case("sdpa_dropout_transposed", A + "scaled_dot_product_attention.default",
+         hv([2, 4, 6, 8]), hv([2, 4, 6, 8]), hv([2, 4, 6, 8]), None, 0.1)
+    case("sdpa_mask_3d_transposed", A + "scaled_dot_product_attention.default",
+         hv([2, 4, 6, 8]), hv([2, 4, 6, 8]), hv([2, 4, 6, 8]), T(b, [4, 6, 6]))
+    case("sdpa_mask_4d_transposed", A + "scaled_dot_product_attention.default",
+         hv([2, 4, 6, 8]), hv([2, 4, 6, 8]), hv([2, 4, 6, 8]), T(f32, [2, 1, 6, 6]))
+    case("sdpa_broadcast_batch", A + "scaled_dot_product_attention.default",
+         T(f32, [1, 4, 6, 8]), T(f32, [3, 4, 5, 8]), T(f32, [3, 4, 5, 8]))
+    case("sdpa_query_last_stride_2", A + "scaled_dot_product_attention.default",
+         T(f32, [2, 4, 6, 8], [384, 96, 16, 2]), hv([2, 4, 6, 8]), hv([2, 4, 6, 8]))
+    case("sdpa_head_dims_differ", A + "scaled_dot_product_attention.default", hv([2, 4, 6, 8]),
+         hv([2, 4, 5, 8]), T(f32, [2, 4, 5, 3]))
+    case("sdpa_empty_sequence", A + "scaled_dot_product_attention.default",
+         T(f32, [2, 4, 0, 8], [64, 8, 32, 1]), hv([2, 4, 6, 8]), hv([2, 4, 6, 8]))
+    case("sdpa_gqa_transposed", A + "scaled_dot_product_attention.default", hv([2, 4, 6, 8]),
+         hv([2, 2, 6, 8]), hv([2, 2, 6, 8]), enable_gqa=True)
+    case("sdpa_gqa_math", A + "scaled_dot_product_attention.default", T(f32, [2, 4, 6, 8]),
+         T(f32, [2, 2, 6, 8]), T(f32, [2, 2, 6, 8]), None, 0.2, enable_gqa=True)
+    case("sdpa_bf16_gqa", A + "scaled_dot_product_attention.default", T(bf16, [1, 8, 4, 16]),
+         T(bf16, [1, 2, 4, 16]), T(bf16, [1, 2, 4, 16]), enable_gqa=True)
+    case("layer_norm_default_ir", A + "layer_norm.default", T(f32, [2, 5, 8]), [8], T(f32, [8]),
+         T(f32, [8]))
+    case("layer_norm_default_ir_transposed", A + "layer_norm.default", T(f32, [5, 2, 8], [8, 40, 1]),
+         [2, 8])
+    case("batch_norm_default_ir", A + "batch_norm.default", T(f32, [2, 3, 4, 4]), T(f32, [3]),
+         T(f32, [3]), T(f32, [3]), T(f32, [3]), False, 0.1, 1e-5, False)
+    case("batch_norm_default_ir_channels_last", A + "batch_norm.default",
+         T(f32, [2, 3, 4, 4], [48, 1, 12, 3]), None, None, T(f32, [3]), T(f32, [3]), False, 0.1,
+         1e-5, False)
+    case("dropout_eval", A + "dropout.default", T(f32, [4, 6]), 0.1, False)
+    case("dropout_eval_transposed", A + "dropout.default", T(f32, [4, 6], [1, 4]), 0.5, False)
+    case("dropout_train", A + "dropout.default", T(f32, [4, 6]), 0.1, True)
+    case("cumsum", A + "cumsum.default", T(f32, [3, 4]), 1)
+    case("cumsum_int_promotes", A + "cumsum.default", T(i32, [5]), 0)
+    case("cumsum_bool", A + "cumsum.default", T(b, [2, 3]), -1)
+    case("cumsum_dtype", A + "cumsum.default", T(i64, [2, 3]), 0, dtype=f32)
+    case("cumsum_transposed", A + "cumsum.default", T(f32, [3, 4], [1, 3]), 0)
+    case("cumprod", A + "cumprod.default", T(f16, [2, 3]), 1)
+    case("gather", A + "gather.default", T(f32, [4, 5]), 1, T(i64, [4, 2]))
+    case("gather_bigger_index", A + "gather.default", T(bf16, [4, 5, 6]), 0, T(i64, [2, 5, 6]))
+    case("adaptive_avg_pool2d", A + "adaptive_avg_pool2d.default", T(f32, [2, 8, 7, 7]), [1, 1])
+    case("adaptive_avg_pool2d_3d_input", A + "adaptive_avg_pool2d.default", T(f32, [8, 9, 6]),
+         [3, 2])
+    case("adaptive_avg_pool2d_channels_last", A + "adaptive_avg_pool2d.default",
+         T(f32, [2, 8, 7, 7], [392, 1, 56, 8]), [2, 2])
+    case("max_pool2d", A + "max_pool2d.default", T(f32, [2, 4, 9, 9]), [3, 3], [2, 2], [1, 1])
+    case("max_pool2d_ceil_dilation", A + "max_pool2d.default", T(f32, [1, 2, 10, 7]), [3, 2],
+         [2, 2], [1, 0], [2, 1], True)
+    case("max_pool2d_with_indices", A + "max_pool2d_with_indices.default", T(f32, [2, 4, 8, 8]),
+         [2, 2])
+    case("max_pool2d_with_indices_channels_last", A + "max_pool2d_with_indices.default",
+         T(f32, [2, 4, 8, 8], [256, 1, 32, 4]), [3, 3], [2, 2], [1, 1])
+    case("avg_pool2d", A + "avg_pool2d.default", T(f32, [2, 3, 8, 8]), [2, 2])
+    case("avg_pool2d_ceil_pad", A + "avg_pool2d.default", T(f32, [3, 9, 11]), [3, 3], [2, 2],
+         [1, 1], True)
+
 
 def run_case(name: str, target: str, args: list, kwargs: dict, strides: str) -> dict:
     op = resolve(target)
@@ -665,6 +730,24 @@ def define_sym_cases() -> None:
     symcase("sym_mean_keep", A + "mean.dim", one, S(f32, [2, "n", 4]), [-1], True)
     symcase("sym_amax", A + "amax.default", one, S(f32, [2, "n", 4]), [0])
     symcase("sym_softmax", A + "_softmax.default", one, S(f32, [2, "n", "n"]), -1, False)
+    # the default IR's attention, normalization, scans and pooling (issue 28)
+    heads = lambda t: t.transpose(1, 2)  # noqa: E731 - [b, s, h, d] viewed as [b, h, s, d]
+    symcase("sym_sdpa_causal_transposed", A + "scaled_dot_product_attention.default", one,
+            S(f32, [2, "n", 4, 8], view=heads), S(f32, [2, "n", 4, 8], view=heads),
+            S(f32, [2, "n", 4, 8], view=heads), None, 0.0, True)
+    symcase("sym_sdpa_contiguous", A + "scaled_dot_product_attention.default", two,
+            S(f32, [2, 4, "n", 8]), S(f32, [2, 4, "m", 8]), S(f32, [2, 4, "m", 8]))
+    symcase("sym_sdpa_math", A + "scaled_dot_product_attention.default", one,
+            S(f32, [3, "n", 8]), S(f32, [3, "n", 8]), S(f32, [3, "n", 5]))
+    symcase("sym_layer_norm_default_ir", A + "layer_norm.default", one, S(f32, [2, "n", 8]), [8])
+    symcase("sym_dropout_eval", A + "dropout.default", one, S(f32, ["n", 4], view=tr), 0.1,
+            False)
+    symcase("sym_cumsum", A + "cumsum.default", one, S(i64, [2, "n"]), 1)
+    symcase("sym_gather", A + "gather.default", one, S(f32, [2, "n"]), 1, S(i64, [2, 3]))
+    symcase("sym_max_pool2d_batch", A + "max_pool2d.default", one, S(f32, ["n", 3, 8, 8]),
+            [2, 2])
+    symcase("sym_adaptive_avg_pool2d_batch", A + "adaptive_avg_pool2d.default", one,
+            S(f32, ["n", 4, 7, 7]), [1, 1])
     symcase("sym_layer_norm", A + "native_layer_norm.default", one, S(f32, [2, "n", 8]), [8],
             S(f32, [8]), S(f32, [8]), 1e-5)
     # factories

@@ -2068,9 +2068,10 @@ inline NodeValue rule_batch_norm(const Context& ctx) {
   return NodeValue(NodeValue::List{NodeValue(std::move(out)), NodeValue(empty), NodeValue(empty)});
 }
 
-inline NodeValue rule_layer_norm(const Context& ctx) {
-  const TensorMeta& input = ctx.tensor("input");
-  const Sizes normalized = ctx.sym_list("normalized_shape");
+// The normalized_shape check of layer_norm and native_layer_norm (torch's
+// _check_layer_norm_inputs).
+inline void check_normalized_shape(const Context& ctx, const TensorMeta& input,
+                                   const Sizes& normalized) {
   const std::size_t rank = input.sizes.size();
   bool ok = normalized.size() <= rank && !normalized.empty();
   for (std::size_t i = 0; ok && i < normalized.size(); ++i) {
@@ -2081,6 +2082,13 @@ inline NodeValue rule_layer_norm(const Context& ctx) {
              ", expected input with shape [*, " + shape_str(normalized).substr(1) +
              ", but got input of size" + shape_str(input.sizes));
   }
+}
+
+inline NodeValue rule_layer_norm(const Context& ctx) {
+  const TensorMeta& input = ctx.tensor("input");
+  const Sizes normalized = ctx.sym_list("normalized_shape");
+  check_normalized_shape(ctx, input, normalized);
+  const std::size_t rank = input.sizes.size();
   TensorMeta out = contiguous_meta(ctx, input.dtype, input.sizes, input.device);
   Sizes stat(input.sizes.begin(),
              input.sizes.end() - static_cast<std::ptrdiff_t>(normalized.size()));
@@ -2357,6 +2365,227 @@ inline std::pair<std::string, std::string> split_target(std::string_view target)
   return {std::string(target.substr(0, dot2)), std::string(target.substr(dot2 + 1))};
 }
 
+// --- attention, normalization, pooling (torch.export's default IR) ------------------------------
+
+// Whether CPU's fused kernel (_scaled_dot_product_flash_attention_for_cpu) takes this call, as
+// torch's use_flash_attention_cpp decides (aten/src/ATen/native/transformers/sdp_utils_cpp.cpp):
+// no dropout; 4-D query, key and value of one batch size; equal head counts, or grouped-query
+// attention (enable_gqa, query's heads a multiple of key's, key's equal to value's); one head
+// dimension; no empty sequence; last dimensions of stride 1 (or a head dimension of 1); a mask
+// of rank 2, or of rank 4 whose batch and head dimensions are 1 or query's.
+inline bool sdpa_takes_flash_cpu(const Context& ctx, const TensorMeta& q, const TensorMeta& k,
+                                 const TensorMeta& v) {
+  if (ctx.has("dropout_p") && ctx.number("dropout_p") != 0.0) return false;
+  if (q.sizes.size() != 4 || k.sizes.size() != 4 || v.sizes.size() != 4) return false;
+  if (!ctx.equal(q.sizes[0], k.sizes[0]) || !ctx.equal(q.sizes[0], v.sizes[0])) return false;
+  const bool gqa = ctx.has("enable_gqa") && ctx.boolean("enable_gqa");
+  if (!ctx.equal(k.sizes[1], v.sizes[1])) return false;
+  if (!ctx.equal(q.sizes[1], k.sizes[1])) {
+    const auto* hq = std::get_if<std::int64_t>(&q.sizes[1]);
+    const auto* hk = std::get_if<std::int64_t>(&k.sizes[1]);
+    if (!gqa || hq == nullptr || hk == nullptr || *hk == 0 || *hq % *hk != 0) return false;
+  }
+  if (!ctx.equal(q.sizes[3], k.sizes[3]) || !ctx.equal(q.sizes[3], v.sizes[3])) return false;
+  for (const TensorMeta* t : {&q, &k, &v}) {
+    if (ctx.guard_or_false(sym::eq(ctx.ex(t->sizes[2]), sym::Expr(0), ctx.ranges()))) {
+      return false;
+    }
+    if (!ctx.is_one(t->strides[3]) && !ctx.is_one(q.sizes[3])) return false;
+  }
+  if (const TensorMeta* mask = ctx.opt_tensor("attn_mask")) {
+    const Sizes& m = mask->sizes;
+    if (m.size() < 2) {
+      ctx.fail("attn_mask must have at least 2 dimensions, got " + shape_str(m));
+    }
+    const SymInt& rows = m[m.size() - 2];
+    const SymInt& cols = m.back();
+    if (!(ctx.equal(rows, q.sizes[2]) || ctx.is_one(rows))) return false;
+    if (!(ctx.equal(cols, k.sizes[2]) || ctx.is_one(cols))) return false;
+    if (m.size() == 2) return true;
+    return m.size() == 4 && (ctx.is_one(m[0]) || ctx.equal(m[0], q.sizes[0])) &&
+           (ctx.is_one(m[1]) || ctx.equal(m[1], q.sizes[1]));
+  }
+  return true;
+}
+
+// aten.scaled_dot_product_attention: query [*, L, E], key [*, S, E], value [*, S, Ev] -> [*, L, Ev]
+// in query's dtype. On the fused CPU path (sdpa_takes_flash_cpu) the result is empty_like(query)
+// (query's dimension order, so a [b, s, h, d] tensor viewed as [b, h, s, d] gives the same view);
+// on the math path it is attn @ value, contiguous, its batch dimensions broadcast.
+inline NodeValue rule_sdpa(const Context& ctx, std::string_view) {
+  const TensorMeta& q = ctx.tensor("query");
+  const TensorMeta& k = ctx.tensor("key");
+  const TensorMeta& v = ctx.tensor("value");
+  if (q.dtype != k.dtype || q.dtype != v.dtype) {
+    ctx.fail("Expected query, key, and value to have the same dtype, but got query.dtype: " +
+             std::string(dtype_name(q.dtype)) + " key.dtype: " + std::string(dtype_name(k.dtype)) +
+             " and value.dtype: " + std::string(dtype_name(v.dtype)) + " instead.");
+  }
+  if (q.sizes.size() < 2 || k.sizes.size() < 2 || v.sizes.size() < 2) {
+    ctx.fail("query, key and value need at least 2 dimensions, got " + shape_str(q.sizes) + ", " +
+             shape_str(k.sizes) + " and " + shape_str(v.sizes));
+  }
+  if (!ctx.equal(q.sizes.back(), k.sizes.back())) {
+    ctx.fail("query's last dimension " + shape_str(q.sizes) + " and key's " + shape_str(k.sizes) +
+             " differ");
+  }
+  if (sdpa_takes_flash_cpu(ctx, q, k, v)) {
+    return formatted_meta(ctx, q.dtype, q.sizes, q.device, MemoryFormat::PreserveFormat, &q);
+  }
+  Sizes shape(q.sizes.begin(), q.sizes.end() - 1);
+  const bool gqa = ctx.has("enable_gqa") && ctx.boolean("enable_gqa");
+  if (!gqa && q.sizes.size() == k.sizes.size() && q.sizes.size() == v.sizes.size() &&
+      q.sizes.size() > 2) {
+    // the batch dimensions of q @ k^T, then of that @ v (grouped-query attention repeats key's
+    // and value's heads to query's)
+    const Sizes qb(q.sizes.begin(), q.sizes.end() - 2);
+    const Sizes kb(k.sizes.begin(), k.sizes.end() - 2);
+    const Sizes vb(v.sizes.begin(), v.sizes.end() - 2);
+    Sizes batch = broadcast(ctx, {&qb, &kb, &vb});
+    std::copy(batch.begin(), batch.end(), shape.begin());
+  }
+  shape.push_back(v.sizes.back());
+  return contiguous_meta(ctx, q.dtype, std::move(shape), q.device);
+}
+
+// aten.layer_norm: input's shape, contiguous.
+inline NodeValue rule_layer_norm_op(const Context& ctx, std::string_view) {
+  const TensorMeta& input = ctx.tensor("input");
+  check_normalized_shape(ctx, input, ctx.sym_list("normalized_shape"));
+  return contiguous_meta(ctx, input.dtype, input.sizes, input.device);
+}
+
+// aten.batch_norm: input's shape and memory format (preserve).
+inline NodeValue rule_batch_norm_op(const Context& ctx, std::string_view) {
+  const TensorMeta& input = ctx.tensor("input");
+  return formatted_meta(ctx, input.dtype, input.sizes, input.device, MemoryFormat::PreserveFormat,
+                        &input);
+}
+
+// aten.dropout: with train=False the input itself (its strides and offset); with train=True
+// input * mask, an elementwise result.
+inline NodeValue rule_dropout(const Context& ctx, std::string_view) {
+  const TensorMeta& input = ctx.tensor("input");
+  if (!ctx.boolean("train")) {
+    TensorMeta out = input;
+    out.requires_grad = false;
+    return out;
+  }
+  return elementwise_meta(ctx, input.dtype, {&input});
+}
+
+// aten.cumsum / aten.cumprod: self's shape, contiguous; dtype given, else integral and bool ->
+// int64.
+inline NodeValue rule_cumulative(const Context& ctx, std::string_view) {
+  const TensorMeta& self = ctx.tensor("self");
+  (void)ctx.wrap_dim(ctx.integer("dim"), self.sizes.size());
+  dtype type = self.dtype;
+  if (auto d = ctx.opt_dtype("dtype")) {
+    type = *d;
+  } else if (is_integral(self.dtype)) {
+    type = dtype::int64;
+  }
+  return contiguous_meta(ctx, type, self.sizes, self.device);
+}
+
+// aten.gather: index's shape in self's dtype, contiguous (index of rank other than self's refused).
+inline NodeValue rule_gather(const Context& ctx, std::string_view) {
+  const TensorMeta& self = ctx.tensor("self");
+  const TensorMeta& index = ctx.tensor("index");
+  (void)ctx.wrap_dim(ctx.integer("dim"), self.sizes.size());
+  if (index.dtype != dtype::int64) ctx.fail("gather(): Expected dtype int64 for index");
+  if (index.sizes.size() != self.sizes.size() && !(index.sizes.empty() || self.sizes.empty())) {
+    ctx.fail("Index tensor must have the same number of dimensions as input tensor");
+  }
+  return contiguous_meta(ctx, self.dtype, index.sizes, self.device);
+}
+
+// c10's suggest_memory_format for a pooling input: channels-last when its strides are (and not
+// also contiguous), else contiguous; pooling outputs of `sizes` get those strides.
+inline TensorMeta pooled_meta(const Context& ctx, const TensorMeta& input, dtype type,
+                              Sizes sizes) {
+  const auto s = all_concrete(input.sizes);
+  const auto st = all_concrete(input.strides);
+  if (s && st && s->size() == 4 && is_channels_last(*s, *st) && !is_contiguous(*s, *st)) {
+    return formatted_meta(ctx, type, sizes, input.device, MemoryFormat::ChannelsLast, nullptr);
+  }
+  return contiguous_meta(ctx, type, std::move(sizes), input.device);
+}
+
+// Refuses a 2-D pooling input that is not 3-D (C, H, W) or 4-D (N, C, H, W).
+inline void check_pool_input(const Context& ctx, const TensorMeta& input, const char* op) {
+  if (input.sizes.size() != 3 && input.sizes.size() != 4) {
+    ctx.fail(std::string(op) + ": Expected 3D or 4D (batch mode) tensor for input, got " +
+             shape_str(input.sizes));
+  }
+}
+
+// aten.adaptive_avg_pool2d: [N,] C, output_size.
+inline NodeValue rule_adaptive_avg_pool2d(const Context& ctx, std::string_view) {
+  const TensorMeta& input = ctx.tensor("self");
+  check_pool_input(ctx, input, "adaptive_avg_pool2d");
+  const Sizes out_size = ctx.sym_list("output_size");
+  if (out_size.size() != 2) ctx.fail("adaptive_avg_pool2d: output_size must be 2");
+  Sizes shape(input.sizes.begin(), input.sizes.end() - 2);
+  shape.insert(shape.end(), out_size.begin(), out_size.end());
+  return pooled_meta(ctx, input, input.dtype, std::move(shape));
+}
+
+// A 2-D pooling parameter given as one or two ints (`fallback` when empty, for stride).
+inline Ints pool_param(const Context& ctx, const char* name, const Ints& fallback) {
+  Ints v = ctx.has(name) ? ctx.int_list(name) : Ints{};
+  if (v.empty()) v = fallback;
+  if (v.size() == 1) v.assign(2, v[0]);
+  if (v.size() != 2) {
+    ctx.fail(std::string(name) + " must either be a single int, or a tuple of two ints");
+  }
+  return v;
+}
+
+// torch's pooling_output_shape (aten/src/ATen/native/Pool.h) for each spatial dimension.
+inline NodeValue pool2d_meta(const Context& ctx, bool with_dilation, bool with_indices) {
+  const TensorMeta& input = ctx.tensor("self");
+  check_pool_input(ctx, input, with_dilation ? "max_pool2d" : "avg_pool2d");
+  const Ints kernel = pool_param(ctx, "kernel_size", {});
+  const Ints stride = pool_param(ctx, "stride", kernel);
+  const Ints padding = pool_param(ctx, "padding", {0});
+  const Ints dilation = with_dilation ? pool_param(ctx, "dilation", {1}) : Ints{1, 1};
+  const bool ceil_mode = ctx.has("ceil_mode") && ctx.boolean("ceil_mode");
+  Sizes shape(input.sizes.begin(), input.sizes.end() - 2);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const std::size_t d = input.sizes.size() - 2 + i;
+    const std::int64_t in =
+        ctx.concrete(input.sizes[d], "argument 'self' dimension " + std::to_string(d));
+    if (kernel[i] <= 0 || stride[i] <= 0 || dilation[i] <= 0) {
+      ctx.fail("kernel_size, stride and dilation must be greater than zero");
+    }
+    if (padding[i] < 0 || padding[i] > kernel[i] / 2) {
+      ctx.fail("pad should be at most half of effective kernel size, but got pad=" +
+               std::to_string(padding[i]) + ", kernel_size=" + std::to_string(kernel[i]));
+    }
+    const std::int64_t span =
+        in + 2 * padding[i] - dilation[i] * (kernel[i] - 1) - 1 + (ceil_mode ? stride[i] - 1 : 0);
+    std::int64_t o = (span >= 0 ? span / stride[i] : -((-span + stride[i] - 1) / stride[i])) + 1;
+    if (ceil_mode && (o - 1) * stride[i] >= in + padding[i]) --o;
+    if (o <= 0) {
+      ctx.fail("Given input size " + shape_str(input.sizes) + ", the calculated output size of " +
+               "spatial dimension " + std::to_string(i) + " is " + std::to_string(o) +
+               ", which is too small");
+    }
+    shape.push_back(o);
+  }
+  TensorMeta out = pooled_meta(ctx, input, input.dtype, shape);
+  if (!with_indices) return out;
+  TensorMeta indices = pooled_meta(ctx, input, dtype::int64, std::move(shape));
+  return NodeValue(NodeValue::List{NodeValue(std::move(out)), NodeValue(std::move(indices))});
+}
+inline NodeValue rule_max_pool2d(const Context& ctx, std::string_view op) {
+  return pool2d_meta(ctx, true, op == "max_pool2d_with_indices");
+}
+inline NodeValue rule_avg_pool2d(const Context& ctx, std::string_view) {
+  return pool2d_meta(ctx, false, false);
+}
+
 // --- the rule table ----------------------------------------------------------------------------
 // One function per rule, `NodeValue (const Context&, std::string_view op)` (`op` is the
 // operator's name without namespace or overload, "reshape"), and one table from the operator to
@@ -2521,6 +2750,15 @@ inline void register_compute_rules(RuleTable& t) {
   add_aten(t, {"convolution", "conv1d", "conv2d", "conv3d"}, &plain_rule<rule_convolution>);
   add_aten(t, {"_native_batch_norm_legit_no_training"}, &plain_rule<rule_batch_norm>);
   add_aten(t, {"native_layer_norm"}, &plain_rule<rule_layer_norm>);
+  add_aten(t, {"layer_norm"}, &rule_layer_norm_op);
+  add_aten(t, {"batch_norm"}, &rule_batch_norm_op);
+  add_aten(t, {"scaled_dot_product_attention"}, &rule_sdpa);
+  add_aten(t, {"dropout"}, &rule_dropout);
+  add_aten(t, {"cumsum", "cumprod"}, &rule_cumulative);
+  add_aten(t, {"gather"}, &rule_gather);
+  add_aten(t, {"adaptive_avg_pool2d"}, &rule_adaptive_avg_pool2d);
+  add_aten(t, {"max_pool2d", "max_pool2d_with_indices"}, &rule_max_pool2d);
+  add_aten(t, {"avg_pool2d"}, &rule_avg_pool2d);
   add_aten(t, {"sum"}, &reduction_rule<Rule::sum>);
   add_aten(t, {"mean"}, &reduction_rule<Rule::mean>);
   add_aten(t, {"amax", "amin"}, &reduction_rule<Rule::amax>);
@@ -2600,6 +2838,11 @@ inline const RuleTable& rule_table() {
 /// - _native_batch_norm_legit_no_training (output, and empty save_mean/save_invstd of shape [0])
 ///   and native_layer_norm (output, mean, rstd of shape [*, 1, ...]), both tuples of 3 in the
 ///   input's dtype;
+/// - the default IR's scaled_dot_product_attention (query's dimension order where torch's CPU
+///   dispatch takes the fused kernel, contiguous on the math path), layer_norm, batch_norm,
+///   dropout (train=False: `self` itself), cumsum/cumprod (integral -> int64; dtype), gather,
+///   adaptive_avg_pool2d, max_pool2d, max_pool2d_with_indices, avg_pool2d (kernel, stride,
+///   padding, dilation, ceil_mode; a channels-last input gives channels-last outputs);
 /// - sum.dim_IntList/sum.default (bool and integer inputs -> int64), mean.dim/mean.default (an
 ///   integral input without dtype is an error, as in torch), amax, amin: dims negative, None or
 ///   empty (all), keepdim, dtype;
