@@ -572,6 +572,139 @@ def define_cases() -> None:
     case("avg_pool2d_ceil_pad", A + "avg_pool2d.default", T(f32, [3, 9, 11]), [3, 3], [2, 2],
          [1, 1], True)
 
+    # --- more of the default IR and Core ATen (issue 28) -----------------------------------------
+    nd = T(f32, [2, 3], [18, 2])  # a non-dense input: every other element of every other row
+    tp = T(f32, [3, 4], [1, 3])   # a transposed (dense, not contiguous) input
+    case("copy_non_dense_self", A + "copy.default", nd, T(f32, [2, 3]))
+    case("copy_transposed_self", A + "copy.default", tp, T(f32, [3, 4]))
+    case("index_copy_non_dense_self", A + "index_copy.default", nd, 0, T(i64, [1]),
+         T(f32, [1, 3]))
+    case("index_put_non_dense_self", A + "index_put.default", nd, [T(i64, [1])], T(f32, [1, 3]))
+    case("slice_scatter_non_dense_self", A + "slice_scatter.default", nd, T(f32, [2, 1]), 1, 0, 1)
+    case("select_scatter_transposed_self", A + "select_scatter.default", tp, T(f32, [4]), 0, 1)
+    case("split_tensor", A + "split.Tensor", T(f32, [7, 3]), 3)
+    case("split_tensor_dim_transposed", A + "split.Tensor", tp, 2, 1)
+    case("split_with_sizes", A + "split_with_sizes.default", T(f32, [2, 9]), [2, 3, 4], 1)
+    case("split_with_sizes_zero", A + "split_with_sizes.default", T(f32, [5, 2]), [0, 5])
+    case("chunk", A + "chunk.default", T(f32, [2, 10]), 3, -1)
+    case("chunk_fewer", A + "chunk.default", T(f32, [5]), 4)
+    case("unbind", A + "unbind.int", T(f32, [3, 2, 4]), 1)
+    case("unbind_transposed", A + "unbind.int", tp)
+    case("unflatten", A + "unflatten.int", T(f32, [2, 12, 5]), 1, [3, 4])
+    case("unflatten_minus_one_transposed", A + "unflatten.int", T(f32, [4, 6], [1, 4]), 1, [-1, 2])
+    case("native_dropout_train", A + "native_dropout.default", T(f32, [4, 6]), 0.1, True)
+    case("native_dropout_train_transposed", A + "native_dropout.default", tp, 0.5, True)
+    case("native_dropout_eval", A + "native_dropout.default", T(bf16, [4, 6]), 0.1, False)
+    bn = [T(f32, [3]), T(f32, [3]), T(f32, [3]), T(f32, [3])]
+    case("batch_norm_functional_train", A + "_native_batch_norm_legit_functional.default",
+         T(f32, [2, 3, 4, 4]), *bn, True, 0.1, 1e-5)
+    case("batch_norm_functional_eval_channels_last",
+         A + "_native_batch_norm_legit_functional.default", T(f32, [2, 3, 4, 4], [48, 1, 12, 3]),
+         *bn, False, 0.1, 1e-5)
+    case("batch_norm_functional_bf16", A + "_native_batch_norm_legit_functional.default",
+         T(bf16, [2, 3, 5]), None, None, T(f32, [3]), T(f32, [3]), True, 0.1, 1e-5)
+    case("batch_norm_legit_train", A + "_native_batch_norm_legit.default", T(f32, [2, 3, 4]),
+         *bn, True, 0.1, 1e-5)
+    case("batch_norm_legit_no_stats", A + "_native_batch_norm_legit.no_stats", T(f16, [2, 3, 4]),
+         T(f16, [3]), None, True, 0.1, 1e-5)
+    case("native_batch_norm_train", A + "native_batch_norm.default", T(f32, [2, 3, 4]), *bn,
+         True, 0.1, 1e-5)
+    case("native_batch_norm_eval", A + "native_batch_norm.default", T(f32, [2, 3, 4]), *bn,
+         False, 0.1, 1e-5)
+    case("constant_pad_nd", A + "constant_pad_nd.default", T(f32, [2, 3, 4, 4]), [1, 1, 2, 0])
+    case("constant_pad_nd_negative", A + "constant_pad_nd.default", T(f32, [3, 5]), [-1, 2], 1.5)
+    case("constant_pad_nd_channels_last", A + "constant_pad_nd.default",
+         T(f32, [2, 3, 4, 4], [48, 1, 12, 3]), [1, 1, 1, 1])
+    case("constant_pad_nd_transposed", A + "constant_pad_nd.default", tp, [1, 0])
+    case("pad_constant", A + "pad.default", T(f32, [2, 3, 4]), [1, 2], "constant", 0.0)
+    case("pad_reflect", A + "pad.default", T(f32, [1, 2, 5, 5]), [1, 1, 2, 2], "reflect")
+    case("pad_replicate", A + "pad.default", T(f32, [1, 2, 5]), [2, 1], "replicate")
+    case("upsample_nearest2d_vec_scale", A + "upsample_nearest2d.vec", T(f32, [1, 3, 4, 5]), None,
+         [2.0, 1.5])
+    case("upsample_nearest2d_vec_size", A + "upsample_nearest2d.vec", T(f32, [2, 3, 4, 5]),
+         [7, 9], None)
+    case("upsample_nearest2d_channels_last", A + "upsample_nearest2d.vec",
+         T(f32, [2, 3, 4, 4], [48, 1, 12, 3]), None, [2.0, 2.0])
+    case("upsample_nearest2d_default", A + "upsample_nearest2d.default", T(f32, [1, 2, 3, 3]),
+         [6, 5])
+    case("upsample_bilinear2d_vec", A + "upsample_bilinear2d.vec", T(f32, [1, 3, 4, 5]), None,
+         False, [2.0, 2.0])
+    case("upsample_bilinear2d_vec_size_align", A + "upsample_bilinear2d.vec", T(f32, [1, 3, 4, 5]),
+         [5, 3], True, None)
+    case("upsample_bilinear2d_default", A + "upsample_bilinear2d.default", T(f32, [1, 3, 4, 5]),
+         [8, 10], False)
+    case("native_group_norm", A + "native_group_norm.default", T(f32, [2, 6, 4, 4]), T(f32, [6]),
+         T(f32, [6]), 2, 6, 16, 3, 1e-5)
+    case("native_group_norm_channels_last", A + "native_group_norm.default",
+         T(f32, [2, 6, 4, 4], [96, 1, 24, 6]), None, None, 2, 6, 16, 2, 1e-5)
+    case("group_norm", A + "group_norm.default", T(f32, [2, 6, 5]), 3, T(f32, [6]), T(f32, [6]))
+    case("repeat", A + "repeat.default", T(f32, [2, 3]), [2, 1, 2])
+    case("repeat_transposed", A + "repeat.default", tp, [1, 2])
+    case("flip", A + "flip.default", T(f32, [2, 3, 4]), [0, 2])
+    case("flip_transposed", A + "flip.default", tp, [1])
+    case("roll", A + "roll.default", T(f32, [3, 4]), [1], [1])
+    case("roll_transposed", A + "roll.default", tp, [2, 1], [0, 1])
+    case("tril", A + "tril.default", T(f32, [4, 4]))
+    case("triu_transposed_diag", A + "triu.default", tp, 1)
+    case("tril_batched_bool", A + "tril.default", T(b, [2, 3, 3]), -1)
+    case("type_as_same", A + "type_as.default", tp, T(f32, [2]))
+    case("type_as_other", A + "type_as.default", tp, T(f16, [2]))
+    case("expand_as", A + "expand_as.default", T(f32, [3, 1]), T(f32, [2, 3, 4]))
+    case("square", A + "square.default", T(f32, [2, 3]))
+    case("square_int", A + "square.default", T(i32, [2, 3]))
+    case("square_bool", A + "square.default", T(b, [2, 3]))
+    case("and_tensor", A + "__and__.Tensor", T(b, [2, 3]), T(b, [3]))
+    case("or_tensor", A + "__or__.Tensor", T(i32, [2, 3]), T(i64, [2, 1]))
+    case("xor_scalar", A + "__xor__.Scalar", T(u8, [4]), 3)
+    case("repeat_interleave_dim", A + "repeat_interleave.self_int", T(f32, [2, 3, 4]), 2, 1)
+    case("repeat_interleave_flat", A + "repeat_interleave.self_int", T(f32, [2, 3]), 3)
+    case("repeat_interleave_transposed", A + "repeat_interleave.self_int", tp, 2, 0)
+    case("scatter_add", A + "scatter_add.default", T(f32, [3, 5]), 0, T(i64, [2, 5]),
+         T(f32, [2, 5]))
+    case("scatter_src", A + "scatter.src", tp, 1, T(i64, [3, 2]), T(f32, [3, 2]))
+    case("scatter_value", A + "scatter.value", T(bf16, [3, 5]), 1, T(i64, [3, 2]), 1.5)
+    case("scatter_reduce", A + "scatter_reduce.two", T(f32, [4]), 0, T(i64, [3]), T(f32, [3]),
+         "amax")
+    case("index_add", A + "index_add.default", T(f32, [5, 3]), 0, T(i64, [2]), T(f32, [2, 3]))
+    case("masked_fill_scalar", A + "masked_fill.Scalar", T(f32, [2, 3]), T(b, [3]), -1.0)
+    case("masked_fill_transposed", A + "masked_fill.Scalar", tp, T(b, [3, 4]), 0.0)
+    case("masked_fill_tensor", A + "masked_fill.Tensor", T(f16, [2, 3]), T(b, [2, 3]),
+         T(f16, []))
+    case("var_correction", A + "var.correction", T(f32, [2, 3, 4]), [1], correction=1,
+         keepdim=True)
+    case("var_all", A + "var.correction", T(f64, [2, 3]))
+    case("var_complex", A + "var.correction", T(c64, [4, 3]), [0])
+    case("std_dim", A + "std.dim", T(f32, [2, 3]), [1], True)
+    case("var_mean", A + "var_mean.correction", T(f32, [2, 3, 4]), [2], correction=0)
+    case("prod_dim", A + "prod.dim_int", T(f32, [2, 3]), 1)
+    case("prod_int_keepdim", A + "prod.dim_int", T(i32, [2, 3]), 0, True)
+    case("prod_default_bool", A + "prod.default", T(b, [2, 3]))
+    case("argmax_dim", A + "argmax.default", T(f32, [2, 3, 4]), 1)
+    case("argmax_all", A + "argmax.default", T(f32, [2, 3]))
+    case("argmin_keepdim", A + "argmin.default", T(i32, [2, 3]), -1, True)
+    case("topk", A + "topk.default", T(f32, [3, 8]), 2)
+    case("topk_dim0", A + "topk.default", T(f32, [5, 4]), 3, 0, False, False)
+    case("topk_transposed", A + "topk.default", tp, 2, 0)
+    case("sort", A + "sort.default", T(f32, [3, 8]))
+    case("sort_transposed", A + "sort.default", tp, 0, True)
+    case("sort_stable", A + "sort.stable", T(i64, [4, 3]), stable=True, dim=0)
+    case("linalg_vector_norm", A + "linalg_vector_norm.default", T(f32, [2, 3, 4]), 2, [-1],
+         True)
+    case("linalg_vector_norm_all_complex", A + "linalg_vector_norm.default", T(c64, [2, 3]))
+    case("linalg_vector_norm_dtype", A + "linalg_vector_norm.default", T(f16, [2, 3]), 1, [0],
+         dtype=f32)
+    case("index_tensor_one", A + "index.Tensor", T(f32, [5, 3]), [T(i64, [2, 4])])
+    case("index_tensor_middle", A + "index.Tensor", T(f32, [2, 5, 3]), [None, T(i64, [4])])
+    case("index_tensor_two_adjacent", A + "index.Tensor", T(f32, [2, 5, 3, 6]),
+         [None, T(i64, [4]), T(i64, [2, 1])])
+    case("index_tensor_separated", A + "index.Tensor", T(f32, [2, 5, 3]),
+         [T(i64, [4]), None, T(i64, [4])])
+    case("index_tensor_bool_mask_fails_in_meta_or_not", A + "index.Tensor", T(f32, [4, 3]),
+         [T(i64, [3])])
+    case("index_tensor_transposed", A + "index.Tensor", tp, [T(i64, [2])])
+    case("index_tensor_transposed_middle", A + "index.Tensor", T(f32, [2, 3, 4], [1, 8, 2]),
+         [None, T(i64, [5])])
+
 
 def run_case(name: str, target: str, args: list, kwargs: dict, strides: str) -> dict:
     op = resolve(target)

@@ -2586,6 +2586,535 @@ inline NodeValue rule_avg_pool2d(const Context& ctx, std::string_view) {
   return pool2d_meta(ctx, false, false);
 }
 
+// --- splits, shape ops, padding, resampling (issue 28) -----------------------------------------
+
+// A view of `self` narrowed to [start, start + length) along dimension `d`.
+inline TensorMeta narrow_meta(const Context& ctx, const TensorMeta& self, std::size_t d,
+                              const sym::Expr& start, const sym::Expr& length) {
+  TensorMeta out = self;
+  out.requires_grad = false;
+  out.sizes[d] = ctx.out(length);
+  out.storage_offset = ctx.out(ctx.ex(self.storage_offset) + start * ctx.ex(self.strides[d]));
+  return out;
+}
+
+// The dimension argument `name` of self, wrapped; a 0-dim self is refused naming `op`.
+inline std::size_t split_dim(const Context& ctx, const TensorMeta& self, const char* op,
+                             const char* name = "dim") {
+  if (self.sizes.empty()) ctx.fail(std::string(op) + " expects at least a 1-dimensional tensor");
+  return static_cast<std::size_t>(
+      ctx.wrap_dim(ctx.has(name) ? ctx.integer(name) : 0, self.sizes.size()));
+}
+
+// split.Tensor / chunk: pieces of `split_size` along dim, the last one shorter (torch's
+// split_symint: max(ceil(size / split_size), 1) pieces); chunk's split size is
+// ceil(size / chunks). The dimension's size must be concrete (the number of outputs is).
+inline NodeValue rule_split(const Context& ctx, std::string_view op) {
+  const TensorMeta& self = ctx.tensor("self");
+  const std::size_t d = split_dim(ctx, self, op == "chunk" ? "chunk" : "split");
+  const std::int64_t size = ctx.concrete(self.sizes[d], "the split dimension " + std::to_string(d));
+  std::int64_t split_size = 0;
+  if (op == "chunk") {
+    const std::int64_t chunks = ctx.integer("chunks");
+    if (chunks <= 0)
+      ctx.fail("chunk expects `chunks` to be greater than 0, got: " + std::to_string(chunks));
+    split_size = (size + chunks - 1) / chunks;
+  } else {
+    split_size = ctx.concrete(ctx.sym_of(ctx.arg("split_size"), "argument 'split_size'"),
+                              "argument 'split_size'");
+    if (split_size < 0) {
+      ctx.fail("split expects split_size be non-negative, but got split_size=" +
+               std::to_string(split_size));
+    }
+  }
+  if (split_size == 0 && size != 0) {
+    ctx.fail("split_size can only be 0 if dimension size is 0, but got dimension size of " +
+             std::to_string(size));
+  }
+  const std::int64_t pieces =
+      split_size == 0 ? 1 : std::max<std::int64_t>((size + split_size - 1) / split_size, 1);
+  NodeValue::List out;
+  for (std::int64_t i = 0; i < pieces; ++i) {
+    const std::int64_t start = i * split_size;
+    const std::int64_t length = std::min(split_size, size - start);
+    out.emplace_back(narrow_meta(ctx, self, d, sym::Expr(start), sym::Expr(length)));
+  }
+  return NodeValue(std::move(out));
+}
+
+// split_with_sizes: pieces of the given (possibly symbolic) sizes, which must add up to the
+// dimension's size.
+inline NodeValue rule_split_with_sizes(const Context& ctx, std::string_view) {
+  const TensorMeta& self = ctx.tensor("self");
+  const std::size_t d = split_dim(ctx, self, "split_with_sizes");
+  const Sizes sizes = ctx.sym_list("split_sizes");
+  sym::Expr start(0);
+  NodeValue::List out;
+  for (const SymInt& s : sizes) {
+    const sym::Expr length = ctx.ex(s);
+    if (ctx.guard_or_false(sym::lt(length, sym::Expr(0), ctx.ranges()))) {
+      ctx.fail(
+          "split_with_sizes expects split_sizes have only non-negative entries, but got "
+          "split_sizes=" +
+          shape_str(sizes));
+    }
+    out.emplace_back(narrow_meta(ctx, self, d, start, length));
+    start = start + length;
+  }
+  if (!ctx.guard_or_true(sym::eq(start, ctx.ex(self.sizes[d]), ctx.ranges()))) {
+    ctx.fail("split_with_sizes expects split_sizes to sum exactly to " + sym_str(self.sizes[d]) +
+             " (input tensor's size at dimension " + std::to_string(d) +
+             "), but got split_sizes=" + shape_str(sizes));
+  }
+  return NodeValue(std::move(out));
+}
+
+// unbind.int: one select per index of the (concrete) dimension.
+inline NodeValue rule_unbind(const Context& ctx, std::string_view) {
+  const TensorMeta& self = ctx.tensor("self");
+  const std::size_t d = split_dim(ctx, self, "unbind");
+  const std::int64_t size =
+      ctx.concrete(self.sizes[d], "the unbound dimension " + std::to_string(d));
+  const auto at = static_cast<std::ptrdiff_t>(d);
+  NodeValue::List out;
+  for (std::int64_t i = 0; i < size; ++i) {
+    TensorMeta piece = narrow_meta(ctx, self, d, sym::Expr(i), sym::Expr(1));
+    piece.sizes.erase(piece.sizes.begin() + at);
+    piece.strides.erase(piece.strides.begin() + at);
+    out.emplace_back(std::move(piece));
+  }
+  return NodeValue(std::move(out));
+}
+
+// unflatten.int: a view splitting dimension `dim` into `sizes` (one -1 inferred).
+inline NodeValue rule_unflatten(const Context& ctx, std::string_view) {
+  const TensorMeta& self = ctx.tensor("self");
+  const std::size_t d = split_dim(ctx, self, "unflatten");
+  const Sizes parts = ctx.sym_list("sizes");
+  if (parts.empty()) ctx.fail("unflatten: sizes must be non-empty");
+  Sizes shape(self.sizes.begin(), self.sizes.begin() + static_cast<std::ptrdiff_t>(d));
+  std::ptrdiff_t infer = -1;
+  for (const SymInt& s : parts) {
+    if (const auto* v = std::get_if<std::int64_t>(&s); v != nullptr && *v == -1) {
+      if (infer >= 0) ctx.fail("unflatten: only one dimension can be inferred");
+      infer = static_cast<std::ptrdiff_t>(shape.size());
+    }
+    shape.push_back(s);
+  }
+  shape.insert(shape.end(), self.sizes.begin() + static_cast<std::ptrdiff_t>(d) + 1,
+               self.sizes.end());
+  return rule_view_symbolic(ctx, self, shape, infer, "view");
+}
+
+// expand_as: expand to other's shape.
+inline NodeValue rule_expand_as(const Context& ctx, std::string_view) {
+  const TensorMeta& self = ctx.tensor("self");
+  const TensorMeta& other = ctx.tensor("other");
+  const std::size_t off = other.sizes.size() - std::min(other.sizes.size(), self.sizes.size());
+  if (self.sizes.size() > other.sizes.size()) {
+    ctx.fail("expand_as: the number of sizes provided (" + std::to_string(other.sizes.size()) +
+             ") must be greater or equal to the number of dimensions in the tensor (" +
+             std::to_string(self.sizes.size()) + ")");
+  }
+  TensorMeta out = self;
+  out.requires_grad = false;
+  out.sizes = other.sizes;
+  out.strides.assign(other.sizes.size(), std::int64_t{0});
+  for (std::size_t i = off; i < other.sizes.size(); ++i) {
+    const SymInt& s = self.sizes[i - off];
+    if (ctx.equal(s, other.sizes[i])) {
+      out.strides[i] = self.strides[i - off];
+    } else if (!ctx.is_one(s)) {
+      ctx.fail("The expanded size of the tensor (" + sym_str(other.sizes[i]) +
+               ") must match the existing size (" + sym_str(s) + ") at non-singleton dimension " +
+               std::to_string(i));
+    }
+  }
+  return out;
+}
+
+// type_as: self itself when other has self's dtype, else to(other.dtype) (preserve format).
+inline NodeValue rule_type_as(const Context& ctx, std::string_view) {
+  const TensorMeta& self = ctx.tensor("self");
+  const TensorMeta& other = ctx.tensor("other");
+  if (other.dtype == self.dtype) {
+    TensorMeta out = self;
+    out.requires_grad = false;
+    return out;
+  }
+  return formatted_meta(ctx, other.dtype, self.sizes, self.device, MemoryFormat::PreserveFormat,
+                        &self);
+}
+
+// copy, slice_scatter, select_scatter: a new tensor with self's sizes and strides exactly
+// (empty_strided(self.sizes(), self.strides())), storage offset 0.
+inline NodeValue rule_self_strided(const Context& ctx, std::string_view) {
+  TensorMeta out = ctx.tensor("self");
+  out.requires_grad = false;
+  out.storage_offset = std::int64_t{0};
+  return out;
+}
+
+// Ops whose result has self's shape and dtype, contiguous (roll, tril, triu, scatter*,
+// index_add, masked_fill).
+inline NodeValue rule_self_contiguous(const Context& ctx, std::string_view) {
+  const TensorMeta& self = ctx.tensor("self");
+  return contiguous_meta(ctx, self.dtype, self.sizes, self.device);
+}
+
+// Ops whose result is empty_like(self) (flip).
+inline NodeValue rule_self_preserve(const Context& ctx, std::string_view) {
+  const TensorMeta& self = ctx.tensor("self");
+  return formatted_meta(ctx, self.dtype, self.sizes, self.device, MemoryFormat::PreserveFormat,
+                        &self);
+}
+
+// square: pow(self, 2): bool -> int64.
+inline NodeValue rule_square(const Context& ctx, std::string_view) {
+  const TensorMeta& self = ctx.tensor("self");
+  return elementwise_meta(ctx, self.dtype == dtype::bool_ ? dtype::int64 : self.dtype, {&self});
+}
+
+// repeat: self's shape (left-padded with 1s) times repeats, contiguous.
+inline NodeValue rule_repeat(const Context& ctx, std::string_view) {
+  const TensorMeta& self = ctx.tensor("self");
+  const Sizes repeats = ctx.sym_list("repeats");
+  if (repeats.size() < self.sizes.size()) {
+    ctx.fail(
+        "Number of dimensions of repeat dims can not be smaller than number of dimensions "
+        "of tensor");
+  }
+  const std::size_t off = repeats.size() - self.sizes.size();
+  Sizes shape;
+  for (std::size_t i = 0; i < repeats.size(); ++i) {
+    const SymInt one{std::int64_t{1}};
+    shape.push_back(ctx.mul(i < off ? one : self.sizes[i - off], repeats[i], "the repeated size"));
+  }
+  return contiguous_meta(ctx, self.dtype, std::move(shape), self.device);
+}
+
+// repeat_interleave.self_int: dimension `dim` times repeats (without dim: the flattened
+// input), contiguous.
+inline NodeValue rule_repeat_interleave(const Context& ctx, std::string_view) {
+  const TensorMeta& self = ctx.tensor("self");
+  const SymInt repeats = ctx.sym_of(ctx.arg("repeats"), "argument 'repeats'");
+  const std::optional<std::int64_t> dim = ctx.opt_integer("dim");
+  if (!dim) {
+    SymInt n = std::int64_t{1};
+    for (const SymInt& s : self.sizes) n = ctx.mul(n, s, "the element count");
+    return contiguous_meta(ctx, self.dtype, {ctx.mul(n, repeats, "the repeated size")},
+                           self.device);
+  }
+  const auto d = static_cast<std::size_t>(ctx.wrap_dim(*dim, self.sizes.size()));
+  Sizes shape = self.sizes;
+  if (!shape.empty()) shape[d] = ctx.mul(shape[d], repeats, "the repeated size");
+  return contiguous_meta(ctx, self.dtype, std::move(shape), self.device);
+}
+
+// The memory format torch's suggest_memory_format gives `input` for a new output of another
+// shape (pooling, padding, resampling): channels-last when its strides are (and not also
+// contiguous), else contiguous.
+inline TensorMeta suggested_meta(const Context& ctx, const TensorMeta& input, dtype type,
+                                 Sizes sizes) {
+  return pooled_meta(ctx, input, type, std::move(sizes));
+}
+
+// constant_pad_nd / pad: pad holds (before, after) pairs from the last dimension backwards;
+// negative amounts crop.
+inline NodeValue rule_pad(const Context& ctx, std::string_view) {
+  const TensorMeta& self = ctx.tensor("self");
+  const Sizes pad = ctx.sym_list("pad");
+  if (pad.size() % 2 != 0)
+    ctx.fail("Length of pad must be even but instead it equals " + std::to_string(pad.size()));
+  if (pad.size() / 2 > self.sizes.size()) {
+    ctx.fail(
+        "Length of pad should be no more than twice the number of dimensions of the input. "
+        "Pad length is " +
+        std::to_string(pad.size()) + " while the input has " + std::to_string(self.sizes.size()) +
+        " dimensions.");
+  }
+  Sizes shape = self.sizes;
+  for (std::size_t i = 0; i < pad.size() / 2; ++i) {
+    const std::size_t d = self.sizes.size() - 1 - i;
+    const sym::Expr n = ctx.ex(self.sizes[d]) + ctx.ex(pad[2 * i]) + ctx.ex(pad[2 * i + 1]);
+    if (ctx.guard_or_false(sym::lt(n, sym::Expr(0), ctx.ranges()))) {
+      ctx.fail("The input size " + sym_str(self.sizes[d]) + ", plus negative padding " +
+               sym_str(pad[2 * i]) + " and " + sym_str(pad[2 * i + 1]) +
+               " resulted in a negative output size, which is invalid. Check dimension " +
+               std::to_string(d) + " of your input.");
+    }
+    shape[d] = ctx.out(n);
+  }
+  return suggested_meta(ctx, self, self.dtype, std::move(shape));
+}
+
+// upsample_nearest2d / upsample_bilinear2d (.vec: output_size or scale_factors; .default:
+// output_size): [N, C] + the output size (floor(size * scale)).
+inline NodeValue rule_upsample2d(const Context& ctx, std::string_view) {
+  const TensorMeta& input = ctx.tensor(ctx.has("input") ? "input" : "self");
+  if (input.sizes.size() != 4) {
+    ctx.fail("upsample2d expects a 4-D input, got " + shape_str(input.sizes));
+  }
+  Sizes shape(input.sizes.begin(), input.sizes.begin() + 2);
+  const Argument* size_arg = ctx.given_arg("output_size");
+  if (size_arg != nullptr && !size_arg->is_none()) {
+    const Sizes out = ctx.sym_list("output_size");
+    if (out.size() != 2) ctx.fail("upsample2d: output_size must have 2 elements");
+    shape.insert(shape.end(), out.begin(), out.end());
+  } else {
+    const Argument* scales = ctx.given_arg("scale_factors");
+    if (scales == nullptr || scales->is_none()) {
+      ctx.fail("Must specify exactly one of output_size and scale_factors");
+    }
+    const ArgumentList* list = scales->list();
+    if (list == nullptr || list->size() != 2) {
+      ctx.fail("upsample2d: scale_factors must be a list of 2 floats");
+    }
+    for (std::size_t i = 0; i < 2; ++i) {
+      const Argument& f = (*list)[i];
+      if (!f.is<double>() && !f.is<std::int64_t>()) {
+        ctx.fail("upsample2d: scale_factors must be a list of 2 floats");
+      }
+      const double scale =
+          f.is<double>() ? f.as<double>() : static_cast<double>(f.as<std::int64_t>());
+      const std::int64_t in =
+          ctx.concrete(input.sizes[2 + i], "argument 'input' dimension " + std::to_string(2 + i));
+      shape.push_back(static_cast<std::int64_t>(std::floor(static_cast<double>(in) * scale)));
+    }
+  }
+  return suggested_meta(ctx, input, input.dtype, std::move(shape));
+}
+
+// --- normalization and dropout with statistics -------------------------------------------------
+
+// native_batch_norm, _native_batch_norm_legit(.no_stats), _native_batch_norm_legit_functional:
+// the output is empty_like(input); save_mean and save_invstd are [C] in the input's dtype when
+// training, else [0]; the functional form also returns the new running_mean and running_var
+// (shaped and typed like them).
+inline NodeValue rule_batch_norm_stats(const Context& ctx, std::string_view op) {
+  const TensorMeta& input = ctx.tensor("input");
+  if (input.sizes.size() < 2) {
+    ctx.fail("batch_norm expects an input of at least 2 dimensions, got " + shape_str(input.sizes));
+  }
+  const bool training = ctx.boolean("training");
+  NodeValue::List out;
+  out.emplace_back(formatted_meta(ctx, input.dtype, input.sizes, input.device,
+                                  MemoryFormat::PreserveFormat, &input));
+  const Sizes stat = training ? Sizes{input.sizes[1]} : Sizes{std::int64_t{0}};
+  const TensorMeta save = contiguous_meta(ctx, input.dtype, stat, input.device);
+  out.emplace_back(save);
+  out.emplace_back(save);
+  if (op == "_native_batch_norm_legit_functional") {
+    for (const char* name : {"running_mean", "running_var"}) {
+      const TensorMeta& r = ctx.tensor(name);
+      out.emplace_back(contiguous_meta(ctx, r.dtype, r.sizes, r.device));
+    }
+  }
+  return NodeValue(std::move(out));
+}
+
+// native_group_norm: (empty_like(input), mean [N, group], rstd [N, group]); group_norm: the
+// first of these.
+inline NodeValue rule_group_norm(const Context& ctx, std::string_view op) {
+  const TensorMeta& input = ctx.tensor("input");
+  if (input.sizes.size() < 2) {
+    ctx.fail("group_norm expects an input of at least 2 dimensions, got " + shape_str(input.sizes));
+  }
+  TensorMeta out = formatted_meta(ctx, input.dtype, input.sizes, input.device,
+                                  MemoryFormat::PreserveFormat, &input);
+  const std::int64_t groups = ctx.integer(op == "group_norm" ? "num_groups" : "group");
+  const auto* channels = std::get_if<std::int64_t>(&input.sizes[1]);
+  if (groups <= 0 || (channels != nullptr && *channels % groups != 0)) {
+    ctx.fail(
+        "Expected number of channels in input to be divisible by num_groups, but got input "
+        "of shape " +
+        shape_str(input.sizes) + " and num_groups=" + std::to_string(groups));
+  }
+  if (op == "group_norm") return out;
+  const TensorMeta stat =
+      contiguous_meta(ctx, input.dtype, {input.sizes[0], SymInt{groups}}, input.device);
+  return NodeValue(NodeValue::List{NodeValue(std::move(out)), NodeValue(stat), NodeValue(stat)});
+}
+
+// native_dropout: (empty_like(input), a bool mask like it).
+inline NodeValue rule_native_dropout(const Context& ctx, std::string_view) {
+  const TensorMeta& input = ctx.tensor("input");
+  TensorMeta out = formatted_meta(ctx, input.dtype, input.sizes, input.device,
+                                  MemoryFormat::PreserveFormat, &input);
+  TensorMeta mask = out;
+  mask.dtype = dtype::bool_;
+  return NodeValue(NodeValue::List{NodeValue(std::move(out)), NodeValue(std::move(mask))});
+}
+
+// --- reductions with a dtype of their own, sorting ----------------------------------------------
+
+// The dims and keepdim of a reduction whose `dim` is an int or int list (absent or None: all).
+inline std::optional<Ints> reduction_dims(const Context& ctx) {
+  if (!ctx.has("dim")) return std::nullopt;
+  const Argument& a = ctx.arg("dim");
+  if (a.is_none()) return std::nullopt;
+  if (a.is<std::int64_t>()) return Ints{ctx.integer("dim")};
+  return ctx.opt_int_list("dim");
+}
+
+// var, std (.correction, .dim), var_mean/std_mean: float results (complex -> its real type).
+inline NodeValue rule_variance(const Context& ctx, std::string_view op) {
+  const TensorMeta& self = ctx.tensor("self");
+  if (is_integral(self.dtype)) {
+    ctx.fail(std::string(op) + "(): only support floating point and complex dtypes, got " +
+             std::string(dtype_name(self.dtype)));
+  }
+  const bool keepdim = ctx.has("keepdim") && ctx.boolean("keepdim");
+  TensorMeta out =
+      reduce_meta(ctx, self, complex_to_real(self.dtype), reduction_dims(ctx), keepdim);
+  if (op == "var_mean" || op == "std_mean") {
+    TensorMeta mean = out;
+    mean.dtype = self.dtype;
+    return NodeValue(NodeValue::List{NodeValue(std::move(out)), NodeValue(std::move(mean))});
+  }
+  return out;
+}
+
+// prod (.dim_int, .default): integral and bool -> int64 unless dtype is given.
+inline NodeValue rule_prod(const Context& ctx, std::string_view) {
+  const TensorMeta& self = ctx.tensor("self");
+  dtype type = is_integral(self.dtype) ? dtype::int64 : self.dtype;
+  if (auto d = ctx.opt_dtype("dtype")) type = *d;
+  const bool keepdim = ctx.has("keepdim") && ctx.boolean("keepdim");
+  return reduce_meta(ctx, self, type, reduction_dims(ctx), keepdim);
+}
+
+// argmax, argmin: int64 indices; without dim the flattened input's (keepdim: all ones).
+inline NodeValue rule_argmax(const Context& ctx, std::string_view) {
+  const TensorMeta& self = ctx.tensor("self");
+  const bool keepdim = ctx.has("keepdim") && ctx.boolean("keepdim");
+  return reduce_meta(ctx, self, dtype::int64, reduction_dims(ctx), keepdim);
+}
+
+// linalg_vector_norm: float results (complex -> real), dtype if given.
+inline NodeValue rule_vector_norm(const Context& ctx, std::string_view) {
+  const TensorMeta& self = ctx.tensor("self");
+  if (is_integral(self.dtype)) {
+    ctx.fail("linalg.vector_norm: Expected a floating point or complex tensor as input. Got " +
+             std::string(dtype_name(self.dtype)));
+  }
+  dtype type = complex_to_real(self.dtype);
+  if (auto d = ctx.opt_dtype("dtype")) type = complex_to_real(*d);
+  const bool keepdim = ctx.has("keepdim") && ctx.boolean("keepdim");
+  return reduce_meta(ctx, self, type, reduction_dims(ctx), keepdim);
+}
+
+// topk: (values, int64 indices), self's shape with k at dim, contiguous.
+inline NodeValue rule_topk(const Context& ctx, std::string_view) {
+  const TensorMeta& self = ctx.tensor("self");
+  const std::int64_t dim = ctx.has("dim") ? ctx.integer("dim") : -1;
+  Sizes shape = self.sizes;
+  const SymInt k = ctx.sym_of(ctx.arg("k"), "argument 'k'");
+  if (!shape.empty()) {
+    const auto d = static_cast<std::size_t>(ctx.wrap_dim(dim, shape.size()));
+    const sym::Expr ke = ctx.ex(k);
+    if (ctx.guard_or_false(sym::lt(ke, sym::Expr(0), ctx.ranges())) ||
+        ctx.guard_or_false(sym::gt(ke, ctx.ex(shape[d]), ctx.ranges()))) {
+      ctx.fail("selected index k out of range");
+    }
+    shape[d] = k;
+  }
+  TensorMeta values = contiguous_meta(ctx, self.dtype, shape, self.device);
+  TensorMeta indices = contiguous_meta(ctx, dtype::int64, std::move(shape), self.device);
+  return NodeValue(NodeValue::List{NodeValue(std::move(values)), NodeValue(std::move(indices))});
+}
+
+// sort (.default, .stable): (values, int64 indices), both empty_like(self).
+inline NodeValue rule_sort(const Context& ctx, std::string_view) {
+  const TensorMeta& self = ctx.tensor("self");
+  if (ctx.has("dim")) (void)ctx.wrap_dim(ctx.integer("dim"), self.sizes.size());
+  TensorMeta values =
+      formatted_meta(ctx, self.dtype, self.sizes, self.device, MemoryFormat::PreserveFormat, &self);
+  TensorMeta indices = values;
+  indices.dtype = dtype::int64;
+  return NodeValue(NodeValue::List{NodeValue(std::move(values)), NodeValue(std::move(indices))});
+}
+
+// --- advanced indexing ------------------------------------------------------------------------
+
+// index.Tensor as torch's meta_index_Tensor computes it: the index tensors broadcast together
+// replace the dimensions they index, in place when they are adjacent, else at the front; the
+// result's strides follow the dimension order of self restrided with 0 strides for the indexed
+// dimensions (TensorIterator's rule), contiguous when self is empty.
+inline NodeValue rule_index(const Context& ctx, std::string_view) {
+  const TensorMeta& self = ctx.tensor("self");
+  const ArgumentList* list = ctx.arg("indices").list();
+  if (list == nullptr) ctx.fail("argument 'indices' is not a list");
+  std::vector<const TensorMeta*> indices;
+  for (const Argument& a : *list) {
+    indices.push_back(a.is_none() ? nullptr : &ctx.tensor_of(a, "an element of 'indices'"));
+  }
+  if (indices.size() > self.sizes.size()) {
+    ctx.fail("too many indices for tensor of dimension " + std::to_string(self.sizes.size()) +
+             " (got " + std::to_string(indices.size()) + ")");
+  }
+  std::vector<const Sizes*> index_shapes;
+  for (const TensorMeta* t : indices) {
+    if (t == nullptr) continue;
+    if (t->dtype == dtype::bool_ || t->dtype == dtype::uint8) {
+      ctx.fail(
+          "indexing with a boolean or byte mask has a data-dependent shape; epgraph has no "
+          "shape rule for it");
+    }
+    if (t->dtype != dtype::int64 && t->dtype != dtype::int32) {
+      ctx.fail("tensors used as indices must be long, int, byte or bool tensors");
+    }
+    index_shapes.push_back(&t->sizes);
+  }
+  if (index_shapes.empty()) ctx.fail("index.Tensor needs at least one index tensor");
+  const Sizes replacement = broadcast(ctx, index_shapes);
+  indices.resize(self.sizes.size(), nullptr);
+  // adjacent: the indexed dimensions form one run
+  int state = 0;
+  bool adjacent = true;
+  for (const TensorMeta* t : indices) {
+    if (t != nullptr) {
+      if (state == 2) adjacent = false;
+      state = 1;
+    } else if (state == 1) {
+      state = 2;
+    }
+  }
+  std::vector<std::size_t> order;  // self's dimensions in the order the result uses them
+  for (std::size_t i = 0; i < indices.size(); ++i) {
+    if (adjacent || indices[i] != nullptr) order.push_back(i);
+  }
+  if (!adjacent) {
+    for (std::size_t i = 0; i < indices.size(); ++i) {
+      if (indices[i] == nullptr) order.push_back(i);
+    }
+  }
+  Sizes before, after, before_st, after_st;
+  bool seen = false;
+  for (std::size_t i : order) {
+    if (indices[i] != nullptr) {
+      seen = true;
+    } else {
+      (seen ? after : before).push_back(self.sizes[i]);
+      (seen ? after_st : before_st).push_back(self.strides[i]);
+    }
+  }
+  Sizes shape = before;
+  shape.insert(shape.end(), replacement.begin(), replacement.end());
+  shape.insert(shape.end(), after.begin(), after.end());
+  for (const SymInt& s : self.sizes) {
+    if (const auto* v = std::get_if<std::int64_t>(&s); v != nullptr && *v == 0) {
+      return contiguous_meta(ctx, self.dtype, std::move(shape), self.device);
+    }
+  }
+  TensorMeta restrided = self;
+  restrided.sizes = shape;
+  restrided.strides = before_st;
+  restrided.strides.insert(restrided.strides.end(), replacement.size(), SymInt{std::int64_t{0}});
+  restrided.strides.insert(restrided.strides.end(), after_st.begin(), after_st.end());
+  return elementwise_meta(ctx, self.dtype, {&restrided});
+}
+
 // --- the rule table ----------------------------------------------------------------------------
 // One function per rule, `NodeValue (const Context&, std::string_view op)` (`op` is the
 // operator's name without namespace or overload, "reshape"), and one table from the operator to
@@ -2710,6 +3239,8 @@ inline void register_pointwise_rules(RuleTable& t) {
            {"add", "sub", "rsub", "mul", "maximum", "minimum", "fmax", "fmin", "remainder", "fmod",
             "floor_divide", "bitwise_and", "bitwise_or", "bitwise_xor"},
            &elementwise_rule<Rule::binary>);
+  add_aten(t, {"__and__", "__or__", "__xor__"}, &elementwise_rule<Rule::binary>);
+  add_aten(t, {"square"}, &rule_square);
   add_aten(t, {"atan2"}, &elementwise_rule<Rule::binary_float>);
   add_aten(t, {"pow"}, &elementwise_rule<Rule::binary_pow>);
   add_aten(t, {"div"}, &elementwise_rule<Rule::div>);
@@ -2735,11 +3266,23 @@ inline void register_view_rules(RuleTable& t) {
   add_aten(t, {"alias", "detach", "lift_fresh"}, &rule_alias);
   add_aten(t, {"cat"}, &plain_rule<rule_cat>);
   add_aten(t, {"stack"}, &plain_rule<rule_stack>);
-  add_aten(
-      t, {"index_copy", "index_put", "copy", "slice_scatter", "select_scatter", "lift_fresh_copy"},
-      &rule_self_like);
+  add_aten(t, {"index_copy", "index_put", "lift_fresh_copy"}, &rule_self_like);
+  add_aten(t, {"copy", "slice_scatter", "select_scatter"}, &rule_self_strided);
   add_aten(t, {"index_select"}, &plain_rule<rule_index_select>);
   add_aten(t, {"embedding"}, &plain_rule<rule_embedding>);
+  add_aten(t, {"split", "chunk"}, &rule_split);
+  add_aten(t, {"split_with_sizes"}, &rule_split_with_sizes);
+  add_aten(t, {"unbind"}, &rule_unbind);
+  add_aten(t, {"unflatten"}, &rule_unflatten);
+  add_aten(t, {"expand_as"}, &rule_expand_as);
+  add_aten(t, {"type_as"}, &rule_type_as);
+  add_aten(t, {"repeat"}, &rule_repeat);
+  add_aten(t, {"repeat_interleave"}, &rule_repeat_interleave);
+  add_aten(t, {"flip"}, &rule_self_preserve);
+  add_aten(t,
+           {"roll", "tril", "triu", "scatter", "scatter_add", "scatter_reduce", "index_add",
+            "masked_fill"},
+           &rule_self_contiguous);
 }
 
 inline void register_compute_rules(RuleTable& t) {
@@ -2759,6 +3302,20 @@ inline void register_compute_rules(RuleTable& t) {
   add_aten(t, {"adaptive_avg_pool2d"}, &rule_adaptive_avg_pool2d);
   add_aten(t, {"max_pool2d", "max_pool2d_with_indices"}, &rule_max_pool2d);
   add_aten(t, {"avg_pool2d"}, &rule_avg_pool2d);
+  add_aten(t,
+           {"native_batch_norm", "_native_batch_norm_legit", "_native_batch_norm_legit_functional"},
+           &rule_batch_norm_stats);
+  add_aten(t, {"native_group_norm", "group_norm"}, &rule_group_norm);
+  add_aten(t, {"native_dropout"}, &rule_native_dropout);
+  add_aten(t, {"var", "std", "var_mean", "std_mean"}, &rule_variance);
+  add_aten(t, {"prod"}, &rule_prod);
+  add_aten(t, {"argmax", "argmin"}, &rule_argmax);
+  add_aten(t, {"linalg_vector_norm"}, &rule_vector_norm);
+  add_aten(t, {"topk"}, &rule_topk);
+  add_aten(t, {"sort"}, &rule_sort);
+  add_aten(t, {"index"}, &rule_index);
+  add_aten(t, {"constant_pad_nd", "pad"}, &rule_pad);
+  add_aten(t, {"upsample_nearest2d", "upsample_bilinear2d"}, &rule_upsample2d);
   add_aten(t, {"sum"}, &reduction_rule<Rule::sum>);
   add_aten(t, {"mean"}, &reduction_rule<Rule::mean>);
   add_aten(t, {"amax", "amin"}, &reduction_rule<Rule::amax>);
@@ -2779,7 +3336,10 @@ inline void register_factory_and_sym_rules(RuleTable& t) {
   add_aten(t, {"sym_size", "sym_stride"}, &rule_sym_size);
   add_aten(t, {"sym_numel"}, &rule_sym_numel);
   add_aten(t, {"sym_storage_offset"}, &rule_sym_storage_offset);
-  add_aten(t, {"_assert_tensor_metadata"}, &rule_none);
+  add_aten(t,
+           {"_assert_tensor_metadata", "_assert_scalar", "sym_constrain_range",
+            "sym_constrain_range_for_size", "_assert_async"},
+           &rule_none);
 }
 
 // The rule of each operator, keyed "namespace.name" ("aten.add"), every overload alike.
@@ -2843,6 +3403,20 @@ inline const RuleTable& rule_table() {
 ///   dropout (train=False: `self` itself), cumsum/cumprod (integral -> int64; dtype), gather,
 ///   adaptive_avg_pool2d, max_pool2d, max_pool2d_with_indices, avg_pool2d (kernel, stride,
 ///   padding, dilation, ceil_mode; a channels-last input gives channels-last outputs);
+/// - split.Tensor, split_with_sizes, chunk, unbind (lists of views with their offsets),
+///   unflatten, expand_as, type_as, repeat, repeat_interleave.self_int, flip, roll, tril, triu,
+///   square, __and__/__or__/__xor__, constant_pad_nd, pad, upsample_nearest2d and
+///   upsample_bilinear2d (.vec and .default), scatter (.src/.value), scatter_add,
+///   scatter_reduce, index_add, masked_fill, index.Tensor (integer indices, adjacent or not;
+///   a boolean mask has a data-dependent shape and is refused);
+/// - native_batch_norm, _native_batch_norm_legit (.default/.no_stats),
+///   _native_batch_norm_legit_functional (save_mean/save_invstd [C] when training, else [0];
+///   the new running statistics), native_group_norm, group_norm, native_dropout (output and
+///   bool mask);
+/// - var, std, var_mean, std_mean (complex -> real), prod (integral -> int64), argmax, argmin,
+///   linalg_vector_norm, topk, sort (values and int64 indices);
+/// - _assert_scalar, _assert_async, sym_constrain_range(_for_size), _assert_tensor_metadata:
+///   None;
 /// - sum.dim_IntList/sum.default (bool and integer inputs -> int64), mean.dim/mean.default (an
 ///   integral input without dtype is an error, as in torch), amax, amin: dims negative, None or
 ///   empty (all), keepdim, dtype;
