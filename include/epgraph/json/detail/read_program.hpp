@@ -20,6 +20,7 @@
 #include "../format.hpp"
 #include "checked_access.hpp"
 #include "dispose.hpp"
+#include "opaque_keys.hpp"
 #include "parse.hpp"
 #include "read_graph.hpp"
 #include "read_signature.hpp"
@@ -58,10 +59,6 @@ inline ojson strip_null_members(const ojson& j) {
   }
   return j;
 }
-
-// ProgramMetadata::opaque key of the schema version of a file newer than 8.20 (its JSON text,
-// `{"major":8,"minor":21}`): save writes that version back. Not a field of the document.
-inline constexpr std::string_view kKeptSchemaVersion = "json.schema_version";
 
 // A document's `schema_version`: {major, minor}, or the legacy integer form (then `legacy`).
 struct SchemaVersion {
