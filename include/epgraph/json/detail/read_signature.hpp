@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../../program/graph_signature.hpp"
@@ -88,21 +89,44 @@ Spec make_spec(const Path& path, F&& f) {
   }
 }
 
+// One spec union (InputSpec or OutputSpec, `j` at `path`): its member, the member's value at its
+// path, and the reads the spec kinds share (a target name, the spec's tensor).
+class SpecUnion {
+ public:
+  SpecUnion(const ojson& j, const Path& path, const ValueTable& values)
+      : member_(union_member(j, path)), path_(at_key(path, member_.first)), values_(values) {}
+  // The member's name ("parameter", "buffer_mutation", ...).
+  [[nodiscard]] const std::string& kind() const noexcept { return member_.first; }
+  // The member's value and its path.
+  [[nodiscard]] const ojson& body() const noexcept { return *member_.second; }
+  [[nodiscard]] const Path& path() const noexcept { return path_; }
+  // The string field `key` of the value (a target: "parameter_name", "buffer_name", ...).
+  [[nodiscard]] std::string target(const char* key) const {
+    return get_string(field(body(), path_, key), at_key(path_, key));
+  }
+  // The name of the value's tensor `arg`, resolved against the graph's values.
+  [[nodiscard]] std::string tensor_name() const { return spec_tensor_name(body(), path_, values_); }
+
+ private:
+  std::pair<std::string, const ojson*> member_;
+  Path path_;
+  const ValueTable& values_;
+};
+
 inline InputSpec input_spec(const ojson& j, const Path& path, const ValueTable& values,
                             bool legacy) {
-  const auto m_vp = union_member(j, path);
-  const auto& m = m_vp.first;
-  const auto& vp = m_vp.second;
-  const ojson& s = *vp;
-  const Path p = at_key(path, m);
-  auto target = [&](const char* key) { return get_string(field(s, p, key), at_key(p, key)); };
+  const SpecUnion u(j, path, values);
+  const std::string& m = u.kind();
+  const ojson& s = u.body();
+  const Path& p = u.path();
+  auto target = [&](const char* key) { return u.target(key); };
   return make_spec<InputSpec>(path, [&]() -> InputSpec {
     if (m == "user_input") {
       return InputSpec(InputKind::USER_INPUT,
                        argument_spec(field(s, p, "arg"), at_key(p, "arg"), values));
     }
     if (m == "parameter") {
-      return InputSpec(InputKind::PARAMETER, TensorArgument{spec_tensor_name(s, p, values)},
+      return InputSpec(InputKind::PARAMETER, TensorArgument{u.tensor_name()},
                        target("parameter_name"));
     }
     if (m == "buffer") {
@@ -113,11 +137,11 @@ inline InputSpec input_spec(const ojson& j, const Path& path, const ValueTable& 
       } else if (!legacy) {
         throw serialization_error(p, "missing required field 'persistent'");
       }
-      return InputSpec(InputKind::BUFFER, TensorArgument{spec_tensor_name(s, p, values)},
-                       target("buffer_name"), persistent);
+      return InputSpec(InputKind::BUFFER, TensorArgument{u.tensor_name()}, target("buffer_name"),
+                       persistent);
     }
     if (m == "tensor_constant") {
-      return InputSpec(InputKind::CONSTANT_TENSOR, TensorArgument{spec_tensor_name(s, p, values)},
+      return InputSpec(InputKind::CONSTANT_TENSOR, TensorArgument{u.tensor_name()},
                        target("tensor_constant_name"));
     }
     if (m == "custom_obj") {
@@ -131,7 +155,7 @@ inline InputSpec input_spec(const ojson& j, const Path& path, const ValueTable& 
           target("custom_obj_name"));
     }
     if (m == "token") {
-      return InputSpec(InputKind::TOKEN, TokenArgument{spec_tensor_name(s, p, values)});
+      return InputSpec(InputKind::TOKEN, TokenArgument{u.tensor_name()});
     }
     if (m == "constant_input") {
       return InputSpec(InputKind::USER_INPUT,
@@ -143,17 +167,14 @@ inline InputSpec input_spec(const ojson& j, const Path& path, const ValueTable& 
 }
 
 inline OutputSpec output_spec(const ojson& j, const Path& path, const ValueTable& values) {
-  const auto m_vp = union_member(j, path);
-  const auto& m = m_vp.first;
-  const auto& vp = m_vp.second;
-  const ojson& s = *vp;
-  const Path p = at_key(path, m);
-  auto target = [&](const char* key) { return get_string(field(s, p, key), at_key(p, key)); };
-  auto tensor = [&]() { return TensorArgument{spec_tensor_name(s, p, values)}; };
+  const SpecUnion u(j, path, values);
+  const std::string& m = u.kind();
+  auto target = [&](const char* key) { return u.target(key); };
+  auto tensor = [&]() { return TensorArgument{u.tensor_name()}; };
   return make_spec<OutputSpec>(path, [&]() -> OutputSpec {
     if (m == "user_output") {
-      return OutputSpec(OutputKind::USER_OUTPUT,
-                        argument_spec(field(s, p, "arg"), at_key(p, "arg"), values));
+      return OutputSpec(OutputKind::USER_OUTPUT, argument_spec(field(u.body(), u.path(), "arg"),
+                                                               at_key(u.path(), "arg"), values));
     }
     if (m == "loss_output") return OutputSpec(OutputKind::LOSS_OUTPUT, tensor());
     if (m == "buffer_mutation")
@@ -170,8 +191,7 @@ inline OutputSpec output_spec(const ojson& j, const Path& path, const ValueTable
     if (m == "user_input_mutation") {
       return OutputSpec(OutputKind::USER_INPUT_MUTATION, tensor(), target("user_input_name"));
     }
-    if (m == "token")
-      return OutputSpec(OutputKind::TOKEN, TokenArgument{spec_tensor_name(s, p, values)});
+    if (m == "token") return OutputSpec(OutputKind::TOKEN, TokenArgument{u.tensor_name()});
     unknown_member(path, m);
   });
 }
