@@ -67,8 +67,8 @@ class GraphReader {
   }
   // read() that frees each entry of `jg`'s `nodes` once it is read (the entry becomes null),
   // unless a nested graph read from it is kept for later comparison: freed while still in cache,
-  // and the graph's own allocations reuse its memory, where freeing the whole tree at the end
-  // took about a fifth of a large file's load time. On an exception `jg` is left partly freed
+  // and the graph's own allocations reuse its memory (freeing the whole tree at the end was
+  // slower: bench/README.md, json_load). On an exception `jg` is left partly freed
   // (the caller discards it). Same errors and complexity as read().
   void read_consuming(ojson& jg, const Path& path, const std::vector<std::string>& input_spec_names,
                       TensorValuesSink* streamed = nullptr) {

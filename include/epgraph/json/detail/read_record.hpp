@@ -17,7 +17,7 @@ namespace epgraph::json::detail {
 
 // Writes the record of one node at a time as text: the bytes dump() gives for {"args": [...],
 // "kwargs": [...], "hop"?, "has_name"?, "extra"?, "out": [...], "sym"/"custom_obj"?} without
-// building that tree (a tenth of a large file's load time). Its buffers are kept from one node
+// building that tree (see bench/README.md, json_load). Its buffers are kept from one node
 // to the next for their capacity. Not copyable (the texts refer to the buffers).
 class NodeRecordWriter {
  public:

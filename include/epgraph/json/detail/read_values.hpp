@@ -36,8 +36,8 @@ namespace epgraph::json::detail {
 // Reads one serialized graph into an epgraph Graph, the way
 // GraphModuleDeserializer.deserialize_graph builds an FX graph.
 // Values by name, in insertion order, with a flat index (NameIndex: 4 bytes per slot, no
-// allocation per entry): a graph's tensor_values and its values by serialized name. The
-// std::unordered_map<std::string, ...> these were cost a fifth of a large file's load time.
+// allocation per entry): a graph's tensor_values and its values by serialized name (the
+// std::unordered_map<std::string, ...> these were cost more: bench/README.md, json_load).
 template <class T>
 class NamedTable {
   using Index = epgraph::detail::NameIndex;
@@ -95,7 +95,7 @@ using TensorTable = NamedTable<TensorMeta>;
 using ValueTable = NamedTable<Node*>;
 
 // The top-level graph's tensor_values, converted while the text is parsed (each entry's JSON
-// is freed as soon as it is read, instead of all at the end: a third of a large file's tree).
+// is freed as soon as it is read, instead of all at the end; see bench/README.md, json_load).
 // The first bad entry's error is kept and thrown where the tree's reading would have thrown it
 // (GraphReader::read_tables); a duplicate name makes the loader parse again without a sink, so
 // that ordered_json's rule for duplicates (the last value, at the first position) holds.
