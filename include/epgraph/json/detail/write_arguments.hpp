@@ -71,14 +71,6 @@ class ArgumentWriter {
     return object_of("as_tensor", object_of("name", name));
   }
 
-  // A graph input: a constant input's value, or the placeholder as node_ref.
-  ojson input(const Node& n) {
-    const ojson& i = values_.info(&n);
-    if (auto v = i.find(record_key::value); v != i.end())
-      return object_of(i[record_key::as].get<std::string>(), *v);
-    return node_ref(&n);
-  }
-
   // One of the graph's outputs (torch's serialize_output).
   ojson graph_output(const Argument& a) {
     if (Node* n = a.node()) {
@@ -94,6 +86,149 @@ class ArgumentWriter {
     if (a.is<std::int64_t>()) return object_of("as_int", a.as<std::int64_t>());
     if (a.is<double>()) return object_of("as_float", float_to_json(a.as<double>()));
     return object_of("as_none", true);
+  }
+
+  // input(n) as text. A record without "value" (a substring of its text when present) is not a
+  // constant input: the placeholder is written as node_ref, without parsing the record.
+  void input_text(const Node& n, JsonText& out) {
+    if (n.meta().serialized.find("\"value\"") == std::string::npos && !values_.is_special(&n)) {
+      node_ref_text(&n, out);
+      return;
+    }
+    write_tree(out, input(n));
+  }
+
+  // A node reference as an argument (node_ref(n)): a tensor with metadata, the common case, is
+  // written here; anything else as node_ref's tree (which throws node_ref's errors).
+  void node_ref_text(const Node* n, JsonText& out) {
+    if (!values_.is_special(n) && values_.has_tensor_entry(n)) {
+      out.raw(std::string_view("{\"as_tensor\":{\"name\":"));
+      out.string(n->name());
+      out.raw(std::string_view("}}"));
+      return;
+    }
+    write_tree(out, node_ref(n));
+  }
+
+  // input_arg(a, rec) as text.
+  void input_arg_text(const Argument& a, const ojson* rec, JsonText& out) {
+    if (const Node* n = a.node()) {
+      // Of the hints, only as_optional_tensor writes a node otherwise than node_ref.
+      if (input_record_tag(rec) != ArgTag::as_optional_tensor) {
+        node_ref_text(n, out);
+        return;
+      }
+    }
+    write_tree(out, input_arg(a, rec));
+  }
+
+  // Why torch's loader (and epgraph's reader) would refuse the argument `a` once written, in the
+  // reader's words, or "" when it would not: a ScalarType torch has no dtype for, a Layout or
+  // MemoryFormat outside torch's enum, a device of negative index. A C++ pass can build any of
+  // these; the writer refuses them rather than write a file nothing loads. Only the argument
+  // itself is looked at (the schema has no list of these). O(1).
+  static std::string refused_argument_value(const Argument& a) {
+    if (a.is<dtype>()) {
+      const auto d = static_cast<std::int64_t>(a.as<dtype>());
+      if (!known_scalar_type(d)) return "unknown ScalarType " + std::to_string(d);
+    } else if (a.is<Layout>()) {
+      const auto l = static_cast<std::int64_t>(a.as<Layout>());
+      if (!known_layout(l)) return "unknown Layout " + std::to_string(l);
+    } else if (a.is<MemoryFormat>()) {
+      const auto m = static_cast<std::int64_t>(a.as<MemoryFormat>());
+      if (!known_memory_format(m)) return "unknown MemoryFormat " + std::to_string(m);
+    } else if (a.is<Device>()) {
+      const Device& d = a.as<Device>();
+      if (d.index && *d.index < 0) return "Device index must not be negative";
+    }
+    return {};
+  }
+
+ private:
+  // A graph input: a constant input's value, or the placeholder as node_ref.
+  ojson input(const Node& n) {
+    const ojson& i = values_.info(&n);
+    if (auto v = i.find(record_key::value); v != i.end())
+      return object_of(i[record_key::as].get<std::string>(), *v);
+    return node_ref(&n);
+  }
+
+  // One node input, typed like the input read from the file (`rec`, null for a new input).
+  ojson input_arg(const Argument& a, const ojson* rec) {
+    const ArgTag hint = input_record_tag(rec);
+    if (hint == ArgTag::as_operator && a.is<std::string>()) {
+      const std::string original = rec->value(record_key::op, std::string());
+      return object_of("as_operator", operator_arg_to_json(a.as<std::string>(), original));
+    }
+    return arg(a, hint);
+  }
+
+  // `a` as the union member `hint` when it fits (a tag the file gave), else as torch's
+  // serialize_input would type it from the value.
+  ojson arg(const Argument& a, ArgTag hint_in) {
+    const ArgTag hint =
+        (hint_in != ArgTag::unknown && fits(hint_in, a)) ? hint_in : ArgTag::unknown;
+    switch (hint) {
+      case ArgTag::as_optional_tensor:
+        if (a.is_none()) return object_of("as_optional_tensor", object_of("as_none", true));
+        return object_of("as_optional_tensor",
+                         object_of("as_tensor", object_of("name", a.node()->name())));
+      case ArgTag::as_sym_int:
+        return object_of("as_sym_int", object_of("as_int", a.as<std::int64_t>()));
+      case ArgTag::as_sym_float:
+        return object_of("as_sym_float", object_of("as_float", float_to_json(a.as<double>())));
+      case ArgTag::as_sym_bool: return object_of("as_sym_bool", object_of("as_bool", a.as<bool>()));
+      case ArgTag::as_operator:
+        return object_of("as_operator", operator_arg_to_json(a.as<std::string>(), ""));
+      case ArgTag::as_complex: {
+        const ArgumentList& l = *a.list();
+        return object_of("as_complex", object_of("real", float_to_json(l[0].as<double>()), "imag",
+                                                 float_to_json(l[1].as<double>())));
+      }
+      case ArgTag::as_string_to_argument: {
+        // A repeated key keeps its first place and takes the last value (ordered_json's d[k] = v).
+        MemberList d;
+        for (const Argument& kv : *a.list()) {
+          const std::string& key = (*kv.list())[0].as<std::string>();
+          d.set(key, arg((*kv.list())[1], ArgTag::unknown));
+        }
+        return object_of("as_string_to_argument", d.take());
+      }
+      default: break;
+    }
+    if (const ArgumentList* l = a.list()) {
+      const ArgTag kind = hint == ArgTag::unknown ? infer_list(*l) : hint;
+      // Before any element is written: list_item reads each element as the kind's type.
+      if (!l->empty() && !list_fits(kind, *l) && kind != ArgTag::as_tensors &&
+          kind != ArgTag::as_optional_tensors && kind != ArgTag::as_nested_tensors) {
+        throw mixed_list_error(
+            "values of different types, which no list type of torch's "
+            "format holds (taken for " +
+            std::string(arg_tag_name(kind)) + ")");
+      }
+      Tree items(ojson::array());
+      for (const Argument& x : *l) items->push_back(list_item(kind, x));
+      return object_of(std::string(arg_tag_name(kind)), items.take());
+    }
+    return scalar_arg(a);
+  }
+
+  // A value that is not a list, typed from the value.
+  ojson scalar_arg(const Argument& a) {
+    if (Node* n = a.node()) return node_ref(n);
+    if (a.is_none()) return object_of("as_none", true);
+    if (a.is<bool>()) return object_of("as_bool", a.as<bool>());
+    if (a.is<std::int64_t>()) return object_of("as_int", a.as<std::int64_t>());
+    if (a.is<double>()) return object_of("as_float", float_to_json(a.as<double>()));
+    if (a.is<std::string>()) return object_of("as_string", a.as<std::string>());
+    if (a.is<dtype>()) return object_of("as_scalar_type", static_cast<std::int32_t>(a.as<dtype>()));
+    if (a.is<Layout>()) return object_of("as_layout", static_cast<std::int32_t>(a.as<Layout>()));
+    if (a.is<MemoryFormat>())
+      return object_of("as_memory_format", static_cast<std::int32_t>(a.as<MemoryFormat>()));
+    const Device& d = a.as<Device>();
+    Tree dev(object_of("type", d.type, "index", nullptr));
+    if (d.index) (*dev)["index"] = *d.index;
+    return object_of("as_device", dev.take());
   }
 
   static bool all_of(const ArgumentList& l, bool (*pred)(const Argument&)) {
@@ -266,141 +401,6 @@ class ArgumentWriter {
     return inner.take();
   }
 
-  // `a` as the union member `hint` when it fits (a tag the file gave), else as torch's
-  // serialize_input would type it from the value.
-  ojson arg(const Argument& a, ArgTag hint_in) {
-    const ArgTag hint =
-        (hint_in != ArgTag::unknown && fits(hint_in, a)) ? hint_in : ArgTag::unknown;
-    switch (hint) {
-      case ArgTag::as_optional_tensor:
-        if (a.is_none()) return object_of("as_optional_tensor", object_of("as_none", true));
-        return object_of("as_optional_tensor",
-                         object_of("as_tensor", object_of("name", a.node()->name())));
-      case ArgTag::as_sym_int:
-        return object_of("as_sym_int", object_of("as_int", a.as<std::int64_t>()));
-      case ArgTag::as_sym_float:
-        return object_of("as_sym_float", object_of("as_float", float_to_json(a.as<double>())));
-      case ArgTag::as_sym_bool: return object_of("as_sym_bool", object_of("as_bool", a.as<bool>()));
-      case ArgTag::as_operator:
-        return object_of("as_operator", operator_arg_to_json(a.as<std::string>(), ""));
-      case ArgTag::as_complex: {
-        const ArgumentList& l = *a.list();
-        return object_of("as_complex", object_of("real", float_to_json(l[0].as<double>()), "imag",
-                                                 float_to_json(l[1].as<double>())));
-      }
-      case ArgTag::as_string_to_argument: {
-        // A repeated key keeps its first place and takes the last value (ordered_json's d[k] = v).
-        MemberList d;
-        for (const Argument& kv : *a.list()) {
-          const std::string& key = (*kv.list())[0].as<std::string>();
-          d.set(key, arg((*kv.list())[1], ArgTag::unknown));
-        }
-        return object_of("as_string_to_argument", d.take());
-      }
-      default: break;
-    }
-    if (const ArgumentList* l = a.list()) {
-      const ArgTag kind = hint == ArgTag::unknown ? infer_list(*l) : hint;
-      // Before any element is written: list_item reads each element as the kind's type.
-      if (!l->empty() && !list_fits(kind, *l) && kind != ArgTag::as_tensors &&
-          kind != ArgTag::as_optional_tensors && kind != ArgTag::as_nested_tensors) {
-        throw mixed_list_error(
-            "values of different types, which no list type of torch's "
-            "format holds (taken for " +
-            std::string(arg_tag_name(kind)) + ")");
-      }
-      Tree items(ojson::array());
-      for (const Argument& x : *l) items->push_back(list_item(kind, x));
-      return object_of(std::string(arg_tag_name(kind)), items.take());
-    }
-    return scalar_arg(a);
-  }
-
-  // A value that is not a list, typed from the value.
-  ojson scalar_arg(const Argument& a) {
-    if (Node* n = a.node()) return node_ref(n);
-    if (a.is_none()) return object_of("as_none", true);
-    if (a.is<bool>()) return object_of("as_bool", a.as<bool>());
-    if (a.is<std::int64_t>()) return object_of("as_int", a.as<std::int64_t>());
-    if (a.is<double>()) return object_of("as_float", float_to_json(a.as<double>()));
-    if (a.is<std::string>()) return object_of("as_string", a.as<std::string>());
-    if (a.is<dtype>()) return object_of("as_scalar_type", static_cast<std::int32_t>(a.as<dtype>()));
-    if (a.is<Layout>()) return object_of("as_layout", static_cast<std::int32_t>(a.as<Layout>()));
-    if (a.is<MemoryFormat>())
-      return object_of("as_memory_format", static_cast<std::int32_t>(a.as<MemoryFormat>()));
-    const Device& d = a.as<Device>();
-    Tree dev(object_of("type", d.type, "index", nullptr));
-    if (d.index) (*dev)["index"] = *d.index;
-    return object_of("as_device", dev.take());
-  }
-
-  // One node input, typed like the input read from the file (`rec`, null for a new input).
-  ojson input_arg(const Argument& a, const ojson* rec) {
-    const ArgTag hint = input_record_tag(rec);
-    if (hint == ArgTag::as_operator && a.is<std::string>()) {
-      const std::string original = rec->value(record_key::op, std::string());
-      return object_of("as_operator", operator_arg_to_json(a.as<std::string>(), original));
-    }
-    return arg(a, hint);
-  }
-
-  // input(n) as text. A record without "value" (a substring of its text when present) is not a
-  // constant input: the placeholder is written as node_ref, without parsing the record.
-  void input_text(const Node& n, JsonText& out) {
-    if (n.meta().serialized.find("\"value\"") == std::string::npos && !values_.is_special(&n)) {
-      node_ref_text(&n, out);
-      return;
-    }
-    write_tree(out, input(n));
-  }
-
-  // A node reference as an argument (node_ref(n)): a tensor with metadata, the common case, is
-  // written here; anything else as node_ref's tree (which throws node_ref's errors).
-  void node_ref_text(const Node* n, JsonText& out) {
-    if (!values_.is_special(n) && values_.has_tensor_entry(n)) {
-      out.raw(std::string_view("{\"as_tensor\":{\"name\":"));
-      out.string(n->name());
-      out.raw(std::string_view("}}"));
-      return;
-    }
-    write_tree(out, node_ref(n));
-  }
-
-  // input_arg(a, rec) as text.
-  void input_arg_text(const Argument& a, const ojson* rec, JsonText& out) {
-    if (const Node* n = a.node()) {
-      // Of the hints, only as_optional_tensor writes a node otherwise than node_ref.
-      if (input_record_tag(rec) != ArgTag::as_optional_tensor) {
-        node_ref_text(n, out);
-        return;
-      }
-    }
-    write_tree(out, input_arg(a, rec));
-  }
-
-  // Why torch's loader (and epgraph's reader) would refuse the argument `a` once written, in the
-  // reader's words, or "" when it would not: a ScalarType torch has no dtype for, a Layout or
-  // MemoryFormat outside torch's enum, a device of negative index. A C++ pass can build any of
-  // these; the writer refuses them rather than write a file nothing loads. Only the argument
-  // itself is looked at (the schema has no list of these). O(1).
-  static std::string refused_argument_value(const Argument& a) {
-    if (a.is<dtype>()) {
-      const auto d = static_cast<std::int64_t>(a.as<dtype>());
-      if (!known_scalar_type(d)) return "unknown ScalarType " + std::to_string(d);
-    } else if (a.is<Layout>()) {
-      const auto l = static_cast<std::int64_t>(a.as<Layout>());
-      if (!known_layout(l)) return "unknown Layout " + std::to_string(l);
-    } else if (a.is<MemoryFormat>()) {
-      const auto m = static_cast<std::int64_t>(a.as<MemoryFormat>());
-      if (!known_memory_format(m)) return "unknown MemoryFormat " + std::to_string(m);
-    } else if (a.is<Device>()) {
-      const Device& d = a.as<Device>();
-      if (d.index && *d.index < 0) return "Device index must not be negative";
-    }
-    return {};
-  }
-
- private:
   WrittenValues& values_;
 };
 

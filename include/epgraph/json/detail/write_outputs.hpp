@@ -33,37 +33,6 @@ class OutputWriter {
     return unused_outputs_;
   }
 
-  // Outputs of a node made in C++ that no getitem node reads are written under made-up names
-  // (`<node>_unused_<i>`, as torch does); their tensor_values entries come from the node's
-  // tuple meta().val. `out` is the node's written outputs.
-  void note_unused_outputs(const Node& n, const ojson& out) {
-    const NodeValue& val = n.meta().val;
-    auto add = [&](const ojson& tensor_arg, const NodeValue* v) {
-      const std::string nm = tensor_arg["name"].get<std::string>();
-      if (n.graph().find_node(nm) != nullptr) return;  // a getitem node: it has its own entry
-      if (v == nullptr || v->tensor() == nullptr) {
-        throw serialization_error("graph_module.graph.tensor_values",
-                                  "output '" + nm + "' of node '" + std::string(n.name()) +
-                                      "' is read by no getitem node and meta().val gives no "
-                                      "tensor metadata for it");
-      }
-      unused_outputs_.emplace_back(nm, *v->tensor());
-    };
-    auto element = [](const NodeValue* v, std::size_t i) -> const NodeValue* {
-      if (v == nullptr || v->elements() == nullptr || i >= v->elements()->size()) return nullptr;
-      return &(*v->elements())[i];
-    };
-    const bool single_list = out.size() == 1 && out[0].contains("as_tensors");
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      const NodeValue* vi = single_list ? &val : element(&val, i);
-      if (auto t = out[i].find("as_tensor"); t != out[i].end()) {
-        if (out.size() > 1) add(*t, vi);
-      } else if (auto l = out[i].find("as_tensors"); l != out[i].end()) {
-        for (std::size_t k = 0; k < l->size(); ++k) add((*l)[k], element(vi, k));
-      }
-    }
-  }
-
   // Throws unless every getitem node of `g` was written as an output of the node it reads (call
   // after writing the nodes). torch's format has no node for operator.getitem: its value is one
   // of the outputs of a multi-output node. torch's serializer skips every getitem node, so one
@@ -93,27 +62,25 @@ class OutputWriter {
     }
   }
 
-  // The outputs of a node made in C++ (no layout from a file): the node's own value, or, read
-  // through getitem nodes (a tuple result, e.g. with_effects), one output per index up to the
-  // last one read, named after its getitem node.
-  ojson fresh_outputs(const Node& n) {
-    const std::int64_t last = values_.last_getitem_index(n);
-    if (last < 0) return array_of(args_.node_ref(&n));
-    const std::string name(n.name());
-    Tree out(ojson::array());
-    for (std::int64_t i = 0; i <= last; ++i) {
-      const Node* gi = WrittenValues::getitem_at(n, i);
-      if (gi) written_getitems_.insert(gi);
-      out->push_back(
-          gi ? args_.node_ref(gi)
-             : object_of("as_tensor", object_of("name", name + "_unused_" + std::to_string(i))));
+  // The node's `outputs` (outputs(), with the two common layouts written here).
+  void node_outputs_text(const Node& n, const ojson& info, JsonText& out) {
+    const ojson* layout = info.contains(record_key::out) ? &info[record_key::out] : nullptr;
+    if (!layout && values_.last_getitem_index(n) < 0) {
+      out.raw('[');  // outputs(): the node's own value
+      args_.node_ref_text(&n, out);
+      out.raw(']');
+    } else if (layout && layout->is_array() && layout->size() == 1 && (*layout)[0].is_object() &&
+               !(*layout)[0].empty() && (*layout)[0].begin().key() == "as_tensor" &&
+               !is_hop_target(n.target())) {
+      out.raw(std::string_view("[{\"as_tensor\":{\"name\":"));  // outputs(): renamed
+      out.string(n.name());
+      out.raw(std::string_view("}}]"));
+    } else {
+      write_tree(out, outputs(n, info));
     }
-    if (last == 0 && !is_hop_target(n.target())) {
-      return array_of(object_of("as_tensors", array_of(std::move((*out)[0]["as_tensor"]))));
-    }
-    return out.take();
   }
 
+ private:
   // The node's `outputs`: its layout from the file (`info`'s out) with the names of the getitem
   // nodes reading each output, or fresh_outputs().
   ojson outputs(const Node& n, const ojson& info) {
@@ -185,25 +152,58 @@ class OutputWriter {
     return out.take();
   }
 
-  // The node's `outputs` (outputs(), with the two common layouts written here).
-  void node_outputs_text(const Node& n, const ojson& info, JsonText& out) {
-    const ojson* layout = info.contains(record_key::out) ? &info[record_key::out] : nullptr;
-    if (!layout && values_.last_getitem_index(n) < 0) {
-      out.raw('[');  // outputs(): the node's own value
-      args_.node_ref_text(&n, out);
-      out.raw(']');
-    } else if (layout && layout->is_array() && layout->size() == 1 && (*layout)[0].is_object() &&
-               !(*layout)[0].empty() && (*layout)[0].begin().key() == "as_tensor" &&
-               !is_hop_target(n.target())) {
-      out.raw(std::string_view("[{\"as_tensor\":{\"name\":"));  // outputs(): renamed
-      out.string(n.name());
-      out.raw(std::string_view("}}]"));
-    } else {
-      write_tree(out, outputs(n, info));
+  // The outputs of a node made in C++ (no layout from a file): the node's own value, or, read
+  // through getitem nodes (a tuple result, e.g. with_effects), one output per index up to the
+  // last one read, named after its getitem node.
+  ojson fresh_outputs(const Node& n) {
+    const std::int64_t last = values_.last_getitem_index(n);
+    if (last < 0) return array_of(args_.node_ref(&n));
+    const std::string name(n.name());
+    Tree out(ojson::array());
+    for (std::int64_t i = 0; i <= last; ++i) {
+      const Node* gi = WrittenValues::getitem_at(n, i);
+      if (gi) written_getitems_.insert(gi);
+      out->push_back(
+          gi ? args_.node_ref(gi)
+             : object_of("as_tensor", object_of("name", name + "_unused_" + std::to_string(i))));
+    }
+    if (last == 0 && !is_hop_target(n.target())) {
+      return array_of(object_of("as_tensors", array_of(std::move((*out)[0]["as_tensor"]))));
+    }
+    return out.take();
+  }
+
+  // Outputs of a node made in C++ that no getitem node reads are written under made-up names
+  // (`<node>_unused_<i>`, as torch does); their tensor_values entries come from the node's
+  // tuple meta().val. `out` is the node's written outputs.
+  void note_unused_outputs(const Node& n, const ojson& out) {
+    const NodeValue& val = n.meta().val;
+    auto add = [&](const ojson& tensor_arg, const NodeValue* v) {
+      const std::string nm = tensor_arg["name"].get<std::string>();
+      if (n.graph().find_node(nm) != nullptr) return;  // a getitem node: it has its own entry
+      if (v == nullptr || v->tensor() == nullptr) {
+        throw serialization_error("graph_module.graph.tensor_values",
+                                  "output '" + nm + "' of node '" + std::string(n.name()) +
+                                      "' is read by no getitem node and meta().val gives no "
+                                      "tensor metadata for it");
+      }
+      unused_outputs_.emplace_back(nm, *v->tensor());
+    };
+    auto element = [](const NodeValue* v, std::size_t i) -> const NodeValue* {
+      if (v == nullptr || v->elements() == nullptr || i >= v->elements()->size()) return nullptr;
+      return &(*v->elements())[i];
+    };
+    const bool single_list = out.size() == 1 && out[0].contains("as_tensors");
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      const NodeValue* vi = single_list ? &val : element(&val, i);
+      if (auto t = out[i].find("as_tensor"); t != out[i].end()) {
+        if (out.size() > 1) add(*t, vi);
+      } else if (auto l = out[i].find("as_tensors"); l != out[i].end()) {
+        for (std::size_t k = 0; k < l->size(); ++k) add((*l)[k], element(vi, k));
+      }
     }
   }
 
- private:
   WrittenValues& values_;
   ArgumentWriter& args_;
   std::unordered_set<const Node*> written_getitems_;  // getitem nodes written as outputs

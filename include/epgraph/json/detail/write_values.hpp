@@ -100,32 +100,6 @@ class WrittenValues {
   [[nodiscard]] const MemberList& sym_bools() const noexcept { return sym_bools_; }
   [[nodiscard]] const MemberList& custom_objs() const noexcept { return objs_; }
 
-  // The graph table of symbolic values named `table` ("sym_int_values", "sym_float_values" or
-  // "sym_bool_values") for the value of node `node`. Throws serialization_error for another name
-  // (only a hand-written NodeMeta::serialized can hold one: the loader keeps the three).
-  MemberList& sym_table(const std::string& table, const std::string& node) {
-    if (table == "sym_int_values") return sym_ints_;
-    if (table == "sym_float_values") return sym_floats_;
-    if (table == "sym_bool_values") return sym_bools_;
-    throw serialization_error("graph_module.graph.nodes",
-                              "node '" + node + "': its record names the symbolic-value table '" +
-                                  table +
-                                  "' (NodeMeta::serialized); torch's format has sym_int_values, "
-                                  "sym_float_values and sym_bool_values");
-  }
-
-  // Whether the record of a node (NodeMeta::serialized, `text`) may say something value_kind or
-  // the symbolic / custom-object tables read. A key is dumped as its plain quoted text, so the
-  // absence of these substrings proves the absence of the keys; most records are skipped
-  // without being parsed.
-  static bool may_be_special(const std::string& text, bool placeholder) {
-    // record_key::sym, custom_obj, class_fqn and graph, quoted.
-    for (const char* key : {"\"sym\"", "\"custom_obj\"", "\"class_fqn\"", "\"graph\""}) {
-      if (text.find(key) != std::string::npos) return true;
-    }
-    return placeholder && text.find("\"as_sym_") != std::string::npos;
-  }
-
   // First pass: the records of the nodes whose value is not a plain tensor (kept in special_),
   // the nodes that get a `tensor_values` entry, and the symbolic and custom-object tables.
   void prepare(const Graph& g) {
@@ -186,36 +160,6 @@ class WrittenValues {
     return it->second;
   }
 
-  // The sym_*_values entry of a node made in C++ whose meta().val is a SymInt/SymFloat/SymBool.
-  void add_sym_value(const std::string& name, const NodeValue& v) {
-    auto expr = [](const SymExpr& e) {
-      Tree x(object_of("expr_str", e.expr, "hint", nullptr));
-      if (e.hint) (*x)["hint"] = object_of("as_int", *e.hint);
-      return object_of("as_expr", x.take());
-    };
-    const char* table = nullptr;
-    Tree value(nullptr);
-    if (const SymIntValue* i = v.sym_int()) {
-      table = "sym_int_values";
-      *value = std::holds_alternative<std::int64_t>(i->value)
-                   ? object_of("as_int", std::get<std::int64_t>(i->value))
-                   : expr(std::get<SymExpr>(i->value));
-    } else if (const SymFloatValue* f = v.sym_float()) {
-      table = "sym_float_values";
-      *value = std::holds_alternative<double>(f->value)
-                   ? object_of("as_float", float_to_json(std::get<double>(f->value)))
-                   : expr(std::get<SymExpr>(f->value));
-    } else if (const SymBoolValue* b = v.sym_bool()) {
-      table = "sym_bool_values";
-      *value = std::holds_alternative<bool>(b->value)
-                   ? object_of("as_bool", std::get<bool>(b->value))
-                   : expr(std::get<SymExpr>(b->value));
-    } else {
-      return;
-    }
-    sym_table(table, name).add(name, value.take());
-  }
-
   // Whether `n` gets a `tensor_values` entry: its NodeMeta::val or a token's tensor. A node
   // written as a tuple (read through getitem nodes, see last_getitem_index) has none even with a
   // val: its values are the getitem nodes'.
@@ -231,13 +175,6 @@ class WrittenValues {
   void forget() {
     for (auto& [node, record] : plain_) dismantle(record);
     plain_.clear();
-  }
-
-  // The kind of a symbolic value kept in the graph table `table` ("sym_int_values", ...).
-  static ValueKind sym_table_kind(const std::string& table) {
-    if (table == "sym_int_values") return ValueKind::sym_int;
-    if (table == "sym_float_values") return ValueKind::sym_float;
-    return ValueKind::sym_bool;
   }
 
   // What a node's value is: its meta().val for a node made in C++, else its record's word.
@@ -302,6 +239,69 @@ class WrittenValues {
   }
 
  private:
+  // The graph table of symbolic values named `table` ("sym_int_values", "sym_float_values" or
+  // "sym_bool_values") for the value of node `node`. Throws serialization_error for another name
+  // (only a hand-written NodeMeta::serialized can hold one: the loader keeps the three).
+  MemberList& sym_table(const std::string& table, const std::string& node) {
+    if (table == "sym_int_values") return sym_ints_;
+    if (table == "sym_float_values") return sym_floats_;
+    if (table == "sym_bool_values") return sym_bools_;
+    throw serialization_error("graph_module.graph.nodes",
+                              "node '" + node + "': its record names the symbolic-value table '" +
+                                  table +
+                                  "' (NodeMeta::serialized); torch's format has sym_int_values, "
+                                  "sym_float_values and sym_bool_values");
+  }
+
+  // Whether the record of a node (NodeMeta::serialized, `text`) may say something value_kind or
+  // the symbolic / custom-object tables read. A key is dumped as its plain quoted text, so the
+  // absence of these substrings proves the absence of the keys; most records are skipped
+  // without being parsed.
+  static bool may_be_special(const std::string& text, bool placeholder) {
+    // record_key::sym, custom_obj, class_fqn and graph, quoted.
+    for (const char* key : {"\"sym\"", "\"custom_obj\"", "\"class_fqn\"", "\"graph\""}) {
+      if (text.find(key) != std::string::npos) return true;
+    }
+    return placeholder && text.find("\"as_sym_") != std::string::npos;
+  }
+
+  // The sym_*_values entry of a node made in C++ whose meta().val is a SymInt/SymFloat/SymBool.
+  void add_sym_value(const std::string& name, const NodeValue& v) {
+    auto expr = [](const SymExpr& e) {
+      Tree x(object_of("expr_str", e.expr, "hint", nullptr));
+      if (e.hint) (*x)["hint"] = object_of("as_int", *e.hint);
+      return object_of("as_expr", x.take());
+    };
+    const char* table = nullptr;
+    Tree value(nullptr);
+    if (const SymIntValue* i = v.sym_int()) {
+      table = "sym_int_values";
+      *value = std::holds_alternative<std::int64_t>(i->value)
+                   ? object_of("as_int", std::get<std::int64_t>(i->value))
+                   : expr(std::get<SymExpr>(i->value));
+    } else if (const SymFloatValue* f = v.sym_float()) {
+      table = "sym_float_values";
+      *value = std::holds_alternative<double>(f->value)
+                   ? object_of("as_float", float_to_json(std::get<double>(f->value)))
+                   : expr(std::get<SymExpr>(f->value));
+    } else if (const SymBoolValue* b = v.sym_bool()) {
+      table = "sym_bool_values";
+      *value = std::holds_alternative<bool>(b->value)
+                   ? object_of("as_bool", std::get<bool>(b->value))
+                   : expr(std::get<SymExpr>(b->value));
+    } else {
+      return;
+    }
+    sym_table(table, name).add(name, value.take());
+  }
+
+  // The kind of a symbolic value kept in the graph table `table` ("sym_int_values", ...).
+  static ValueKind sym_table_kind(const std::string& table) {
+    if (table == "sym_int_values") return ValueKind::sym_int;
+    if (table == "sym_float_values") return ValueKind::sym_float;
+    return ValueKind::sym_bool;
+  }
+
   SignatureValues sig_;
   std::unordered_map<const Node*, ojson> special_;  // records of the non-tensor values
   std::unordered_map<const Node*, ojson> plain_;    // records parsed on demand
