@@ -24,54 +24,13 @@ namespace epgraph::archive {
 
 /// Loads a torch.export archive (torch.export.load).
 ///
-/// Lazy weights: when tensor_data_traits<Tensor> has the lazy hooks (from_source / source; the
-/// bundled HostTensor has them), the raw weight and tensor-constant payloads are not read: each
-/// tensor is made by from_source with a source naming its entry, after its layout has been
-/// checked against the entry's size from the zip directory (the size checks below happen here,
-/// at load). Its bytes are read, CRC-checked and gathered when first needed (HostTensor::bytes()
-/// etc.); the archive file stays open (one descriptor, shared by the program's tensors) until the
-/// last such tensor is gone, so a file renamed over the path (e.g. save_archive to the same path)
-/// does not disturb them; a file rewritten in place makes the read throw archive_error "<file>:
-/// <entry>: the archive changed on disk since it was opened (size <a> -> <b>, mtime <m> -> <n>
-/// ns): load it again", and a corrupt entry the errors listed below ("corrupt data (CRC
-/// mismatch)", ...), at the first access instead of at load. Without the hooks every payload is
-/// read at load (from_bytes). The program JSON, the configs and custom objects are read at load.
-/// Pass-through records (legacy pickles, sample inputs, version records, configs, other
-/// programs' files: `metadata().archive->records`) are not kept in memory: each record holds a
-/// source naming its entry and reads it on the first ArchiveRecord::bytes() call (is_loaded()
-/// tells), refusing a file rewritten in place as tensors do.
-///
-/// Layouts:
-/// - current ("pt2", torch >= 2.8; `package_pt2`): an optional root folder holding
-///   `models/<name>.json` (one per program), `data/weights/<name>_weights_config.json` plus one
-///   raw file per weight storage, `data/constants/<name>_constants_config.json` plus files,
-///   `data/sample_inputs/`, `archive_format` (must be `pt2`), `archive_version` (must be `0`
-///   when present), `byteorder` (must be `little` when present), `.data/version`, ...
-///   Raw (use_pickle false) weights load into state_dict and raw tensor constants
-///   (`tensor_<n>`) into constants as `Tensor` (through tensor_data_traits<Tensor>::from_bytes;
-///   the elements selected by the config's sizes/strides/storage_offset, made contiguous, like
-///   torch's `as_strided`); custom objects (`custom_obj_<n>`) load into constants as a
-///   ScriptObject holding the entry's bytes and the class named by the signature's CUSTOM_OBJ
-///   input. Pickled payloads (tensor subclasses, opaque objects) are not decoded: they are
-///   absent from state_dict / constants and pass through (config entry and file) on save.
-/// - legacy (torch <= 2.7): `serialized_exported_program.json`, `serialized_state_dict.pt`,
-///   `serialized_constants.pt`, `serialized_example_inputs.pt` (torch.save pickles), `version`.
-///   The pickles are not decoded: state_dict and constants stay empty (verify with
-///   check_state=false) and every record passes through. Tensors that epgraph itself added and
-///   saved into a legacy archive (see save_archive) are read back from its
-///   `data/weights/model_weights_config.json` / `data/constants/model_constants_config.json`.
-///
-/// Programs: an archive may hold several programs (`package_pt2(f, exported_programs={"model":
-/// a, "helper": b})`). `program` names the one to load; when empty, the archive's only program is
-/// loaded, or, when it holds several, the one named `model`, as `torch.export.load` does
-/// (torch/export/__init__.py: `exported_programs["model"]`). The other programs are not read:
-/// their records (program JSON, configs, payload files, sample inputs) pass through byte for byte,
-/// and payload files their configs name stay theirs even when the loaded program's config names
-/// them too (save_archive never drops, rewrites or reuses them). archive_programs lists them.
-///
-/// The program's `metadata().archive` records the layout, root folder, model name, entry order
-/// and every entry except the program JSON and loaded raw payloads, so save_archive can write
-/// the same layout back. Entries may be stored or compressed.
+/// Weights are read lazily when tensor_data_traits<Tensor> has the lazy hooks (HostTensor has
+/// them: bytes read and CRC-checked on first use, a file rewritten in place refused then), else at
+/// load; pass-through records are read on first use. Reads the current ("pt2", torch >= 2.8) and
+/// the legacy (torch <= 2.7) layouts; `program` names the program to load (empty: the only one,
+/// or `model`, as torch.export.load does). `metadata().archive` records what save_archive needs
+/// to write the same layout back. docs/archive_format.md specifies layouts, programs, lazy
+/// weights and records.
 ///
 /// Throws (nothing is returned on error: no partial program):
 /// - archive_error "<file>: <problem>" for an unreadable file: "no such file", "not a zip file

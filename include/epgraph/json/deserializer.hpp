@@ -16,10 +16,10 @@ namespace epgraph::json {
 /// good part of its time goes to allocating the parser's buffers and to the first touch of their
 /// pages (a 69 MB record: a copy of the text, simdjson's tape and string buffer). A deserializer
 /// keeps them, so the second and later loads of records up to the largest one seen reuse them:
-/// what a converter or a service that loads many programs wants (bench=json_load_reused: 0.81x
-/// the time of a fresh load at 10k nodes, 0.99x at 100k, where reading the document and building
-/// the graph dominate). The cost is memory: between loads it holds about 5x the largest text it
-/// parsed (free it with release()).
+/// what a converter or a service that loads many programs wants (bench=json_load_reused in
+/// bench/README.md: it gains most on small and medium records; at 100k nodes reading the document
+/// and building the graph dominate). The cost is memory: between loads it holds a few times the
+/// largest text it parsed (measured in bench/README.md; free it with release()).
 ///
 /// Without simdjson (epgraph::json built without it, EPGRAPH_JSON_HAS_SIMDJSON 0) it holds
 /// nothing and each load is load_exported_program_from_string's.

@@ -24,21 +24,9 @@ namespace epgraph::json {
 /// `torch.ops.` spelling (see load_exported_program), as torch's deserializer needs.
 /// state_dict and constants are not written (an archive holds them).
 ///
-/// Documented normalisations against the file a program was loaded from: `schema_version` becomes
-/// {8, 20}, except that a file of a newer minor version (8.21 and up) keeps its version (see
-/// load_exported_program: its unknown node fields are kept, anything else it adds is refused);
-/// legacy (integer-version) files come out in the current form (one union member, buffer
-/// `persistent` written, `dialect` kept as an opaque field); `tensor_values` entries that name no
-/// graph value are dropped. For 8.x and 7.x files everything else is written back as read
-/// (optional fields the file omitted stay omitted), so load -> save gives equal JSON values.
-/// Nodes created in C++ get the current form (`kind`, `name`, `is_hop_single_tensor_return`);
-/// their positional argument names are empty (epgraph knows no operator schemas).
-/// Values of a program built in C++ that the signature types: a TOKEN input or output value
-/// without NodeMeta::val is written as torch's token tensor (`torch.tensor([])`: float32, sizes
-/// [0], strides [1], cpu; torch/_higher_order_ops/effects.py new_token_tensor), so it loads back
-/// with that metadata; a CUSTOM_OBJ input placeholder is written `as_custom_obj` with the input
-/// spec's class_fqn (when empty, the class_fqn of the ScriptObject in constants()) and gets its
-/// `custom_obj_values` entry (torch's serialize.py GraphModuleSerializer.handle_placeholder).
+/// The normalisations against the file a program was loaded from (load -> save gives equal JSON
+/// values for 8.x and 7.x files), the form of nodes made in C++ and the TOKEN / CUSTOM_OBJ values
+/// of a program built in C++ are specified in docs/json_format.md ("Saving").
 ///
 /// Throws serialization_error when an opaque field holds malformed JSON text, and
 /// "graph_module.graph.tensor_values: node '<n>' produces a tensor but has no tensor metadata

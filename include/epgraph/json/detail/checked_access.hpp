@@ -21,9 +21,9 @@ namespace epgraph::json::detail {
 using ojson = nlohmann::ordered_json;
 
 // A JSON path ("graph_module.graph.nodes[3].inputs[0]") that is spelled out only when an error
-// names it: the reader descends into every value with one, and building the text eagerly cost
-// a third of the loading time. A Path is a text or a key or index below a parent Path that must
-// outlive it (name child paths of temporaries before keeping them); the text and keys it views
+// names it: the reader descends into every value with one, and building the text eagerly was
+// costly (bench/README.md, json_load). A Path is a text or a key or index below a parent Path that
+// must outlive it (name child paths of temporaries before keeping them); the text and keys it views
 // must outlive it too. Converts to the std::string it spells.
 class Path {
  public:

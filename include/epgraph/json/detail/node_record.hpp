@@ -66,6 +66,12 @@ inline constexpr const char* name = "name";
 inline constexpr std::int64_t kPositional = 1;
 inline constexpr std::int64_t kKeyword = 2;
 
+// Whether `target` is a higher-order operator's (`torch.ops.higher_order.cond`, ...): its
+// inputs and outputs follow other rules in both directions.
+inline bool is_hop_target(std::string_view t) {
+  return t.find("torch.ops.higher_order.") != std::string_view::npos;
+}
+
 // What a graph value is, as the writer names it in an argument (`as_tensor`, `as_sym_int`, ...).
 enum class ValueKind : std::uint8_t { tensor, sym_int, sym_float, sym_bool, custom_obj, graph };
 

@@ -7,7 +7,7 @@
 //
 // The saver writes the bulk of a program (one serialized node and one `tensor_values` entry per
 // graph value) straight to text: building the whole document as an ordered_json tree, dumping it
-// and freeing it cost 5-9x a bare dump() (freeing the tree alone cost more than dumping it).
+// and freeing it cost several times a bare dump() (bench/README.md, json_save).
 
 #include <charconv>
 #include <cstdint>
