@@ -86,7 +86,10 @@ inline TensorMeta token_tensor_meta() {
 class GraphWriter {
  public:
   GraphWriter() = default;
-  explicit GraphWriter(SignatureValues sig) : sig_(std::move(sig)) {}
+  // `nested`: the nested graphs of the program (ExportedProgram::nested_graphs), or nullptr; a
+  // get_attr node without a record whose target is one of them is written as that graph.
+  explicit GraphWriter(SignatureValues sig, const NestedGraphs* nested = nullptr)
+      : sig_(std::move(sig)), nested_(nested) {}
   GraphWriter(const GraphWriter&) = delete;
   GraphWriter& operator=(const GraphWriter&) = delete;
   // The records are dismantled (see detail/tree.hpp): destroying them allocates nothing.
@@ -536,8 +539,29 @@ class GraphWriter {
     return ValueKind::sym_bool;
   }
 
+  // The nested graph of the program that the get_attr node `n` reads, when `n` has no record of
+  // its own (a graph a pass built, such as outline_partition's); nullptr otherwise.
+  const Graph* owned_nested_graph(const Node* n) const {
+    if (nested_ == nullptr || n->op() != OpCode::get_attr || !n->meta().serialized.empty()) {
+      return nullptr;
+    }
+    const auto it = nested_->find(n->target());
+    return it == nested_->end() ? nullptr : it->second.get();
+  }
+
+  // The JSON object of the nested graph `g` (torch's `Graph`, as in an `as_graph` argument),
+  // written by a writer of its own: its names and value tables are its own, as torch's
+  // deserializer reads a nested graph in a namespace of its own (save_graph_module).
+  ojson nested_graph_json(const Graph& g) const {
+    std::string text;
+    JsonText out(text);
+    GraphWriter(SignatureValues{}, nested_).write_text(g, out, true, true);
+    return parse_ordered(text);
+  }
+
   // What a node's value is: its meta().val for a node made in C++, else its record's word.
   ValueKind value_kind(const Node* n) {
+    if (owned_nested_graph(n) != nullptr) return ValueKind::graph;
     if (n->meta().serialized.empty()) {  // made in C++: its meta().val says
       const NodeValue& v = n->meta().val;
       if (v.sym_int()) return ValueKind::sym_int;
@@ -582,6 +606,10 @@ class GraphWriter {
       case ValueKind::graph:
         // Named after the get_attr's target, as torch's serialize_input names it: a graph
         // called again reads it through a node named `<target>_1`.
+        if (const Graph* g = owned_nested_graph(n)) {
+          return object_of("as_graph", object_of("name", std::string(n->target()), "graph",
+                                                 nested_graph_json(*g)));
+        }
         return object_of("as_graph", object_of("name", std::string(n->target()), "graph",
                                                info(n)[record_key::graph]));
       case ValueKind::tensor: break;
@@ -1215,6 +1243,7 @@ class GraphWriter {
   }
 
   SignatureValues sig_;
+  const NestedGraphs* nested_ = nullptr;              // the program's nested graphs, if any
   std::unordered_map<const Node*, ojson> special_;    // records of the non-tensor values
   std::unordered_map<const Node*, ojson> plain_;      // records parsed on demand
   OrderedDomBuilder builder_;                         // scratch space of the parses
@@ -1500,7 +1529,7 @@ std::string save_program(const ExportedProgram<Tensor>& ep) {
   JsonText out(text);
   // The document's first member is graph_module, whose first member is the graph.
   out.raw(std::string_view("{\"graph_module\":{\"graph\":"));
-  GraphWriter(signature_values(ep))
+  GraphWriter(signature_values(ep), &ep.nested_graphs())
       .write_text(ep.graph(), out, !opaque.absent("graph_module.graph.custom_obj_values"),
                   !opaque.absent("graph_module.graph.sym_float_values"));
   write_signature(ep.graph_signature(), out);
