@@ -78,12 +78,19 @@ inline bool is_python_identifier(std::string_view s) noexcept {
   return true;
 }
 
+// What the boundary is for: extraction (the partition's state is copied into another program,
+// so mutated state and mutation outputs are refused) or outlining (the partition stays in the
+// program behind an invoke_subgraph call whose operands are read when it runs: both are fine).
+enum class BoundaryUse : std::uint8_t { extract, outline };
+
 // The partition's boundary, every rule checked (see partition_boundary). `what` prefixes the
 // messages.
 template <class T>
 PartitionBoundary partition_boundary_impl(const ExportedProgram<T>& ep,
                                           const std::vector<const Node*>& nodes,
-                                          const std::string& what) {
+                                          const std::string& what,
+                                          BoundaryUse use = BoundaryUse::extract) {
+  const bool extract = use == BoundaryUse::extract;
   if (nodes.empty()) throw value_error(what + ": the partition is empty");
   const Graph& graph = ep.graph();
   validate_partition(graph, nodes);  // membership, duplicates, convexity
@@ -122,7 +129,7 @@ PartitionBoundary partition_boundary_impl(const ExportedProgram<T>& ep,
   std::vector<std::pair<std::size_t, const Node*>> state;  // (input index, placeholder)
   for (const Node* n : b.nodes) {
     const auto mutated = mutation_of_value.find(n->name());
-    if (mutated != mutation_of_value.end()) {
+    if (extract && mutated != mutation_of_value.end()) {
       const OutputSpec& o = *mutated->second;
       throw value_error(what + ": '" + std::string(n->name()) + "' of the partition is written " +
                         "back by output '" + o.name() + "' (" + std::string(kind_name(o.kind())) +
@@ -132,6 +139,12 @@ PartitionBoundary partition_boundary_impl(const ExportedProgram<T>& ep,
     for (const Node* in : n->all_input_nodes()) {
       if (member.count(in) != 0 || !seen.insert(in).second) continue;
       const std::string role = "read by '" + std::string(n->name()) + "' inside the partition";
+      if (in->op() == OpCode::get_attr) {
+        throw value_error(what + ": '" + std::string(in->name()) + "', " + role +
+                          ", is a get_attr node (target '" + std::string(in->target()) +
+                          "', a nested graph); a partition calling a nested graph is not "
+                          "supported");
+      }
       if (in->op() != OpCode::placeholder) {
         must_be_tensor(in, role);
         b.user_inputs.push_back(in);
@@ -146,7 +159,7 @@ PartitionBoundary partition_boundary_impl(const ExportedProgram<T>& ep,
       } else if (kind == InputKind::PARAMETER || kind == InputKind::BUFFER ||
                  kind == InputKind::CONSTANT_TENSOR) {
         const auto m = mutation_of_target.find(*spec->target());
-        if (kind != InputKind::CONSTANT_TENSOR && m != mutation_of_target.end() &&
+        if (extract && kind != InputKind::CONSTANT_TENSOR && m != mutation_of_target.end() &&
             m->second->kind() != OutputKind::USER_INPUT_MUTATION) {
           throw value_error(what + ": the partition reads " + std::string(kind_name(kind)) + " '" +
                             spec->name() + "' (target '" + *spec->target() + "'), which output '" +
@@ -156,10 +169,12 @@ PartitionBoundary partition_boundary_impl(const ExportedProgram<T>& ep,
         }
         state.emplace_back(static_cast<std::size_t>(spec - sig.input_specs.data()), in);
       } else {
-        throw value_error(what + ": the partition reads '" + spec->name() + "', a " +
-                          std::string(kind_name(kind)) +
-                          " input; only user inputs, parameters, buffers and tensor constants "
-                          "can become inputs of an extracted program");
+        throw value_error(
+            what + ": the partition reads '" + spec->name() + "', a " +
+            std::string(kind_name(kind)) +
+            " input; only user inputs, parameters, buffers and tensor constants "
+            "can become " +
+            (extract ? "inputs of an extracted program" : "operands of an invoke_subgraph call"));
       }
     }
   }
@@ -248,6 +263,9 @@ inline std::vector<const Node*> partition_nodes(const Partition& p) {
 ///   'index_copy' mutates (BUFFER_MUTATION); extracting a partition that reads mutated state is
 ///   not supported" (the extracted program would hold a copy of the buffer that the host's
 ///   writes never reach);
+/// - "extract_partition: 'true_graph_0', read by 'cond' inside the partition, is a get_attr node
+///   (target 'true_graph_0', a nested graph); a partition calling a nested graph is not
+///   supported";
 /// - "extract_partition: the partition reads 'obj', a CUSTOM_OBJ input; only user inputs,
 ///   parameters, buffers and tensor constants can become inputs of an extracted program" (also
 ///   TOKEN);
