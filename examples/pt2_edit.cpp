@@ -866,20 +866,31 @@ int outline(int argc, char** argv) {
     names.emplace_back();
     for (const epgraph::Node* n : p.nodes) names.back().emplace_back(n->name());
   }
-  std::vector<std::string> lines(partitions.size());
   // In id order: outlining a partition leaves the nodes of the others (and their names) as they
-  // were, so each boundary is still the one the partitioner saw.
+  // were, so each boundary is still the one the partitioner saw. An operand another partition
+  // produces becomes that partition's getitem when the producer is outlined later: the operands
+  // are printed from the final graph.
+  std::vector<std::string> call_names;
   for (std::size_t i = 0; i < partitions.size(); ++i) {
     std::vector<const epgraph::Node*> nodes;
     for (const std::string& n : names[i]) nodes.push_back(ep.graph().find_node(n));
-    const epgraph::PartitionBoundary b = epgraph::partition_boundary(ep, nodes);
-    const std::string operands = joined_names(epgraph::outline_operands(b));
-    const std::string outputs = joined_names(b.outputs);
-    const epgraph::Node* call = epgraph::outline_partition(ep, nodes);
-    lines[i] = "partition " + std::to_string(partitions[i].id) + ": invoke_subgraph(" +
-               std::string(call->args()[0].node()->target()) + ", '" +
-               call->args()[1].as<std::string>() + "') operands=[" + operands + "] outputs=[" +
-               outputs + "] -> " + std::string(call->name());
+    call_names.emplace_back(epgraph::outline_partition(ep, nodes)->name());
+  }
+  std::vector<std::string> lines;
+  for (std::size_t i = 0; i < partitions.size(); ++i) {
+    const epgraph::Node* call = ep.graph().find_node(call_names[i]);
+    const epgraph::ArgumentView args = call->args();
+    std::vector<const epgraph::Node*> operands;
+    for (std::size_t k = 2; k < args.size(); ++k) operands.push_back(args[k].node());
+    std::vector<const epgraph::Node*> outputs;  // what the nested graph returns
+    const epgraph::Graph& sub = *ep.nested_graph(args[0].node()->target());
+    for (const epgraph::Argument& r : *sub.output_node()->args()[0].list()) {
+      outputs.push_back(r.node());
+    }
+    lines.push_back("partition " + std::to_string(partitions[i].id) + ": invoke_subgraph(" +
+                    std::string(args[0].node()->target()) + ", '" + args[1].as<std::string>() +
+                    "') operands=[" + joined_names(operands) + "] outputs=[" +
+                    joined_names(outputs) + "] -> " + call_names[i]);
   }
   save(ep, a.file, a.out);
   for (const std::string& line : lines) std::cout << line << "\n";

@@ -159,7 +159,7 @@ TEST_CASE("outline_partition: nested graph, invoke_subgraph call and getitems in
   const epgraph::Node* item = ep.graph().find_node("getitem_1");
   REQUIRE(item != nullptr);
   CHECK(item->meta().val.tensor() != nullptr);
-  CHECK(meta_of(*item) == "stack_trace=line of scaled; nn_module_stack=L__self__,,M");
+  CHECK(meta_of(*item) == "stack_trace=line of mul; nn_module_stack=L__self__,,M");
   CHECK(meta_of(*c) == "stack_trace=line of mul; nn_module_stack=L__self__,,M");
   CHECK(meta_of(*sub->find_node("sub")) == "stack_trace=line of sub; nn_module_stack=L__self__,,M");
   CHECK(sub->find_node("sub")->meta().val.tensor() != nullptr);

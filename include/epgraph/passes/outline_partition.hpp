@@ -144,8 +144,10 @@ std::string fresh_subgraph_identifier(const ExportedProgram<T>& ep) {
 /// de-duplicated; the identifier is the first `subgraph_<j>` no invoke_subgraph call of the
 /// program uses) whose `meta().val` is the tuple of the escaping values' vals, and one
 /// `operator.getitem(call, k)` node per escaping value (`getitem`, `getitem_1`, ...) with that
-/// value's `val` and metadata (NodeMeta::other: stack_trace, nn_module_stack, custom, ...). The
-/// get_attr and call nodes take the metadata of the partition's first node. Every use outside
+/// value's `val`. The get_attr, call and getitem nodes take the metadata of the partition's first
+/// node (NodeMeta::other: stack_trace, nn_module_stack, custom, ...): torch's format records no
+/// getitem node, and its loader gives each getitem the metadata of the node it reads, as
+/// torch.export gives them for a nested_compile_region. Every use outside
 /// the partition of an escaping value (output specs included) becomes a use of its getitem; the
 /// partition's nodes are erased from the graph; the graph is re-sorted (stable_topological_sort:
 /// the call after its last operand when that comes later than the partition's first node, its
@@ -243,7 +245,7 @@ Node* outline_partition(ExportedProgram<T>& ep, const std::vector<const Node*>& 
     for (std::size_t i = 0; i < b.outputs.size(); ++i) {
       Node* item = g.call_function("operator.getitem", {call, static_cast<std::int64_t>(i)});
       item->mutable_meta().val = b.outputs[i]->meta().val;
-      item->mutable_meta().other = b.outputs[i]->meta().other;
+      item->mutable_meta().other = first.other;  // torch's loader gives getitems the call's
       items.push_back(item);
     }
   }
