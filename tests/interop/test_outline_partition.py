@@ -4,7 +4,8 @@ encoder and the Llama-style decoder of test_partition.py): every partition torch
 proposes is moved into a nested graph called through `torch.ops.higher_order.invoke_subgraph`,
 the form torch.export gives a `torch.compiler.nested_compile_region`. torch 2.13 loads the result
 (`torch.export.load`, its verifier included), registers each nested graph as the submodule
-`repeated_subgraph<i>`, runs `ep.module()` with the original's numbers, saves and loads it again;
+`repeated_subgraph<i>`, runs `ep.module()` with the original's numbers, decomposes it
+(`run_decompositions`) with the same numbers, saves and loads it again;
 the nested graphs hold the partition's nodes in graph order with their metadata (val,
 stack_trace, nn_module_stack), the call's operands and the getitems' values are what pt2_edit
 printed, and epgraph's own `validate` accepts the program. A program that already calls an
@@ -152,6 +153,10 @@ def test_outlined_program_loads_and_runs_with_the_original_numbers(
     got = outlined.module()(*args)
     torch.testing.assert_close(got, original.module()(*args))
     torch.testing.assert_close(got, module(*args))
+    # torch decomposes it to core ATen (inside the nested graphs too) with the same numbers.
+    decomposed = outlined.run_decompositions()
+    assert any(str(n.target) == "invoke_subgraph" for n in decomposed.graph.nodes)
+    torch.testing.assert_close(decomposed.module()(*args), got)
     # epgraph's own verify accepts it; torch saves and loads it again; epgraph copies it.
     assert pt2_edit.run("validate", str(out)).returncode == 0
     again = folder / f"{label}_torch_resaved.pt2"

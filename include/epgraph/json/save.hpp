@@ -23,6 +23,12 @@ namespace epgraph::json {
 /// Targets `operator.<f>` are written `_operator.<f>` and operator arguments get back their
 /// `torch.ops.` spelling (see load_exported_program), as torch's deserializer needs.
 /// state_dict and constants are not written (an archive holds them).
+/// A get_attr node without a record of its own (NodeMeta::serialized empty) whose target names a
+/// nested graph the program owns (ExportedProgram::nested_graphs, e.g. outline_partition's) is
+/// written as its user's `as_graph` argument `{"name": <target>, "graph": <that Graph>}`, the graph
+/// written by the same rules with its own `tensor_values` and symbolic tables (torch's
+/// deserializer reads a nested graph in a namespace of its own). Loaded back, it is kept with its
+/// get_attr node like any nested graph read from a file.
 ///
 /// Documented normalisations against the file a program was loaded from: `schema_version` becomes
 /// {8, 20}, except that a file of a newer minor version (8.21 and up) keeps its version (see
