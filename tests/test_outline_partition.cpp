@@ -264,6 +264,46 @@ TEST_CASE("outline_partition: refusals name the node and change nothing", "[outl
   check_refused<value_error>(
       dead, [&]() { (void)epgraph::outline_partition(dead, nodes_of(dead, {"unused"})); },
       "outline_partition: no value of the partition is used outside it (nothing to return)");
+  // A custom object cannot be an operand.
+  epgraph_test::Program objects = epgraph_test::constants_program();
+  check_refused<value_error>(
+      objects,
+      [&]() { (void)epgraph::outline_partition(objects, nodes_of(objects, {"call_torchbind"})); },
+      "outline_partition: the partition reads 'obj', a CUSTOM_OBJ input; only user inputs, "
+      "parameters, buffers and tensor constants can become operands of an invoke_subgraph "
+      "call");
+  // An in-place write outside between two readers inside (mul reads relu before relu_ writes
+  // it, sub after): no place for the call keeps both orders.
+  epgraph_test::Program between = program();
+  {
+    epgraph::Graph& g = between.graph();
+    auto at = g.inserting_before(g.find_node("sub"));
+    (void)call(g, "torch.ops.aten.relu_.default", {g.find_node("relu")}, "relu_");
+    g.find_node("sub")->replace_input_with(g.find_node("neg"), g.find_node("relu"));
+  }
+  check_refused<value_error>(
+      between,
+      [&]() {
+        (void)epgraph::outline_partition(between, nodes_of(between, {"mul", "add", "sub"}));
+      },
+      "outline_partition: 'relu_', outside the partition, comes between 'mul' and 'sub' of it "
+      "('relu_' writes 'relu' in place and 'mul' reads it; 'relu_' writes 'relu' in place and "
+      "'sub' reads it): one invoke_subgraph call cannot come both before and after it");
+  // relu_ writes relu after mul read it, so it must follow the call; but the call's operand
+  // neg comes after relu_: refused late, by the re-sort of the copy, and still nothing changed.
+  epgraph_test::Program follower = program();
+  {
+    epgraph::Graph& g = follower.graph();
+    auto at = g.inserting_before(g.find_node("neg"));
+    (void)call(g, "torch.ops.aten.relu_.default", {g.find_node("relu")}, "relu_");
+  }
+  check_refused<epgraph::runtime_error>(
+      follower,
+      [&]() {
+        (void)epgraph::outline_partition(follower, nodes_of(follower, {"mul", "add", "sub"}));
+      },
+      "Cannot sort the graph topologically: 'relu_' writes 'relu' in place and "
+      "'invoke_subgraph' reads it, and sorting would swap them");
   // A refused second outline leaves the first one's nested graph in place.
   (void)epgraph::outline_partition(ep, nodes_of(ep, {"sub", "scaled"}));
   check_refused<value_error>(ep, outline({"mul", "other"}),
@@ -300,4 +340,26 @@ TEST_CASE("verify: nested graphs the program owns and the invoke_subgraph calls 
   (void)ep.add_nested_graph("repeated_subgraph0", std::move(taken));
   CHECK_THROWS_WITH(ep.add_nested_graph("repeated_subgraph0", std::make_unique<epgraph::Graph>()),
                     "The program already has a nested graph 'repeated_subgraph0'");
+}
+
+TEST_CASE("outline_partition: the call goes after an in-place write a later node read after",
+          "[outline_partition]") {
+  using namespace outline_partition_test;
+  // relu_ writes `neg` in place before `sub` of the partition {mul, add, sub} reads it: the call
+  // must come after relu_ (re-sorting alone would put it right after `neg`, reading the value
+  // before the write).
+  epgraph_test::Program ep = program();
+  {
+    epgraph::Graph& g = ep.graph();
+    auto at = g.inserting_before(g.find_node("sub"));
+    (void)call(g, "torch.ops.aten.relu_.default", {g.find_node("neg")}, "relu_");
+  }
+  (void)epgraph::outline_partition(ep, nodes_of(ep, {"mul", "add", "sub"}));
+  Strings order;
+  for (const epgraph::Node& n : ep.graph().nodes()) {
+    if (n.op() != epgraph::OpCode::placeholder) order.emplace_back(n.name());
+  }
+  CHECK(order == Strings{"relu", "neg", "relu_", "repeated_subgraph0", "invoke_subgraph", "getitem",
+                         "getitem_1", "scaled", "other", "output"});
+  epgraph::verify(ep);
 }

@@ -151,7 +151,9 @@ std::string fresh_subgraph_identifier(const ExportedProgram<T>& ep) {
 /// the partition of an escaping value (output specs included) becomes a use of its getitem; the
 /// partition's nodes are erased from the graph; the graph is re-sorted (stable_topological_sort:
 /// the call after its last operand when that comes later than the partition's first node, its
-/// get_attr right before it).
+/// get_attr right before it). The call starts after an outside in-place write that a node of
+/// the partition read after (relu_(neg) before `sub(add, neg)`), not before the partition's first
+/// node, so it reads the written value as that node did.
 /// Inputs, outputs, specs, state and metadata of `ep` are otherwise unchanged: nothing is
 /// removed, since the call reads the partition's parameters, buffers and constants as operands.
 ///
@@ -179,13 +181,24 @@ std::string fresh_subgraph_identifier(const ExportedProgram<T>& ep) {
 /// - "outline_partition: node 'add_' (torch.ops.aten.add_.Tensor) writes 'x' in place, which the
 ///   partition reads from outside; the nested graph of an invoke_subgraph must not mutate its
 ///   operands" (torch's functionalization of invoke_subgraph expects functional bodies);
-/// - what stable_topological_sort throws (an in-place write the new order would cross);
+/// - "outline_partition: 'relu_', outside the partition, comes between 'mul' and 'sub' of it
+///   ('relu_' writes 'relu' in place and 'mul' reads it; 'relu_' writes 'relu' in place and 'sub'
+///   reads it): one invoke_subgraph call cannot come both before and after it" (and "the
+///   invoke_subgraph call must come after 'a' (...) and before 'b' (...), which comes first"):
+///   the call runs the whole partition at one point of the graph, so every in-place write
+///   outside must stay on the side of it where it was of the partition's nodes touching the same
+///   storage (the writes the schemas declare, as Node::prepend checks them);
+/// - runtime_error from stable_topological_sort when the call, placed after its operands, would
+///   cross an in-place write ("Cannot sort the graph topologically: 'relu_' writes 'relu' in
+///   place and 'invoke_subgraph' reads it, and sorting would swap them");
 /// - std::bad_alloc.
 /// Strong guarantee. O(program size) (the copy), plus O(N + E) for the checks, the edits and the
-/// sort. Mirrors what torch.export makes of a `torch.compiler.nested_compile_region` call
-/// (torch/_higher_order_ops/invoke_subgraph.py: `InvokeSubgraphHOP`, the `repeated_subgraph`
-/// submodule and `subgraph_<n>` identifier), and torch.fx's `fuse_by_partitions`
-/// (torch/fx/passes/utils/fuser_utils.py), which calls a fused submodule instead.
+/// sort, plus, when the graph writes in place, for each written storage the partition's nodes
+/// touching it times the outside nodes touching it. Mirrors what torch.export makes of a
+/// `torch.compiler.nested_compile_region` call (torch/_higher_order_ops/invoke_subgraph.py:
+/// `InvokeSubgraphHOP`, the `repeated_subgraph` submodule and `subgraph_<n>` identifier), and
+/// torch.fx's `fuse_by_partitions` (torch/fx/passes/utils/fuser_utils.py), which calls a fused
+/// submodule instead.
 template <class T>
 Node* outline_partition(ExportedProgram<T>& ep, const std::vector<const Node*>& nodes) {
   const std::string what = "outline_partition";
@@ -201,6 +214,8 @@ Node* outline_partition(ExportedProgram<T>& ep, const std::vector<const Node*>& 
                         "of an invoke_subgraph must not mutate its operands");
     }
   }
+  const detail::PartitionMemoryBounds bounds = detail::partition_memory_bounds(
+      std::as_const(ep).graph(), member, what, "one invoke_subgraph call");
   const std::vector<const Node*> operands = outline_operands(b);
   const std::string target = detail::fresh_subgraph_target(std::as_const(ep));
   const std::string identifier = detail::fresh_subgraph_identifier(std::as_const(ep));
@@ -232,7 +247,10 @@ Node* outline_partition(ExportedProgram<T>& ep, const std::vector<const Node*>& 
   Node* call = nullptr;
   std::vector<Node*> items;
   {
-    auto at = g.inserting_before(in_copy(b.nodes.front()));
+    // Where the partition's first node was, or after the latest outside node that memory order
+    // puts before the call (an in-place write a node of the partition read after).
+    auto at = bounds.last_before_is_inside ? g.inserting_after(in_copy(bounds.last_before))
+                                           : g.inserting_before(in_copy(b.nodes.front()));
     attr = g.get_attr(target, target);
     attr->mutable_meta().other = first.other;
     ArgumentList args{Argument(attr), Argument(identifier)};
