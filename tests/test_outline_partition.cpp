@@ -302,7 +302,8 @@ TEST_CASE("outline_partition: refusals name the node and change nothing", "[outl
       [&]() {
         (void)epgraph::outline_partition(follower, nodes_of(follower, {"mul", "add", "sub"}));
       },
-      "Cannot sort the graph topologically: 'relu_' writes 'relu' in place and "
+      "outline_partition: the call cannot take the partition's place: Cannot sort the graph "
+      "topologically: 'relu_' writes 'relu' in place and "
       "'invoke_subgraph' reads it, and sorting would swap them");
   // A refused second outline leaves the first one's nested graph in place.
   (void)epgraph::outline_partition(ep, nodes_of(ep, {"sub", "scaled"}));

@@ -214,7 +214,9 @@ struct PartitionMemoryBounds {
 
 // The bounds of the partition `member` of `g` (see PartitionMemoryBounds), with the writes the
 // schemas declare (UnknownOperators::pure, as Node::prepend and stable_topological_sort). Throws
-// value_error, prefixed by `what` and naming the call as `call` ("one invoke_subgraph call"), when
+// value_error, prefixed by `what`: when a node of the partition writes in place storage from
+// outside it (a value it reads from outside, or a view of one; `own_writes_only` says why that
+// is refused), and, naming the call as `call` ("one invoke_subgraph call"), when
 // an outside node must come both after and before the call (it writes between two nodes of the
 // partition that read the storage, or the earliest node that must follow comes before the latest
 // that must precede). O(N + E) when nothing writes in place, else O(N + E + sum over written
@@ -222,7 +224,8 @@ struct PartitionMemoryBounds {
 inline PartitionMemoryBounds partition_memory_bounds(const Graph& g,
                                                      const std::unordered_set<const Node*>& member,
                                                      const std::string& what,
-                                                     const std::string& call) {
+                                                     const std::string& call,
+                                                     const std::string& own_writes_only) {
   constexpr UnknownOperators known = UnknownOperators::pure;
   PartitionMemoryBounds out;
   std::vector<std::size_t> written;
@@ -238,6 +241,27 @@ inline PartitionMemoryBounds partition_memory_bounds(const Graph& g,
   std::sort(written.begin(), written.end());
   written.erase(std::unique(written.begin(), written.end()), written.end());
   const auto name = [](const Node* n) { return "'" + std::string(n->name()) + "'"; };
+  // A node of the partition writes in place only storage computed inside it.
+  for (const Node& n : g.nodes()) {
+    if (member.count(&n) == 0) continue;
+    for (const std::size_t set : sets.written_sets(n)) {
+      const Node* outside = nullptr;  // the first value of the storage from outside
+      for (const Node* v : sets.members(set)) {
+        if (member.count(v) == 0) {
+          outside = v;
+          break;
+        }
+      }
+      if (outside == nullptr) continue;
+      const Node* w = sets.read_member(n, set);
+      throw value_error(what + ": node " + name(&n) + " (" + std::string(n.target()) + ") writes " +
+                        name(w) + " in place, which " +
+                        (member.count(w) == 0 ? std::string("the partition reads from outside")
+                                              : "shares storage with " + name(outside) +
+                                                    " from outside the partition") +
+                        "; " + own_writes_only);
+    }
+  }
   for (const std::size_t set : written) {
     // The nodes touching the storage: the users of its values (a writer reads what it writes).
     std::vector<const Node*> inside, outside;
@@ -529,6 +553,10 @@ template <class T>
 /// - value_error "replace_partition_with_call: operator 'my_backend::subgraph_0' is already
 ///   registered with schema '<old>', not '<new>'" when the name is taken by another schema;
 /// - value_error from parse_schema when a boundary name is not a valid schema argument name;
+/// - value_error "replace_partition_with_call: node 'copy_' (torch.ops.aten.copy_.default) writes
+///   'slice_1' in place, which shares storage with 'b_cache' from outside the partition; the
+///   extracted program would write its own copy" (also "... writes 'x' in place, which the
+///   partition reads from outside; ...");
 /// - value_error "replace_partition_with_call: 'relu_', outside the partition, comes between
 ///   'mul' and 'sub' of it (...): one call of torch.ops.my_backend.subgraph_0.default cannot come
 ///   both before and after it": the call runs the whole partition at one point, so an in-place
@@ -575,7 +603,8 @@ Node* replace_partition_with_call(ExportedProgram<T>& ep, const std::vector<cons
 
   const std::unordered_set<const Node*> members(b.nodes.begin(), b.nodes.end());
   const detail::PartitionMemoryBounds bounds = detail::partition_memory_bounds(
-      std::as_const(ep).graph(), members, what, "one call of " + target);
+      std::as_const(ep).graph(), members, what, "one call of " + target,
+      "the extracted program would write its own copy");
 
   ExportedProgram<T> work = ep.clone();
   Graph& g = work.graph();

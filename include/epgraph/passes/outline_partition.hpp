@@ -180,7 +180,9 @@ std::string fresh_subgraph_identifier(const ExportedProgram<T>& ep) {
 /// - "outline_partition: no value of the partition is used outside it (nothing to return)";
 /// - "outline_partition: node 'add_' (torch.ops.aten.add_.Tensor) writes 'x' in place, which the
 ///   partition reads from outside; the nested graph of an invoke_subgraph must not mutate its
-///   operands" (torch's functionalization of invoke_subgraph expects functional bodies);
+///   operands" (torch's functionalization of invoke_subgraph expects functional bodies), also
+///   "... writes 'slice_1' in place, which shares storage with 'b_cache' from outside the
+///   partition; ..." for a write through a view (the writes the schemas declare, see AliasSets);
 /// - "outline_partition: 'relu_', outside the partition, comes between 'mul' and 'sub' of it
 ///   ('relu_' writes 'relu' in place and 'mul' reads it; 'relu_' writes 'relu' in place and 'sub'
 ///   reads it): one invoke_subgraph call cannot come both before and after it" (and "the
@@ -188,9 +190,13 @@ std::string fresh_subgraph_identifier(const ExportedProgram<T>& ep) {
 ///   the call runs the whole partition at one point of the graph, so every in-place write
 ///   outside must stay on the side of it where it was of the partition's nodes touching the same
 ///   storage (the writes the schemas declare, as Node::prepend checks them);
-/// - runtime_error from stable_topological_sort when the call, placed after its operands, would
-///   cross an in-place write ("Cannot sort the graph topologically: 'relu_' writes 'relu' in
-///   place and 'invoke_subgraph' reads it, and sorting would swap them");
+/// - runtime_error "outline_partition: the call cannot take the partition's place: Cannot sort
+///   the graph topologically: 'relu_' writes 'relu' in place and 'invoke_subgraph' reads it, and
+///   sorting would swap them" (stable_topological_sort's message) when the call, placed after its
+///   operands, or a user of its results, placed after it, would cross an in-place write. torch's
+///   partitioner proposes such partitions (it looks at data edges only): in a decoder whose
+///   `copy_` writes the value cache between the value projection and attention, {linear_2,
+///   linear_3} (the value projection and the output projection) is one partition;
 /// - std::bad_alloc.
 /// Strong guarantee. O(program size) (the copy), plus O(N + E) for the checks, the edits and the
 /// sort, plus, when the graph writes in place, for each written storage the partition's nodes
@@ -204,18 +210,10 @@ Node* outline_partition(ExportedProgram<T>& ep, const std::vector<const Node*>& 
   const std::string what = "outline_partition";
   const PartitionBoundary b =
       detail::partition_boundary_impl(std::as_const(ep), nodes, what, detail::BoundaryUse::outline);
-  std::unordered_set<const Node*> member(b.nodes.begin(), b.nodes.end());
-  for (const Node* n : b.nodes) {
-    for (const Node* w : written_inputs(*n)) {
-      if (member.count(w) != 0) continue;
-      throw value_error(what + ": node '" + std::string(n->name()) + "' (" +
-                        std::string(n->target()) + ") writes '" + std::string(w->name()) +
-                        "' in place, which the partition reads from outside; the nested graph "
-                        "of an invoke_subgraph must not mutate its operands");
-    }
-  }
+  const std::unordered_set<const Node*> member(b.nodes.begin(), b.nodes.end());
   const detail::PartitionMemoryBounds bounds = detail::partition_memory_bounds(
-      std::as_const(ep).graph(), member, what, "one invoke_subgraph call");
+      std::as_const(ep).graph(), member, what, "one invoke_subgraph call",
+      "the nested graph of an invoke_subgraph must not mutate its operands");
   const std::vector<const Node*> operands = outline_operands(b);
   const std::string target = detail::fresh_subgraph_target(std::as_const(ep));
   const std::string identifier = detail::fresh_subgraph_identifier(std::as_const(ep));
@@ -273,7 +271,11 @@ Node* outline_partition(ExportedProgram<T>& ep, const std::vector<const Node*>& 
     });
   }
   for (auto it = b.nodes.rbegin(); it != b.nodes.rend(); ++it) g.erase_node(in_copy(*it));
-  stable_topological_sort(g);
+  try {
+    stable_topological_sort(g);
+  } catch (const runtime_error& e) {
+    throw runtime_error(what + ": the call cannot take the partition's place: " + e.what());
+  }
   call->prepend(attr);  // right before its call, as torch.export places it
   validate_graph_signature(work);
   (void)work.add_nested_graph(target, std::move(sub));
