@@ -364,3 +364,32 @@ TEST_CASE("outline_partition: the call goes after an in-place write a later node
                          "getitem_1", "scaled", "other", "output"});
   epgraph::verify(ep);
 }
+
+TEST_CASE("outline_partition: a SymInt crosses the boundary as an operand", "[outline_partition]") {
+  using namespace outline_partition_test;
+  // size = sym_size(relu, 0) outside; view(relu, [size, 2]) inside: size is an operand (torch's
+  // invoke_subgraph takes ints and SymInts besides tensors); a SymBool is refused.
+  epgraph_test::Program ep = program();
+  {
+    epgraph::Graph& g = ep.graph();
+    auto at = g.inserting_before(g.output_node());
+    epgraph::Node* size = g.call_function("torch.ops.aten.sym_size.int",
+                                          {g.find_node("relu"), std::int64_t{0}}, {}, "size");
+    size->mutable_meta().val = epgraph::SymIntValue{epgraph::SymExpr{"s0", 2}};
+    epgraph::Node* view = call(g, "torch.ops.aten.view.default",
+                               {g.find_node("relu"), epgraph::ArgumentList{size, 2}}, "view");
+    g.output_node()->set_args(epgraph::ArgumentList{epgraph::Argument(
+        epgraph::ArgumentList{epgraph::Argument(g.find_node("scaled")), epgraph::Argument(view)})});
+    ep.graph_signature().output_specs[1] = epgraph_test::user_output("view");
+  }
+  epgraph::Node* c = epgraph::outline_partition(ep, nodes_of(ep, {"view"}));
+  CHECK(epgraph::format_node(*c) ==
+        "%invoke_subgraph : [num_users=1] = "
+        "call_function[target=torch.ops.higher_order.invoke_subgraph](args = "
+        "(%repeated_subgraph0, subgraph_0, %relu, %size), kwargs = {})");
+  const epgraph::Node* operand = ep.nested_graph("repeated_subgraph0")->find_node("size");
+  REQUIRE(operand != nullptr);
+  CHECK(operand->op() == epgraph::OpCode::placeholder);
+  CHECK(operand->meta().val == epgraph::NodeValue(epgraph::SymIntValue{epgraph::SymExpr{"s0", 2}}));
+  epgraph::verify(ep);
+}

@@ -115,11 +115,15 @@ PartitionBoundary partition_boundary_impl(const ExportedProgram<T>& ep,
     if (o.target()) mutation_of_target.emplace(*o.target(), &o);
     if (names_graph_value(o.arg())) mutation_of_value.emplace(o.name(), &o);
   }
+  // invoke_subgraph takes and returns SymInts too (its operands: "tensors/ints/SymInts").
   const auto must_be_tensor = [&](const Node* n, const std::string& role) {
     if (n->meta().val.tensor() != nullptr) return;
-    throw value_error(what + ": '" + std::string(n->name()) + "', " + role +
-                      ", is not a tensor (its value is " + n->meta().val.describe() +
-                      "); a value crossing the partition's boundary must be one tensor");
+    if (!extract && n->meta().val.sym_int() != nullptr) return;
+    throw value_error(what + ": '" + std::string(n->name()) + "', " + role + ", is not a tensor" +
+                      (extract ? "" : " or a SymInt") + " (its value is " +
+                      n->meta().val.describe() +
+                      "); a value crossing the partition's boundary must be one tensor" +
+                      (extract ? "" : " or one SymInt"));
   };
   PartitionBoundary b;
   b.nodes.reserve(nodes.size());

@@ -130,7 +130,7 @@ std::string fresh_subgraph_identifier(const ExportedProgram<T>& ep) {
 ///
 /// The nested graph, added as ep.nested_graphs()[<target>] (see below for the target): one
 /// placeholder per operand (outline_operands: the values from outside the partition that it
-/// reads, in order of first use), named after the value it stands for (`x`, `p_w`, `relu`) with
+/// reads, tensors and SymInts, in order of first use), named after the value it stands for (`x`, `p_w`, `relu`) with
 /// its `meta().val`; then copies of the partition's nodes in graph order (Graph::node_copy: the
 /// same names, targets, arguments and metadata, `val`, `stack_trace`, `nn_module_stack`, `custom`
 /// and the file's record included); then an output node returning the tuple of the escaping
@@ -173,10 +173,11 @@ std::string fresh_subgraph_identifier(const ExportedProgram<T>& ep) {
 /// - "outline_partition: the partition reads 'obj', a CUSTOM_OBJ input; only user inputs,
 ///   parameters, buffers and tensor constants can become operands of an invoke_subgraph call"
 ///   (also TOKEN);
-/// - "outline_partition: 'split', used outside the partition by 'getitem', is not a tensor (its
-///   value is ...); a value crossing the partition's boundary must be one tensor" (and "...,
-///   read by 'relu' inside the partition, ..." for an operand): keep a multi-output node's
-///   getitems with it;
+/// - "outline_partition: 'split', used outside the partition by 'getitem', is not a tensor or a
+///   SymInt (its value is ...); a value crossing the partition's boundary must be one tensor or
+///   one SymInt" (and "..., read by 'relu' inside the partition, ..." for an operand): keep a
+///   multi-output node's getitems with it; a SymBool (a runtime assert's condition) stays on one
+///   side too, as invoke_subgraph takes tensors, ints and SymInts;
 /// - "outline_partition: no value of the partition is used outside it (nothing to return)";
 /// - "outline_partition: node 'add_' (torch.ops.aten.add_.Tensor) writes 'x' in place, which the
 ///   partition reads from outside; the nested graph of an invoke_subgraph must not mutate its
