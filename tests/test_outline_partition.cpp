@@ -237,23 +237,6 @@ TEST_CASE("outline_partition: refusals name the node and change nothing", "[outl
       "outline_partition: node 'relu_' (torch.ops.aten.relu_.default) writes 'relu' in place, "
       "which the partition reads from outside; the nested graph of an invoke_subgraph must not "
       "mutate its operands");
-  // A partition calling a nested graph (a cond and its branch).
-  epgraph_test::Program cond = program();
-  {
-    epgraph::Graph& g = cond.graph();
-    auto at = g.inserting_before(g.output_node());
-    epgraph::Node* branch = g.get_attr("true_graph_0", "true_graph_0");
-    epgraph::Node* c = call(g, "torch.ops.higher_order.cond",
-                            {g.find_node("x"), branch, branch, epgraph::ArgumentList{}}, "cond");
-    g.output_node()->set_args(epgraph::ArgumentList{epgraph::Argument(
-        epgraph::ArgumentList{epgraph::Argument(g.find_node("scaled")), epgraph::Argument(c)})});
-    cond.graph_signature().output_specs[1] = epgraph_test::user_output("cond");
-  }
-  check_refused<value_error>(
-      cond, [&]() { (void)epgraph::outline_partition(cond, nodes_of(cond, {"cond"})); },
-      "outline_partition: 'true_graph_0', read by 'cond' inside the partition, is a get_attr "
-      "node (target 'true_graph_0', a nested graph); a partition calling a nested graph is not "
-      "supported");
   // Nothing of the partition is used outside it.
   epgraph_test::Program dead = program();
   {
@@ -391,5 +374,39 @@ TEST_CASE("outline_partition: a SymInt crosses the boundary as an operand", "[ou
   REQUIRE(operand != nullptr);
   CHECK(operand->op() == epgraph::OpCode::placeholder);
   CHECK(operand->meta().val == epgraph::NodeValue(epgraph::SymIntValue{epgraph::SymExpr{"s0", 2}}));
+  epgraph::verify(ep);
+}
+
+TEST_CASE("outline_partition: a nested graph the partition calls moves with it",
+          "[outline_partition]") {
+  using namespace outline_partition_test;
+  // cond(x, true_graph_0, true_graph_0, ()) reads the get_attr node true_graph_0: it is copied
+  // into the nested graph (with the graph it names) and leaves the program's graph.
+  epgraph_test::Program ep = program();
+  {
+    epgraph::Graph& g = ep.graph();
+    auto at = g.inserting_before(g.output_node());
+    epgraph::Node* branch = g.get_attr("true_graph_0", "true_graph_0");
+    epgraph::Node* c = call(g, "torch.ops.higher_order.cond",
+                            {g.find_node("x"), branch, branch, epgraph::ArgumentList{}}, "cond");
+    g.output_node()->set_args(epgraph::ArgumentList{epgraph::Argument(
+        epgraph::ArgumentList{epgraph::Argument(g.find_node("scaled")), epgraph::Argument(c)})});
+    ep.graph_signature().output_specs[1] = epgraph_test::user_output("cond");
+  }
+  // Extraction refuses it (the extracted program would need the nested graph as well).
+  epgraph_test::check_refused<epgraph::value_error>(
+      ep, [&]() { (void)epgraph::extract_partition(ep, nodes_of(ep, {"cond"})); },
+      "extract_partition: 'true_graph_0', read by 'cond' inside the partition, is a get_attr "
+      "node (target 'true_graph_0', a nested graph); a partition calling a nested graph is not "
+      "supported");
+  (void)epgraph::outline_partition(ep, nodes_of(ep, {"cond"}));
+  CHECK(ep.graph().find_node("true_graph_0") == nullptr);
+  CHECK(epgraph::to_string(*ep.nested_graph("repeated_subgraph0")) ==
+        "graph():\n"
+        "    %x : [num_users=1] = placeholder[target=x]\n"
+        "    %true_graph_0 : [num_users=1] = get_attr[target=true_graph_0]\n"
+        "    %cond : [num_users=1] = call_function[target=torch.ops.higher_order.cond](args = "
+        "(%x, %true_graph_0, %true_graph_0, []), kwargs = {})\n"
+        "    return (cond,)");
   epgraph::verify(ep);
 }

@@ -64,6 +64,10 @@ struct PartitionBoundary {
   /// output), in graph order. They become the extracted program's user outputs and the call's
   /// results, in this order.
   std::vector<const Node*> outputs;
+  /// The get_attr nodes the partition reads (the nested graphs of cond branches, map bodies,
+  /// ...), in order of first use. Only outline_partition accepts them (it copies them into its
+  /// nested graph); extraction refuses a partition reading one.
+  std::vector<const Node*> get_attrs;
 };
 
 namespace detail {
@@ -144,6 +148,10 @@ PartitionBoundary partition_boundary_impl(const ExportedProgram<T>& ep,
     for (const Node* in : n->all_input_nodes()) {
       if (member.count(in) != 0 || !seen.insert(in).second) continue;
       const std::string role = "read by '" + std::string(n->name()) + "' inside the partition";
+      if (in->op() == OpCode::get_attr && !extract) {
+        b.get_attrs.push_back(in);
+        continue;
+      }
       if (in->op() == OpCode::get_attr) {
         throw value_error(what + ": '" + std::string(in->name()) + "', " + role +
                           ", is a get_attr node (target '" + std::string(in->target()) +

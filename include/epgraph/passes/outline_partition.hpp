@@ -130,12 +130,15 @@ std::string fresh_subgraph_identifier(const ExportedProgram<T>& ep) {
 ///
 /// The nested graph, added as ep.nested_graphs()[<target>] (see below for the target): one
 /// placeholder per operand (outline_operands: the values from outside the partition that it
-/// reads, tensors and SymInts, in order of first use), named after the value it stands for (`x`, `p_w`, `relu`) with
-/// its `meta().val`; then copies of the partition's nodes in graph order (Graph::node_copy: the
-/// same names, targets, arguments and metadata, `val`, `stack_trace`, `nn_module_stack`, `custom`
-/// and the file's record included); then an output node returning the tuple of the escaping
-/// values (PartitionBoundary::outputs: read outside the partition or returned, in graph order),
-/// a tuple even of one, as torch's nested graphs return.
+/// reads, tensors and SymInts, in order of first use), named after the value it stands for (`x`,
+/// `p_w`, `relu`) with its `meta().val`; then a copy of each get_attr node the partition reads (a
+/// cond branch, a map body, another invoke_subgraph's graph: PartitionBoundary::get_attrs, in order
+/// of first use, the nested graph it names carried with it; the get_attr node leaves `ep`'s graph
+/// when nothing else there reads it); then copies of the partition's nodes in graph order
+/// (Graph::node_copy: the same names, targets, arguments and metadata, `val`, `stack_trace`,
+/// `nn_module_stack`, `custom` and the file's record included); then an output node returning the
+/// tuple of the escaping values (PartitionBoundary::outputs: read outside the partition or
+/// returned, in graph order), a tuple even of one, as torch's nested graphs return.
 ///
 /// In `ep`'s graph, where the partition's first node was: a get_attr node reading the nested
 /// graph (target and name `repeated_subgraph<i>`, the first i that names no attribute of the
@@ -167,9 +170,6 @@ std::string fresh_subgraph_identifier(const ExportedProgram<T>& ep) {
 ///   path linear -> relu -> linear_1 leaves it after 'linear' and re-enters it at 'linear_1'");
 /// - "outline_partition: node 'x' is a placeholder node; a partition holds call_function nodes
 ///   only";
-/// - "outline_partition: 'true_graph_0', read by 'cond' inside the partition, is a get_attr node
-///   (target 'true_graph_0', a nested graph); a partition calling a nested graph is not
-///   supported";
 /// - "outline_partition: the partition reads 'obj', a CUSTOM_OBJ input; only user inputs,
 ///   parameters, buffers and tensor constants can become operands of an invoke_subgraph call"
 ///   (also TOKEN);
@@ -229,6 +229,7 @@ Node* outline_partition(ExportedProgram<T>& ep, const std::vector<const Node*>& 
     remap.emplace(o, p);
   }
   const std::function<Argument(Node*)> to_copy = [&](Node* n) { return Argument(remap.at(n)); };
+  for (const Node* a : b.get_attrs) remap.emplace(a, sub->node_copy(*a, to_copy));
   for (const Node* n : b.nodes) remap.emplace(n, sub->node_copy(*n, to_copy));
   ArgumentList returned;
   for (const Node* o : b.outputs) returned.emplace_back(remap.at(o));
@@ -272,6 +273,10 @@ Node* outline_partition(ExportedProgram<T>& ep, const std::vector<const Node*>& 
     });
   }
   for (auto it = b.nodes.rbegin(); it != b.nodes.rend(); ++it) g.erase_node(in_copy(*it));
+  for (const Node* a : b.get_attrs) {  // a nested graph only the partition called moves with it
+    Node* copy = in_copy(a);
+    if (copy->users().empty()) g.erase_node(copy);
+  }
   try {
     stable_topological_sort(g);
   } catch (const runtime_error& e) {
