@@ -272,6 +272,23 @@ TEST_CASE("outline_partition: refusals name the node and change nothing", "[outl
       "outline_partition: 'relu_', outside the partition, comes between 'mul' and 'sub' of it "
       "('relu_' writes 'relu' in place and 'mul' reads it; 'relu_' writes 'relu' in place and "
       "'sub' reads it): one invoke_subgraph call cannot come both before and after it");
+  // write_relu must follow the call (mul read relu before it), write_neg must precede it (sub
+  // reads neg after it), and write_relu comes first.
+  epgraph_test::Program crossed = program();
+  {
+    epgraph::Graph& g = crossed.graph();
+    auto at = g.inserting_before(g.find_node("sub"));
+    (void)call(g, "torch.ops.aten.relu_.default", {g.find_node("relu")}, "write_relu");
+    (void)call(g, "torch.ops.aten.relu_.default", {g.find_node("neg")}, "write_neg");
+  }
+  check_refused<value_error>(
+      crossed,
+      [&]() {
+        (void)epgraph::outline_partition(crossed, nodes_of(crossed, {"mul", "add", "sub"}));
+      },
+      "outline_partition: one invoke_subgraph call must come after 'write_neg' ('write_neg' "
+      "writes 'neg' in place and 'sub' reads it) and before 'write_relu' ('write_relu' writes "
+      "'relu' in place and 'mul' reads it), which comes first");
   // relu_ writes relu after mul read it, so it must follow the call; but the call's operand
   // neg comes after relu_: refused late, by the re-sort of the copy, and still nothing changed.
   epgraph_test::Program follower = program();

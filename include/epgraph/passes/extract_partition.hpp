@@ -212,13 +212,11 @@ PartitionBoundary partition_boundary_impl(const ExportedProgram<T>& ep,
 // storage a node of the partition reads (or reads or writes storage a node of the partition
 // writes) must stay on the same side of the call as it was of that node. `last_before`: the
 // latest outside node that must come before the call; `first_after`: the earliest that must come
-// after it; each with the reason (memory_order_conflict's words) and the partition's node.
+// after it; each with the reason (memory_order_conflict's words).
 struct PartitionMemoryBounds {
   const Node* last_before = nullptr;
-  const Node* before_member = nullptr;
   std::string why_before;
   const Node* first_after = nullptr;
-  const Node* after_member = nullptr;
   std::string why_after;
   // last_before comes after the partition's first node.
   bool last_before_is_inside = false;
@@ -290,10 +288,12 @@ inline PartitionMemoryBounds partition_memory_bounds(const Graph& g,
       for (const Node* m : inside) {
         std::string why = memory_order_conflict(sets, *m, *u);
         if (why.empty()) continue;
-        if (pos.at(u) < pos.at(m)) {
-          if (later_member == nullptr) later_member = m, why_later = std::move(why);
-        } else if (earlier_member == nullptr) {
-          earlier_member = m, why_earlier = std::move(why);
+        if (pos.at(u) < pos.at(m) && later_member == nullptr) {
+          later_member = m;
+          why_later = std::move(why);
+        } else if (pos.at(m) < pos.at(u) && earlier_member == nullptr) {
+          earlier_member = m;
+          why_earlier = std::move(why);
         }
       }
       if (later_member != nullptr && earlier_member != nullptr) {
@@ -305,13 +305,11 @@ inline PartitionMemoryBounds partition_memory_bounds(const Graph& g,
       if (later_member != nullptr &&
           (out.last_before == nullptr || pos.at(u) > pos.at(out.last_before))) {
         out.last_before = u;
-        out.before_member = later_member;
         out.why_before = std::move(why_later);
       }
       if (earlier_member != nullptr &&
           (out.first_after == nullptr || pos.at(u) < pos.at(out.first_after))) {
         out.first_after = u;
-        out.after_member = earlier_member;
         out.why_after = std::move(why_earlier);
       }
     }

@@ -274,7 +274,11 @@ class ExportedProgram : private GraphObserver {
   /// The nested graphs the program owns (see NestedGraphs), by get_attr target. A get_attr node
   /// of the graph whose target is a key here and that carries no record of its own
   /// (NodeMeta::serialized empty) reads that graph: epgraph::json writes it as the node's
-  /// `as_graph` argument, as torch's serializer writes a submodule. O(1).
+  /// `as_graph` argument, as torch's serializer writes a submodule. The graphs belong to the
+  /// program, not to a node: Graph::node_copy / graph_copy of such a get_attr node into another
+  /// program does not bring its graph (give it there with add_nested_graph(target,
+  /// nested_graph(target)->clone()); verify reports an invoke_subgraph calling a target the
+  /// program lacks). O(1).
   [[nodiscard]] const NestedGraphs& nested_graphs() const noexcept { return nested_graphs_; }
   /// The nested graph the program owns under `target`, or nullptr. O(log nested graphs).
   [[nodiscard]] const Graph* nested_graph(std::string_view target) const noexcept {
