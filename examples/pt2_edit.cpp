@@ -12,6 +12,8 @@
 //   pt2_edit specialize FILE --dim SYMBOL=VALUE [--dim SYMBOL=VALUE ...] [-o OUT]
 //   pt2_edit extract FILE (--ops T1,T2,... | --except T1,...) [--no-single-node]
 //            [--skip-horizontal-fusion] --op-namespace NS -o HOST --extract-dir DIR
+//   pt2_edit outline FILE (--ops T1,T2,... | --except T1,...) [--no-single-node]
+//            [--skip-horizontal-fusion] -o OUT
 //
 // `copy` loads FILE and saves it unchanged to OUT (the interop tests check that PyTorch reads
 // the result back as the same program).
@@ -71,6 +73,15 @@
 // arguments and results in order. Nothing is written when a partition cannot be extracted or a
 // file DIR/subgraph_<ID>.pt2 exists already (the tool does not overwrite one).
 //
+// `outline` proposes the same partitions (same options) and moves each into a nested graph the
+// program calls through torch.ops.higher_order.invoke_subgraph (epgraph::outline_partition), the
+// form torch.export gives a torch.compiler.nested_compile_region: operands are the values from
+// outside the partition it reads (weights included) in order of first use, results its escaping
+// values in graph order, read through getitem nodes. It prints one line per partition,
+// "partition ID: invoke_subgraph(repeated_subgraphN, 'subgraph_N') operands=[A, B]
+// outputs=[C, D] -> NAME" (NAME: the call node), and writes OUT (required). Nothing is written
+// when a partition cannot be outlined.
+//
 // `--program NAME` (any command) picks the program of an archive holding several (package_pt2's
 // `exported_programs={"model": a, "helper": b}`); without it the only program is used, or the
 // one named `model`, as torch.export.load does. `show` lists the programs first when there are
@@ -86,6 +97,7 @@
 #include <epgraph/epgraph.hpp>
 #include <epgraph/json/json.hpp>
 #include <epgraph/passes/extract_partition.hpp>
+#include <epgraph/passes/outline_partition.hpp>
 #include <epgraph/passes/partitioner.hpp>
 #include <epgraph/program/edit.hpp>
 #include <epgraph/program/verify.hpp>
@@ -116,6 +128,8 @@ int usage(std::ostream& out = std::cerr, int code = 2) {
          "  pt2_edit specialize FILE --dim SYMBOL=VALUE [--dim SYMBOL=VALUE ...] [-o OUT]\n"
          "  pt2_edit extract FILE (--ops T1,T2,... | --except T1,...) [--no-single-node] "
          "[--skip-horizontal-fusion] --op-namespace NS -o HOST --extract-dir DIR\n"
+         "  pt2_edit outline FILE (--ops T1,T2,... | --except T1,...) [--no-single-node] "
+         "[--skip-horizontal-fusion] -o OUT\n"
          "  (any command: --program NAME picks a program of a multi-program archive)\n";
   return code;
 }
@@ -835,6 +849,55 @@ int extract(int argc, char** argv) {
   return 0;
 }
 
+// `outline`: see the header comment.
+int outline(int argc, char** argv) {
+  PartitionArgs a;
+  if (!parse_partition_args(argc, argv, "outline", false, a)) return usage();
+  if (a.out.empty()) {
+    std::cerr << "error: outline needs -o OUT\n";
+    return usage();
+  }
+  auto ep = load(a.file);
+  const epgraph::CapabilityBasedPartitioner partitioner(
+      ep.graph(), partition_support(a, ep.graph()), a.options);
+  const std::vector<epgraph::Partition> partitions = partitioner.propose_partitions();
+  std::vector<std::vector<std::string>> names;  // node names per partition
+  for (const epgraph::Partition& p : partitions) {
+    names.emplace_back();
+    for (const epgraph::Node* n : p.nodes) names.back().emplace_back(n->name());
+  }
+  // In id order: outlining a partition leaves the nodes of the others (and their names) as they
+  // were, so each boundary is still the one the partitioner saw. An operand another partition
+  // produces becomes that partition's getitem when the producer is outlined later: the operands
+  // are printed from the final graph.
+  std::vector<std::string> call_names;
+  for (std::size_t i = 0; i < partitions.size(); ++i) {
+    std::vector<const epgraph::Node*> nodes;
+    for (const std::string& n : names[i]) nodes.push_back(ep.graph().find_node(n));
+    call_names.emplace_back(epgraph::outline_partition(ep, nodes)->name());
+  }
+  std::vector<std::string> lines;
+  for (std::size_t i = 0; i < partitions.size(); ++i) {
+    const epgraph::Node* call = ep.graph().find_node(call_names[i]);
+    const epgraph::ArgumentView args = call->args();
+    std::vector<const epgraph::Node*> operands;
+    for (std::size_t k = 2; k < args.size(); ++k) operands.push_back(args[k].node());
+    std::vector<const epgraph::Node*> outputs;  // what the nested graph returns
+    const epgraph::Graph& sub = *ep.nested_graph(args[0].node()->target());
+    for (const epgraph::Argument& r : *sub.output_node()->args()[0].list()) {
+      outputs.push_back(r.node());
+    }
+    lines.push_back("partition " + std::to_string(partitions[i].id) + ": invoke_subgraph(" +
+                    std::string(args[0].node()->target()) + ", '" + args[1].as<std::string>() +
+                    "') operands=[" + joined_names(operands) + "] outputs=[" +
+                    joined_names(outputs) + "] -> " + call_names[i]);
+  }
+  save(ep, a.file, a.out);
+  for (const std::string& line : lines) std::cout << line << "\n";
+  std::cout << "outlined " << partitions.size() << " partition(s) -> " << a.out << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -871,6 +934,7 @@ int main(int argc, char** argv) {
     if (cmd == "partition") return partition(argc, argv);
     if (cmd == "specialize") return specialize(argc, argv);
     if (cmd == "extract") return extract(argc, argv);
+    if (cmd == "outline") return outline(argc, argv);
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;

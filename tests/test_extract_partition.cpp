@@ -351,3 +351,41 @@ TEST_CASE("extract_partition: mutated state, mutation outputs and non-tensor val
   CHECK(extract_specs(ok.graph_signature()) ==
         ExtractStrings{"x USER_INPUT", "-> getitem USER_OUTPUT"});
 }
+
+TEST_CASE("replace_partition_with_call: the call goes after an in-place write the partition read",
+          "[extract_partition]") {
+  // relu_ writes `neg` in place before `sub` of the partition reads it: the call must come after
+  // relu_ (re-sorting alone put it right after `neg`, reading the value before the write).
+  epgraph_test::Program ep = extract_program();
+  {
+    epgraph::Graph& g = ep.graph();
+    auto at = g.inserting_before(g.find_node("sub"));
+    (void)extract_call(g, "torch.ops.aten.relu_.default", {g.find_node("neg")}, "relu_");
+  }
+  (void)epgraph::replace_partition_with_call(ep, extract_nodes(ep, extract_partition_names),
+                                             "extract_test::after_write");
+  ExtractStrings order;
+  for (const epgraph::Node& n : ep.graph().nodes()) {
+    if (n.op() != epgraph::OpCode::placeholder) order.emplace_back(n.name());
+  }
+  CHECK(order == ExtractStrings{"relu", "neg", "relu_", "after_write", "getitem", "getitem_1",
+                                "other", "output"});
+  // A write between two readers of the partition: no place keeps both orders.
+  epgraph_test::Program between = extract_program();
+  {
+    epgraph::Graph& g = between.graph();
+    auto at = g.inserting_before(g.find_node("sub"));
+    (void)extract_call(g, "torch.ops.aten.relu_.default", {g.find_node("relu")}, "relu_");
+    g.find_node("sub")->replace_input_with(g.find_node("neg"), g.find_node("relu"));
+  }
+  epgraph_test::check_refused<epgraph::value_error>(
+      between,
+      [&]() {
+        (void)epgraph::replace_partition_with_call(
+            between, extract_nodes(between, extract_partition_names), "extract_test::between");
+      },
+      "replace_partition_with_call: 'relu_', outside the partition, comes between 'mul' and "
+      "'sub' of it ('relu_' writes 'relu' in place and 'mul' reads it; 'relu_' writes 'relu' in "
+      "place and 'sub' reads it): one call of torch.ops.extract_test.between.default cannot come "
+      "both before and after it");
+}

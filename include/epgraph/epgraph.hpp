@@ -20,6 +20,7 @@
 #include "ops/schema.hpp"
 #include "passes/extract_partition.hpp"
 #include "passes/infer_meta.hpp"
+#include "passes/outline_partition.hpp"
 #include "passes/pass_manager.hpp"
 #include "passes/program_passes.hpp"
 #include "passes/propagate_meta.hpp"

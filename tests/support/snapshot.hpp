@@ -29,12 +29,15 @@ struct Snapshot {
   std::string signature;
   std::vector<std::string> state_dict;
   std::vector<std::string> constants;
+  /// The nested graphs the program owns: "target:\n<printed graph>" each, by target.
+  std::vector<std::string> nested;
 
   friend bool operator==(const Snapshot& a, const Snapshot& b) {
     return a.graph == b.graph && a.users == b.users && a.meta == b.meta &&
            a.insertion_point == b.insertion_point && a.size == b.size &&
            a.num_placeholders == b.num_placeholders && a.names == b.names &&
-           a.signature == b.signature && a.state_dict == b.state_dict && a.constants == b.constants;
+           a.signature == b.signature && a.state_dict == b.state_dict &&
+           a.constants == b.constants && a.nested == b.nested;
   }
   friend bool operator!=(const Snapshot& a, const Snapshot& b) { return !(a == b); }
 };
@@ -51,7 +54,7 @@ inline std::ostream& operator<<(std::ostream& os, const Snapshot& s) {
      << "\ninsertion point: " << s.insertion_point << "\nsize: " << s.size
      << " placeholders: " << s.num_placeholders << " names taken: " << s.names.size()
      << "\nsignature:" << s.signature << "state_dict: " << join(s.state_dict)
-     << "\nconstants: " << join(s.constants);
+     << "\nconstants: " << join(s.constants) << "\nnested: " << join(s.nested, "\n");
   return os;
 }
 
@@ -122,6 +125,9 @@ Snapshot snapshot(const epgraph::ExportedProgram<T>& ep) {
       s.constants.push_back(key + ": object " + obj.class_fqn + " (" +
                             std::to_string(obj.payload.size()) + " bytes)");
     }
+  }
+  for (const auto& [target, nested] : ep.nested_graphs()) {
+    s.nested.push_back(target + ":\n" + epgraph::to_string(*nested));
   }
   return s;
 }

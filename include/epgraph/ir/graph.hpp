@@ -322,8 +322,9 @@ class Graph {
   /// unused (its schema is mutable), and so is every view it writes through (the call uses it);
   /// a view nobody uses is erased even when its base is written later (erasing it changes no
   /// value anybody reads).
-  /// Nested graphs are not visited (epgraph holds no submodules). On an ExportedProgram's graph
-  /// use epgraph::eliminate_dead_code(program) (passes/program_passes.hpp), which also keeps every
+  /// Nested graphs are not visited (a Graph holds no submodules; an ExportedProgram's
+  /// nested_graphs are graphs of their own). On an ExportedProgram's graph use
+  /// epgraph::eliminate_dead_code(program) (passes/program_passes.hpp), which also keeps every
   /// node the signature names. Throws runtime_error "Cannot erase node 'x' while it anchors an
   /// insertion point" when a dead node anchors an insertion point, value_error when a lazily
   /// registered schema does not parse, and what `is_impure` throws; nothing is removed then. Strong

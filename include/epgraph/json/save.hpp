@@ -23,6 +23,12 @@ namespace epgraph::json {
 /// Targets `operator.<f>` are written `_operator.<f>` and operator arguments get back their
 /// `torch.ops.` spelling (see load_exported_program), as torch's deserializer needs.
 /// state_dict and constants are not written (an archive holds them).
+/// A get_attr node without a record of its own (NodeMeta::serialized empty) whose target names a
+/// nested graph the program owns (ExportedProgram::nested_graphs, e.g. outline_partition's) is
+/// written as its user's `as_graph` argument `{"name": <target>, "graph": <that Graph>}`, the graph
+/// written by the same rules with its own `tensor_values` and symbolic tables (torch's
+/// deserializer reads a nested graph in a namespace of its own). Loaded back, it is kept with its
+/// get_attr node like any nested graph read from a file.
 ///
 /// The normalisations against the file a program was loaded from (load -> save gives equal JSON
 /// values for 8.x and 7.x files), the form of nodes made in C++ and the TOKEN / CUSTOM_OBJ values

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "../error.hpp"
+#include "../ir/alias.hpp"
 #include "../ir/argument.hpp"
 #include "../ir/graph.hpp"
 #include "../ir/node.hpp"
@@ -63,6 +64,10 @@ struct PartitionBoundary {
   /// output), in graph order. They become the extracted program's user outputs and the call's
   /// results, in this order.
   std::vector<const Node*> outputs;
+  /// The get_attr nodes the partition reads (the nested graphs of cond branches, map bodies,
+  /// ...), in order of first use. Only outline_partition accepts them (it copies them into its
+  /// nested graph); extraction refuses a partition reading one.
+  std::vector<const Node*> get_attrs;
 };
 
 namespace detail {
@@ -78,12 +83,19 @@ inline bool is_python_identifier(std::string_view s) noexcept {
   return true;
 }
 
+// What the boundary is for: extraction (the partition's state is copied into another program,
+// so mutated state and mutation outputs are refused) or outlining (the partition stays in the
+// program behind an invoke_subgraph call whose operands are read when it runs: both are fine).
+enum class BoundaryUse : std::uint8_t { extract, outline };
+
 // The partition's boundary, every rule checked (see partition_boundary). `what` prefixes the
 // messages.
 template <class T>
 PartitionBoundary partition_boundary_impl(const ExportedProgram<T>& ep,
                                           const std::vector<const Node*>& nodes,
-                                          const std::string& what) {
+                                          const std::string& what,
+                                          BoundaryUse use = BoundaryUse::extract) {
+  const bool extract = use == BoundaryUse::extract;
   if (nodes.empty()) throw value_error(what + ": the partition is empty");
   const Graph& graph = ep.graph();
   validate_partition(graph, nodes);  // membership, duplicates, convexity
@@ -107,11 +119,15 @@ PartitionBoundary partition_boundary_impl(const ExportedProgram<T>& ep,
     if (o.target()) mutation_of_target.emplace(*o.target(), &o);
     if (names_graph_value(o.arg())) mutation_of_value.emplace(o.name(), &o);
   }
+  // invoke_subgraph takes and returns SymInts too (its operands: "tensors/ints/SymInts").
   const auto must_be_tensor = [&](const Node* n, const std::string& role) {
     if (n->meta().val.tensor() != nullptr) return;
-    throw value_error(what + ": '" + std::string(n->name()) + "', " + role +
-                      ", is not a tensor (its value is " + n->meta().val.describe() +
-                      "); a value crossing the partition's boundary must be one tensor");
+    if (!extract && n->meta().val.sym_int() != nullptr) return;
+    throw value_error(what + ": '" + std::string(n->name()) + "', " + role + ", is not a tensor" +
+                      (extract ? "" : " or a SymInt") + " (its value is " +
+                      n->meta().val.describe() +
+                      "); a value crossing the partition's boundary must be one tensor" +
+                      (extract ? "" : " or one SymInt"));
   };
   PartitionBoundary b;
   b.nodes.reserve(nodes.size());
@@ -122,7 +138,7 @@ PartitionBoundary partition_boundary_impl(const ExportedProgram<T>& ep,
   std::vector<std::pair<std::size_t, const Node*>> state;  // (input index, placeholder)
   for (const Node* n : b.nodes) {
     const auto mutated = mutation_of_value.find(n->name());
-    if (mutated != mutation_of_value.end()) {
+    if (extract && mutated != mutation_of_value.end()) {
       const OutputSpec& o = *mutated->second;
       throw value_error(what + ": '" + std::string(n->name()) + "' of the partition is written " +
                         "back by output '" + o.name() + "' (" + std::string(kind_name(o.kind())) +
@@ -132,6 +148,16 @@ PartitionBoundary partition_boundary_impl(const ExportedProgram<T>& ep,
     for (const Node* in : n->all_input_nodes()) {
       if (member.count(in) != 0 || !seen.insert(in).second) continue;
       const std::string role = "read by '" + std::string(n->name()) + "' inside the partition";
+      if (in->op() == OpCode::get_attr && !extract) {
+        b.get_attrs.push_back(in);
+        continue;
+      }
+      if (in->op() == OpCode::get_attr) {
+        throw value_error(what + ": '" + std::string(in->name()) + "', " + role +
+                          ", is a get_attr node (target '" + std::string(in->target()) +
+                          "', a nested graph); a partition calling a nested graph is not "
+                          "supported");
+      }
       if (in->op() != OpCode::placeholder) {
         must_be_tensor(in, role);
         b.user_inputs.push_back(in);
@@ -146,7 +172,7 @@ PartitionBoundary partition_boundary_impl(const ExportedProgram<T>& ep,
       } else if (kind == InputKind::PARAMETER || kind == InputKind::BUFFER ||
                  kind == InputKind::CONSTANT_TENSOR) {
         const auto m = mutation_of_target.find(*spec->target());
-        if (kind != InputKind::CONSTANT_TENSOR && m != mutation_of_target.end() &&
+        if (extract && kind != InputKind::CONSTANT_TENSOR && m != mutation_of_target.end() &&
             m->second->kind() != OutputKind::USER_INPUT_MUTATION) {
           throw value_error(what + ": the partition reads " + std::string(kind_name(kind)) + " '" +
                             spec->name() + "' (target '" + *spec->target() + "'), which output '" +
@@ -156,10 +182,12 @@ PartitionBoundary partition_boundary_impl(const ExportedProgram<T>& ep,
         }
         state.emplace_back(static_cast<std::size_t>(spec - sig.input_specs.data()), in);
       } else {
-        throw value_error(what + ": the partition reads '" + spec->name() + "', a " +
-                          std::string(kind_name(kind)) +
-                          " input; only user inputs, parameters, buffers and tensor constants "
-                          "can become inputs of an extracted program");
+        throw value_error(
+            what + ": the partition reads '" + spec->name() + "', a " +
+            std::string(kind_name(kind)) +
+            " input; only user inputs, parameters, buffers and tensor constants "
+            "can become " +
+            (extract ? "inputs of an extracted program" : "operands of an invoke_subgraph call"));
       }
     }
   }
@@ -178,6 +206,126 @@ PartitionBoundary partition_boundary_impl(const ExportedProgram<T>& ep,
     throw value_error(what + ": no value of the partition is used outside it (nothing to return)");
   }
   return b;
+}
+
+// Where memory order puts the call that replaces a partition: an outside node that writes
+// storage a node of the partition reads (or reads or writes storage a node of the partition
+// writes) must stay on the same side of the call as it was of that node. `last_before`: the
+// latest outside node that must come before the call; `first_after`: the earliest that must come
+// after it; each with the reason (memory_order_conflict's words).
+struct PartitionMemoryBounds {
+  const Node* last_before = nullptr;
+  std::string why_before;
+  const Node* first_after = nullptr;
+  std::string why_after;
+  // last_before comes after the partition's first node.
+  bool last_before_is_inside = false;
+};
+
+// The bounds of the partition `member` of `g` (see PartitionMemoryBounds), with the writes the
+// schemas declare (UnknownOperators::pure, as Node::prepend and stable_topological_sort). Throws
+// value_error, prefixed by `what`: when a node of the partition writes in place storage from
+// outside it (a value it reads from outside, or a view of one; `own_writes_only` says why that
+// is refused), and, naming the call as `call` ("one invoke_subgraph call"), when
+// an outside node must come both after and before the call (it writes between two nodes of the
+// partition that read the storage, or the earliest node that must follow comes before the latest
+// that must precede). O(N + E) when nothing writes in place, else O(N + E + sum over written
+// storages of partition readers * outside readers).
+inline PartitionMemoryBounds partition_memory_bounds(const Graph& g,
+                                                     const std::unordered_set<const Node*>& member,
+                                                     const std::string& what,
+                                                     const std::string& call,
+                                                     const std::string& own_writes_only) {
+  constexpr UnknownOperators known = UnknownOperators::pure;
+  PartitionMemoryBounds out;
+  std::vector<std::size_t> written;
+  bool any = false;
+  for (const Node& n : g.nodes()) any = any || !written_inputs(n, known).empty();
+  if (!any) return out;
+  const AliasSets sets(g, known);
+  std::unordered_map<const Node*, std::size_t> pos;
+  for (const Node& n : g.nodes()) {
+    pos.emplace(&n, pos.size());
+    for (const std::size_t set : sets.written_sets(n)) written.push_back(set);
+  }
+  std::sort(written.begin(), written.end());
+  written.erase(std::unique(written.begin(), written.end()), written.end());
+  const auto name = [](const Node* n) { return "'" + std::string(n->name()) + "'"; };
+  // A node of the partition writes in place only storage computed inside it.
+  for (const Node& n : g.nodes()) {
+    if (member.count(&n) == 0) continue;
+    for (const std::size_t set : sets.written_sets(n)) {
+      const Node* outside = nullptr;  // the first value of the storage from outside
+      for (const Node* v : sets.members(set)) {
+        if (member.count(v) == 0) {
+          outside = v;
+          break;
+        }
+      }
+      if (outside == nullptr) continue;
+      const Node* w = sets.read_member(n, set);
+      throw value_error(what + ": node " + name(&n) + " (" + std::string(n.target()) + ") writes " +
+                        name(w) + " in place, which " +
+                        (member.count(w) == 0 ? std::string("the partition reads from outside")
+                                              : "shares storage with " + name(outside) +
+                                                    " from outside the partition") +
+                        "; " + own_writes_only);
+    }
+  }
+  for (const std::size_t set : written) {
+    // The nodes touching the storage: the users of its values (a writer reads what it writes).
+    std::vector<const Node*> inside, outside;
+    std::unordered_set<const Node*> seen;
+    for (const Node* v : sets.members(set)) {
+      for (const Node* u : v->users()) {
+        if (seen.insert(u).second) (member.count(u) != 0 ? inside : outside).push_back(u);
+      }
+    }
+    for (const Node* u : outside) {
+      const Node* later_member = nullptr;    // u comes before it: u before the call
+      const Node* earlier_member = nullptr;  // u comes after it: u after the call
+      std::string why_later, why_earlier;
+      for (const Node* m : inside) {
+        std::string why = memory_order_conflict(sets, *m, *u);
+        if (why.empty()) continue;
+        if (pos.at(u) < pos.at(m) && later_member == nullptr) {
+          later_member = m;
+          why_later = std::move(why);
+        } else if (pos.at(m) < pos.at(u) && earlier_member == nullptr) {
+          earlier_member = m;
+          why_earlier = std::move(why);
+        }
+      }
+      if (later_member != nullptr && earlier_member != nullptr) {
+        throw value_error(what + ": " + name(u) + ", outside the partition, comes between " +
+                          name(earlier_member) + " and " + name(later_member) + " of it (" +
+                          why_earlier + "; " + why_later + "): " + call +
+                          " cannot come both before and after it");
+      }
+      if (later_member != nullptr &&
+          (out.last_before == nullptr || pos.at(u) > pos.at(out.last_before))) {
+        out.last_before = u;
+        out.why_before = std::move(why_later);
+      }
+      if (earlier_member != nullptr &&
+          (out.first_after == nullptr || pos.at(u) < pos.at(out.first_after))) {
+        out.first_after = u;
+        out.why_after = std::move(why_earlier);
+      }
+    }
+  }
+  if (out.last_before != nullptr) {
+    std::size_t first = pos.size();
+    for (const Node* m : member) first = std::min(first, pos.at(m));
+    out.last_before_is_inside = pos.at(out.last_before) > first;
+  }
+  if (out.last_before != nullptr && out.first_after != nullptr &&
+      pos.at(out.first_after) < pos.at(out.last_before)) {
+    throw value_error(what + ": " + call + " must come after " + name(out.last_before) + " (" +
+                      out.why_before + ") and before " + name(out.first_after) + " (" +
+                      out.why_after + "), which comes first");
+  }
+  return out;
 }
 
 // A torch pytree TreeSpec in torch's JSON form (treespec_dumps, protocol 1), without the
@@ -248,6 +396,9 @@ inline std::vector<const Node*> partition_nodes(const Partition& p) {
 ///   'index_copy' mutates (BUFFER_MUTATION); extracting a partition that reads mutated state is
 ///   not supported" (the extracted program would hold a copy of the buffer that the host's
 ///   writes never reach);
+/// - "extract_partition: 'true_graph_0', read by 'cond' inside the partition, is a get_attr node
+///   (target 'true_graph_0', a nested graph); a partition calling a nested graph is not
+///   supported";
 /// - "extract_partition: the partition reads 'obj', a CUSTOM_OBJ input; only user inputs,
 ///   parameters, buffers and tensor constants can become inputs of an extracted program" (also
 ///   TOKEN);
@@ -394,8 +545,9 @@ template <class T>
 /// erases the partition's nodes; removes the parameter, buffer and tensor-constant placeholders
 /// the partition read and nothing else reads any more, with their input specs and data
 /// (delete_constant_placeholder: the extracted program owns them); then re-sorts the graph
-/// (stable_topological_sort: the call comes where the partition's first node was, or after its
-/// last input when that comes later, and each user of a result after it). User inputs and
+/// (stable_topological_sort: the call comes where the partition's first node was, or after an
+/// outside in-place write that a node of the partition read after, or after its last input when
+/// that comes later, and each user of a result after it). User inputs and
 /// outputs of `ep` are unchanged, so is its calling convention.
 /// The work is done on a copy of `ep` (clone) that then replaces it: node pointers into `ep`'s
 /// graph from before the call are invalid afterwards (names stay: look nodes up with
@@ -411,9 +563,20 @@ template <class T>
 /// - value_error "replace_partition_with_call: operator 'my_backend::subgraph_0' is already
 ///   registered with schema '<old>', not '<new>'" when the name is taken by another schema;
 /// - value_error from parse_schema when a boundary name is not a valid schema argument name;
+/// - value_error "replace_partition_with_call: node 'copy_' (torch.ops.aten.copy_.default) writes
+///   'slice_1' in place, which shares storage with 'b_cache' from outside the partition; the
+///   extracted program would write its own copy" (also "... writes 'x' in place, which the
+///   partition reads from outside; ...");
+/// - value_error "replace_partition_with_call: 'relu_', outside the partition, comes between
+///   'mul' and 'sub' of it (...): one call of torch.ops.my_backend.subgraph_0.default cannot come
+///   both before and after it": the call runs the whole partition at one point, so an in-place
+///   write outside must stay on the side of it where it was of the partition's nodes touching
+///   the same storage (the call starts after such a write that a node of the partition read
+///   after);
 /// - what stable_topological_sort throws (an in-place write the new order would cross);
 /// - std::bad_alloc.
-/// Strong guarantee. O(program size) (the copy), plus O(N + E) for the edits and the sort.
+/// Strong guarantee. O(program size) (the copy), plus O(N + E) for the edits and the sort (plus,
+/// when the graph writes in place, see partition_memory_bounds).
 /// Mirrors torch.fx's `fuse_by_partitions` (torch/fx/passes/utils/fuser_utils.py, which calls
 /// a fused submodule instead of an operator) and ExecuTorch's `to_backend` (exir/backend/
 /// backend_api.py, whose call is `executorch_call_delegate` on a lowered module).
@@ -448,6 +611,11 @@ Node* replace_partition_with_call(ExportedProgram<T>& ep, const std::vector<cons
     }
   }
 
+  const std::unordered_set<const Node*> members(b.nodes.begin(), b.nodes.end());
+  const detail::PartitionMemoryBounds bounds = detail::partition_memory_bounds(
+      std::as_const(ep).graph(), members, what, "one call of " + target,
+      "the extracted program would write its own copy");
+
   ExportedProgram<T> work = ep.clone();
   Graph& g = work.graph();
   const auto in_copy = [&](const Node* n) { return g.find_node(n->name()); };
@@ -458,7 +626,10 @@ Node* replace_partition_with_call(ExportedProgram<T>& ep, const std::vector<cons
   Node* call = nullptr;
   std::vector<Node*> results;
   {
-    auto at = g.inserting_before(in_copy(b.nodes.front()));
+    // Where the partition's first node was, or after the latest outside node that memory order
+    // puts before the call (an in-place write a node of the partition read after).
+    auto at = bounds.last_before_is_inside ? g.inserting_after(in_copy(bounds.last_before))
+                                           : g.inserting_before(in_copy(b.nodes.front()));
     call = g.call_function(target, std::move(args));
     if (b.outputs.size() == 1) {
       call->mutable_meta().val = b.outputs.front()->meta().val;

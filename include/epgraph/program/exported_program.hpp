@@ -2,8 +2,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -160,13 +163,20 @@ struct ProgramMetadata {
   }
 };
 
+/// The nested graphs a program owns, by the target of the get_attr nodes that read them (torch:
+/// the submodules of `ep.graph_module`, e.g. `ep.graph_module.repeated_subgraph0` called through
+/// `torch.ops.higher_order.invoke_subgraph`). Ordered by target, so saving is deterministic.
+using NestedGraphs = std::map<std::string, std::unique_ptr<Graph>, std::less<>>;
+
 /// torch.export's `ExportedProgram`, templated on the host's tensor type `Tensor` (anything with
 /// a `tensor_traits` specialization; HostTensor is ready to use).
 ///
 /// It owns the graph (held by unique_ptr so node pointers survive moves of the program), the
 /// signature, `state_dict` (parameters and persistent buffers) and `constants` (lifted tensor
 /// constants, non-persistent buffers and custom objects), both in insertion order and keyed by
-/// fully qualified name, and the metadata.
+/// fully qualified name, and the metadata. It also owns the nested graphs passes build
+/// (nested_graphs(): outline_partition's `repeated_subgraph0`); nested graphs read from a file
+/// stay with their get_attr node (NodeMeta::serialized, see NestedGraphTargets).
 ///
 /// The program follows its graph like torch's replace hooks do: when `replace_all_uses_with` or
 /// `replace_input_with` moves output uses to another node, output specs that named the old node
@@ -226,6 +236,7 @@ class ExportedProgram : private GraphObserver {
     std::swap(metadata_, other.metadata_);
     std::swap(signature_epoch_, other.signature_epoch_);
     edit_index_.swap(other.edit_index_);
+    nested_graphs_.swap(other.nested_graphs_);
     if (graph_) graph_->set_observer(this);
     if (other.graph_) other.graph_->set_observer(&other);
   }
@@ -260,10 +271,63 @@ class ExportedProgram : private GraphObserver {
   /// Versions, range constraints, verifiers and opaque fields.
   [[nodiscard]] const ProgramMetadata& metadata() const noexcept { return metadata_; }
 
+  /// The nested graphs the program owns (see NestedGraphs), by get_attr target. A get_attr node
+  /// of the graph whose target is a key here and that carries no record of its own
+  /// (NodeMeta::serialized empty) reads that graph: epgraph::json writes it as the node's
+  /// `as_graph` argument, as torch's serializer writes a submodule. The graphs belong to the
+  /// program, not to a node: Graph::node_copy / graph_copy of such a get_attr node into another
+  /// program does not bring its graph (give it there with add_nested_graph(target,
+  /// nested_graph(target)->clone()); verify reports an invoke_subgraph calling a target the
+  /// program lacks). O(1).
+  [[nodiscard]] const NestedGraphs& nested_graphs() const noexcept { return nested_graphs_; }
+  /// The nested graph the program owns under `target`, or nullptr. O(log nested graphs).
+  [[nodiscard]] const Graph* nested_graph(std::string_view target) const noexcept {
+    const auto it = nested_graphs_.find(target);
+    return it == nested_graphs_.end() ? nullptr : it->second.get();
+  }
+  /// The nested graph the program owns under `target`, or nullptr. O(log nested graphs).
+  [[nodiscard]] Graph* nested_graph(std::string_view target) noexcept {
+    const auto it = nested_graphs_.find(target);
+    return it == nested_graphs_.end() ? nullptr : it->second.get();
+  }
+  /// Gives the program `graph` as its nested graph `target` (torch's
+  /// `GraphModule.register_module(target, submodule)`) and returns it; a get_attr node with that
+  /// target then reads it. Throws value_error, changing nothing: "Nested graph 'x' is null" for
+  /// a null `graph`; "Nested graph target 'a.b' is not a Python identifier" (torch registers it
+  /// as an attribute of the module); "The program already has a nested graph 'x'". Also
+  /// std::bad_alloc (strong). O(log nested graphs + length of `target`).
+  Graph& add_nested_graph(std::string target, std::unique_ptr<Graph> graph) {
+    if (!graph) throw value_error("Nested graph '" + target + "' is null");
+    if (target.empty() || detail::is_ascii_digit(target.front()) ||
+        !std::all_of(target.begin(), target.end(), detail::is_ident_char)) {
+      throw value_error("Nested graph target '" + target + "' is not a Python identifier");
+    }
+    if (nested_graphs_.count(target) != 0) {
+      throw value_error("The program already has a nested graph '" + target + "'");
+    }
+    Graph& g = *graph;
+    nested_graphs_.emplace(std::move(target), std::move(graph));
+    return g;
+  }
+  /// Removes the nested graph `target` and returns it (null when there is none). Node pointers
+  /// into it stay valid as long as the returned graph lives. O(log nested graphs). No-throw.
+  std::unique_ptr<Graph> remove_nested_graph(std::string_view target) noexcept {
+    const auto it = nested_graphs_.find(target);
+    if (it == nested_graphs_.end()) return nullptr;
+    std::unique_ptr<Graph> out = std::move(it->second);
+    nested_graphs_.erase(it);
+    return out;
+  }
+
   /// A deep copy: graph (see Graph::clone), signature, state_dict, constants (tensors copied with
-  /// Tensor's copy constructor) and metadata. Throws what Graph::clone throws. O(program size).
+  /// Tensor's copy constructor), metadata and the nested graphs (Graph::clone each). Throws what
+  /// Graph::clone throws. O(program size).
   [[nodiscard]] ExportedProgram clone() const {
-    return ExportedProgram(graph_->clone(), signature_, state_dict_, constants_, metadata_);
+    ExportedProgram out(graph_->clone(), signature_, state_dict_, constants_, metadata_);
+    for (const auto& [target, nested] : nested_graphs_) {
+      out.nested_graphs_.emplace(target, nested->clone());
+    }
+    return out;
   }
 
  private:
@@ -314,6 +378,7 @@ class ExportedProgram : private GraphObserver {
   ordered_dict<Tensor> state_dict_;
   ordered_dict<constant_type> constants_;
   ProgramMetadata metadata_;
+  NestedGraphs nested_graphs_;
 };
 
 }  // namespace epgraph

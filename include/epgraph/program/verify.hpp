@@ -490,6 +490,65 @@ inline void check_schemas(const Graph& graph, std::vector<std::string>& out) {
     }
   }
 }
+
+// Rule 11 of verify: the nested graphs the program owns (ExportedProgram::nested_graphs) and the
+// nodes reading them.
+template <class T>
+void check_nested_graphs(const ExportedProgram<T>& ep, const VerifyOptions& options,
+                         std::vector<std::string>& out) {
+  for (const auto& [target, nested] : ep.nested_graphs()) {
+    const std::string prefix = "Nested graph '" + target + "': ";
+    try {
+      nested->lint();
+    } catch (const lint_error& e) {
+      for (const std::string& v : e.violations()) out.push_back(prefix + v);
+    }
+    if (options.check_schemas) {
+      std::vector<std::string> unbound;
+      check_schemas(*nested, unbound);
+      for (const std::string& v : unbound) out.push_back(prefix + v);
+    }
+  }
+  for (const Node& n : ep.graph().nodes()) {
+    if (n.op() == OpCode::get_attr && !n.meta().serialized.empty() &&
+        ep.nested_graph(n.target()) != nullptr) {
+      out.push_back("get_attr node '" + std::string(n.name()) +
+                    "' carries a nested graph under "
+                    "target '" +
+                    std::string(n.target()) + "', which is also a nested graph the program owns");
+    }
+    if (n.op() != OpCode::call_function || n.target() != "torch.ops.higher_order.invoke_subgraph") {
+      continue;
+    }
+    const ArgumentView args = n.args();
+    const Node* attr = args.size() > 0 ? args[0].node() : nullptr;
+    if (attr == nullptr || attr->op() != OpCode::get_attr) {
+      out.push_back("Node '" + std::string(n.name()) +
+                    "' (invoke_subgraph): argument 0 is not a get_attr node naming its subgraph");
+      continue;
+    }
+    if (args.size() < 2 || !args[1].is<std::string>()) {
+      out.push_back("Node '" + std::string(n.name()) +
+                    "' (invoke_subgraph): argument 1, the identifier, is not a string");
+    }
+    const Graph* nested =
+        attr->meta().serialized.empty() ? ep.nested_graph(attr->target()) : nullptr;
+    if (nested == nullptr) {
+      if (attr->meta().serialized.empty()) {
+        out.push_back("Node '" + std::string(n.name()) + "' (invoke_subgraph) calls '" +
+                      std::string(attr->target()) + "', which is no nested graph of the program");
+      }
+      continue;  // a nested graph read from a file: kept verbatim, checked by the loader
+    }
+    const std::size_t operands = args.size() < 2 ? 0 : args.size() - 2;
+    if (operands != nested->num_placeholders()) {
+      out.push_back("Node '" + std::string(n.name()) + "' (invoke_subgraph) passes " +
+                    std::to_string(operands) + " operand(s) to nested graph '" +
+                    std::string(attr->target()) + "', which has " +
+                    std::to_string(nested->num_placeholders()) + " placeholder(s)");
+    }
+  }
+}
 }  // namespace detail
 
 /// The call_function targets of `graph` spelled `torch.ops.<ns>.<op>.<overload>` whose schema
@@ -555,6 +614,18 @@ inline void check_schemas(const Graph& graph, std::vector<std::string>& out) {
 ///     nested graph other than the first one of its target (see nested_graph_clashes). torch's
 ///     verifier does not check this; its loader registers one submodule per target, so such a
 ///     program would call the last graph read from every node of the target.
+/// 11. nested graphs the program owns (ExportedProgram::nested_graphs, e.g. outline_partition's):
+///     each passes Graph::lint ("Nested graph 'repeated_subgraph0': <violation>") and, with
+///     `options.check_schemas`, rule 9; an invoke_subgraph call reads its subgraph through a
+///     get_attr node ("Node 'invoke_subgraph' (invoke_subgraph): argument 0 is not a get_attr
+///     node naming its subgraph"), has a string identifier ("... argument 1, the identifier, is
+///     not a string"), calls an existing graph ("Node 'invoke_subgraph' (invoke_subgraph) calls
+///     'g', which is no nested graph of the program", for a get_attr without a record of its own)
+///     with one operand per placeholder ("Node 'invoke_subgraph' (invoke_subgraph) passes 2
+///     operand(s) to nested graph 'repeated_subgraph0', which has 3 placeholder(s)"); and no
+///     get_attr node carries a graph from a file under an owned graph's target ("get_attr node
+///     'g' carries a nested graph under target 'g', which is also a nested graph the program
+///     owns"). torch checks these when it loads or runs the program.
 /// Rules 2-4 and 7-8 are what `_verify_exported_program_signature` (torch/_export/verifier.py)
 /// checks, reported all at once rather than first only, with these additions torch lacks: the
 /// output targets of rule 8 must be unique, rules 4 (a persistent buffer only in `constants`)
@@ -587,6 +658,7 @@ void verify(const ExportedProgram<T>& ep, const VerifyOptions& options = {}) {
   for (const NestedGraphClash& c : nested_graph_clashes(ep.graph())) {
     problems.push_back(c.message());
   }
+  detail::check_nested_graphs(ep, options, problems);
   if (!problems.empty()) throw verification_error(std::move(problems));
 }
 

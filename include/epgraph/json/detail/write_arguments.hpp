@@ -57,6 +57,10 @@ class ArgumentWriter {
       case ValueKind::graph:
         // Named after the get_attr's target, as torch's serialize_input names it: a graph
         // called again reads it through a node named `<target>_1`.
+        if (const Graph* g = values_.owned_nested_graph(n)) {
+          return object_of("as_graph", object_of("name", std::string(n->target()), "graph",
+                                                 values_.nested_graph_json(*g)));
+        }
         return object_of("as_graph", object_of("name", std::string(n->target()), "graph",
                                                values_.info(n)[record_key::graph]));
       case ValueKind::tensor: break;

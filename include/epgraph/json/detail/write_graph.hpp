@@ -16,6 +16,7 @@
 #include "../tensor_meta.hpp"
 #include "checked_access.hpp"
 #include "dispose.hpp"
+#include "dom.hpp"
 #include "node_record.hpp"
 #include "text.hpp"
 #include "tree.hpp"
@@ -29,8 +30,11 @@ namespace epgraph::json::detail {
 // ArgumentWriter (arguments and node references), OutputWriter (nodes' outputs, getitems).
 class GraphWriter {
  public:
-  explicit GraphWriter(SignatureValues sig = {})
-      : values_(std::move(sig)), args_(values_), outputs_(values_, args_) {}
+  // `nested`: the program's nested graphs (ExportedProgram::nested_graphs), or nullptr.
+  explicit GraphWriter(SignatureValues sig = {}, const ::epgraph::NestedGraphs* nested = nullptr)
+      : values_(std::move(sig), nested, &GraphWriter::nested_json),
+        args_(values_),
+        outputs_(values_, args_) {}
   GraphWriter(const GraphWriter&) = delete;
   GraphWriter& operator=(const GraphWriter&) = delete;
 
@@ -38,6 +42,14 @@ class GraphWriter {
   // when `with_custom_objs` / `with_sym_floats` is false. Each node, input
   // and output is built as a small tree, dumped and freed at once; `tensor_values` is written
   // straight from the tensor metadata.
+  // The JSON object of a nested graph the program owns, written by a writer of its own.
+  static ojson nested_json(const Graph& g, const ::epgraph::NestedGraphs* nested) {
+    std::string text;
+    JsonText out(text);
+    GraphWriter(SignatureValues{}, nested).write_text(g, out, true, true);
+    return parse_ordered(text);
+  }
+
   void write_text(const Graph& g, JsonText& out, bool with_custom_objs, bool with_sym_floats) {
     values_.prepare(g);
     std::string inputs_text;

@@ -172,7 +172,7 @@ std::string save_program(const ExportedProgram<Tensor>& ep) {
   JsonText out(text);
   // The document's first member is graph_module, whose first member is the graph.
   out.raw(std::string_view("{\"graph_module\":{\"graph\":"));
-  GraphWriter(signature_values(ep))
+  GraphWriter(signature_values(ep), &ep.nested_graphs())
       .write_text(ep.graph(), out, !opaque.absent("graph_module.graph.custom_obj_values"),
                   !opaque.absent("graph_module.graph.sym_float_values"));
   write_signature(ep.graph_signature(), out);

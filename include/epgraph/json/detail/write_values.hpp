@@ -16,6 +16,7 @@
 #include "../../ir/graph.hpp"
 #include "../../ir/tensor.hpp"
 #include "../../ir/value.hpp"
+#include "../../program/exported_program.hpp"
 #include "../error.hpp"
 #include "checked_access.hpp"
 #include "dispose.hpp"
@@ -77,7 +78,15 @@ inline TensorMeta token_tensor_meta() {
 // (GraphWriter's first pass, prepare()).
 class WrittenValues {
  public:
-  explicit WrittenValues(SignatureValues sig) : sig_(std::move(sig)) {}
+  // Writes a nested graph of the program as torch's `Graph` object (set by GraphWriter, which
+  // this header cannot include).
+  using NestedWriter = ojson (*)(const Graph&, const ::epgraph::NestedGraphs*);
+
+  // `nested`: the program's nested graphs (ExportedProgram::nested_graphs), or nullptr; a
+  // get_attr node without a record whose target is one of them is written as that graph.
+  explicit WrittenValues(SignatureValues sig, const ::epgraph::NestedGraphs* nested = nullptr,
+                         NestedWriter write_nested = nullptr)
+      : sig_(std::move(sig)), nested_(nested), write_nested_(write_nested) {}
   WrittenValues(const WrittenValues&) = delete;
   WrittenValues& operator=(const WrittenValues&) = delete;
   // The records are dismantled (see detail/tree.hpp): destroying them allocates nothing.
@@ -177,8 +186,24 @@ class WrittenValues {
     plain_.clear();
   }
 
+  // The nested graph of the program that the get_attr node `n` reads, when `n` has no record of
+  // its own (a graph a pass built, such as outline_partition's); nullptr otherwise.
+  [[nodiscard]] const Graph* owned_nested_graph(const Node* n) const {
+    if (nested_ == nullptr || n->op() != OpCode::get_attr || !n->meta().serialized.empty()) {
+      return nullptr;
+    }
+    const auto it = nested_->find(n->target());
+    return it == nested_->end() ? nullptr : it->second.get();
+  }
+
+  // The JSON object of the nested graph `g` (torch's `Graph`, as in an `as_graph` argument),
+  // written by a writer of its own: its names and value tables are its own, as torch's
+  // deserializer reads a nested graph in a namespace of its own (save_graph_module).
+  [[nodiscard]] ojson nested_graph_json(const Graph& g) const { return write_nested_(g, nested_); }
+
   // What a node's value is: its meta().val for a node made in C++, else its record's word.
   ValueKind value_kind(const Node* n) {
+    if (owned_nested_graph(n) != nullptr) return ValueKind::graph;
     if (n->meta().serialized.empty()) {  // made in C++: its meta().val says
       const NodeValue& v = n->meta().val;
       if (v.sym_int()) return ValueKind::sym_int;
@@ -303,14 +328,16 @@ class WrittenValues {
   }
 
   SignatureValues sig_;
-  std::unordered_map<const Node*, ojson> special_;  // records of the non-tensor values
-  std::unordered_map<const Node*, ojson> plain_;    // records parsed on demand
-  OrderedDomBuilder builder_;                       // scratch space of the parses
-  std::unordered_set<const Node*> token_nodes_;     // token values written without NodeMeta::val
-  MemberList sym_ints_;                             // sym_int_values
-  MemberList sym_floats_;                           // sym_float_values
-  MemberList sym_bools_;                            // sym_bool_values
-  MemberList objs_;                                 // custom_obj_values
+  const ::epgraph::NestedGraphs* nested_ = nullptr;  // the program's nested graphs, if any
+  NestedWriter write_nested_ = nullptr;              // writes one of them
+  std::unordered_map<const Node*, ojson> special_;   // records of the non-tensor values
+  std::unordered_map<const Node*, ojson> plain_;     // records parsed on demand
+  OrderedDomBuilder builder_;                        // scratch space of the parses
+  std::unordered_set<const Node*> token_nodes_;      // token values written without NodeMeta::val
+  MemberList sym_ints_;                              // sym_int_values
+  MemberList sym_floats_;                            // sym_float_values
+  MemberList sym_bools_;                             // sym_bool_values
+  MemberList objs_;                                  // custom_obj_values
 };
 
 }  // namespace epgraph::json::detail
