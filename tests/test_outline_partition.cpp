@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "support/partition_program.hpp"
 #include "support/program_builders.hpp"
 #include "support/refusal.hpp"
 #include "support/snapshot.hpp"
@@ -18,55 +19,11 @@ namespace outline_partition_test {
 
 using Strings = std::vector<std::string>;
 
+epgraph_test::Program program() { return epgraph_test::partition_program(true); }
+
 epgraph::Node* call(epgraph::Graph& g, const char* target, epgraph::ArgumentList args,
                     const char* name) {
-  epgraph::Node* n = g.call_function(target, std::move(args), {}, name);
-  n->mutable_meta().val = epgraph::tensor_meta_of(epgraph_test::tensor({2, 2}));
-  n->mutable_meta().other = {{"stack_trace", std::string("line of ") + name},
-                             {"nn_module_stack", "L__self__,,M"}};
-  return n;
-}
-
-// Parameters w (read inside the partition) and v (outside), a persistent buffer s and a tensor
-// constant k (inside), a user input x:
-//     relu = relu(x); mul = mul(relu, p_w); add = add(mul, b_s); neg = neg(relu)
-//     sub = sub(add, neg); scaled = mul(sub, c_k); other = mul(add, p_v)
-//     return (scaled, other)
-// The partition {mul, add, sub, scaled} reads relu, p_w, b_s, neg (which comes after mul) and
-// c_k; add (read by other) and scaled (returned) escape.
-epgraph_test::Program program() {
-  using epgraph_test::add_placeholder;
-  using epgraph_test::tensor;
-  auto g = std::make_unique<epgraph::Graph>();
-  const epgraph::HostTensor w = tensor({2, 2}, 2.0);
-  const epgraph::HostTensor v = tensor({2, 2}, 3.0);
-  const epgraph::HostTensor s = tensor({2, 2}, 4.0);
-  const epgraph::HostTensor k = tensor({2, 2}, 5.0);
-  epgraph::Node* p_w = add_placeholder(*g, "p_w", w);
-  epgraph::Node* p_v = add_placeholder(*g, "p_v", v);
-  epgraph::Node* b_s = add_placeholder(*g, "b_s", s);
-  epgraph::Node* c_k = add_placeholder(*g, "c_k", k);
-  epgraph::Node* x = add_placeholder(*g, "x", tensor({2, 2}));
-  epgraph::Node* relu = call(*g, "torch.ops.aten.relu.default", {x}, "relu");
-  epgraph::Node* mul = call(*g, "torch.ops.aten.mul.Tensor", {relu, p_w}, "mul");
-  epgraph::Node* add = call(*g, "torch.ops.aten.add.Tensor", {mul, b_s}, "add");
-  epgraph::Node* neg = call(*g, "torch.ops.aten.neg.default", {relu}, "neg");
-  epgraph::Node* sub = call(*g, "torch.ops.aten.sub.Tensor", {add, neg}, "sub");
-  epgraph::Node* scaled = call(*g, "torch.ops.aten.mul.Tensor", {sub, c_k}, "scaled");
-  epgraph::Node* other = call(*g, "torch.ops.aten.mul.Tensor", {add, p_v}, "other");
-  g->output({scaled, other});
-  epgraph::ExportGraphSignature sig;
-  sig.input_specs = {epgraph_test::parameter("p_w", "w"), epgraph_test::parameter("p_v", "v"),
-                     epgraph_test::buffer("b_s", "s"), epgraph_test::constant_tensor("c_k", "k"),
-                     epgraph_test::user_input("x")};
-  sig.output_specs = {epgraph_test::user_output("scaled"), epgraph_test::user_output("other")};
-  epgraph::ordered_dict<epgraph::HostTensor> sd;
-  sd.insert("w", w);
-  sd.insert("v", v);
-  sd.insert("s", s);
-  epgraph::ordered_dict<epgraph_test::Program::constant_type> constants;
-  constants.insert("k", k);
-  return epgraph_test::Program(std::move(g), std::move(sig), std::move(sd), std::move(constants));
+  return epgraph_test::partition_call(g, target, std::move(args), name, true);
 }
 
 std::vector<const epgraph::Node*> nodes_of(const epgraph_test::Program& ep, const Strings& names) {

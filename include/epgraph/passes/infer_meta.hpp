@@ -2455,11 +2455,15 @@ inline NodeValue rule_layer_norm_op(const Context& ctx, std::string_view) {
   return contiguous_meta(ctx, input.dtype, input.sizes, input.device);
 }
 
+// empty_like(argument `name`): its shape and dtype, its strides when dense (preserve_format).
+inline TensorMeta preserved_like(const Context& ctx, std::string_view name) {
+  const TensorMeta& t = ctx.tensor(name);
+  return formatted_meta(ctx, t.dtype, t.sizes, t.device, MemoryFormat::PreserveFormat, &t);
+}
+
 // aten.batch_norm: input's shape and memory format (preserve).
 inline NodeValue rule_batch_norm_op(const Context& ctx, std::string_view) {
-  const TensorMeta& input = ctx.tensor("input");
-  return formatted_meta(ctx, input.dtype, input.sizes, input.device, MemoryFormat::PreserveFormat,
-                        &input);
+  return preserved_like(ctx, "input");
 }
 
 // aten.dropout: with train=False the input itself (its strides and offset); with train=True
@@ -2760,13 +2764,6 @@ inline NodeValue rule_self_strided(const Context& ctx, std::string_view) {
 inline NodeValue rule_self_contiguous(const Context& ctx, std::string_view) {
   const TensorMeta& self = ctx.tensor("self");
   return contiguous_meta(ctx, self.dtype, self.sizes, self.device);
-}
-
-// Ops whose result is empty_like(self) (flip).
-inline NodeValue rule_self_preserve(const Context& ctx, std::string_view) {
-  const TensorMeta& self = ctx.tensor("self");
-  return formatted_meta(ctx, self.dtype, self.sizes, self.device, MemoryFormat::PreserveFormat,
-                        &self);
 }
 
 // square: pow(self, 2): bool -> int64.
@@ -3169,11 +3166,9 @@ inline NodeValue rule_alias(const Context& ctx, std::string_view) {
   out.requires_grad = false;
   return out;
 }
-// index_copy, index_put, copy, slice_scatter, select_scatter: self's shape, preserved format.
+// index_copy, index_put, lift_fresh_copy, flip: empty_like(self).
 inline NodeValue rule_self_like(const Context& ctx, std::string_view) {
-  const TensorMeta& self = ctx.tensor("self");
-  return formatted_meta(ctx, self.dtype, self.sizes, self.device, MemoryFormat::PreserveFormat,
-                        &self);
+  return preserved_like(ctx, "self");
 }
 inline NodeValue rule_mm_op(const Context& ctx, std::string_view op) {
   return rule_mm(ctx, "self", "mat2", op == "bmm" ? 3 : 2);
@@ -3278,7 +3273,7 @@ inline void register_view_rules(RuleTable& t) {
   add_aten(t, {"type_as"}, &rule_type_as);
   add_aten(t, {"repeat"}, &rule_repeat);
   add_aten(t, {"repeat_interleave"}, &rule_repeat_interleave);
-  add_aten(t, {"flip"}, &rule_self_preserve);
+  add_aten(t, {"flip"}, &rule_self_like);
   add_aten(t,
            {"roll", "tril", "triu", "scatter", "scatter_add", "scatter_reduce", "index_add",
             "masked_fill"},
