@@ -13,6 +13,7 @@
 #include "../../ir/argument.hpp"
 #include "../../ir/graph.hpp"
 #include "../../ir/names.hpp"
+#include "../../ir/value.hpp"
 #include "../error.hpp"
 #include "checked_access.hpp"
 #include "node_record.hpp"
@@ -240,9 +241,11 @@ class NodeReader {
     return gi;
   }
 
-  // One getitem node of `parent` per element of the list output `arr`.
+  // One getitem node of `parent` per element of the list output `arr`; `parent`'s value becomes
+  // the list of theirs (see tuple_value).
   void read_output_items(Node* parent, const ojson& arr, const Path& p) {
     expect_array(arr, p);
+    std::vector<const Node*> items;
     for (std::size_t k = 0; k < arr.size(); ++k) {
       const Path kp = at_index(p, k);
       std::string gname;
@@ -251,8 +254,28 @@ class NodeReader {
       } else {
         gname = output_item_name(arr[k], kp);
       }
-      (void)make_getitem(parent, static_cast<std::int64_t>(k), gname, kp, true);
+      items.push_back(make_getitem(parent, static_cast<std::int64_t>(k), gname, kp, true));
     }
+    set_tuple_value(parent, items);
+  }
+
+  // torch.export.load gives a node with several outputs the tuple of its outputs' values
+  // (deserialize_multiple_outputs: `meta["val"]`), None for an as_none output. `items` holds
+  // the getitem node of each output (nullptr for None). The value stays unset when an output
+  // has none (a custom object), so that nothing is made up.
+  static void set_tuple_value(Node* node, const std::vector<const Node*>& items) {
+    NodeValue::List list;
+    list.reserve(items.size());
+    for (const Node* item : items) {
+      if (item == nullptr) {
+        list.emplace_back(None{});
+      } else if (item->meta().val.has_value()) {
+        list.push_back(item->meta().val);
+      } else {
+        return;
+      }
+    }
+    node->mutable_meta().val = NodeValue(std::move(list));
   }
 
   // The outputs of a node with several values (or one list): getitem nodes, as torch's
@@ -266,6 +289,7 @@ class NodeReader {
       read_output_items(node, *outs[0].second, at_key(at_index(op, 0), "as_tensors"));
       return;
     }
+    std::vector<const Node*> items;
     for (std::size_t i = 0; i < outs.size(); ++i) {
       const Path p = at_index(op, i);
       const NodeOutput& o = outs[i];
@@ -273,17 +297,20 @@ class NodeReader {
       const ArgTag tag = arg_tag(o.first);
       if (tag == ArgTag::as_tensor || tag == ArgTag::as_sym_int || tag == ArgTag::as_sym_float) {
         const Path vp = at_key(p, o.first);
-        (void)make_getitem(node, idx, output_value_name(o, vp), vp, true);
+        items.push_back(make_getitem(node, idx, output_value_name(o, vp), vp, true));
       } else if (tag == ArgTag::as_none) {
         (void)make_getitem(node, idx, "as_none", p, false);
+        items.push_back(nullptr);
       } else if (tag == ArgTag::as_tensors || tag == ArgTag::as_sym_ints ||
                  tag == ArgTag::as_sym_floats || tag == ArgTag::as_sym_bools) {
         Node* lst = make_getitem(node, idx, "", p, false);
         read_output_items(lst, *o.second, at_key(p, o.first));
+        items.push_back(lst);
       } else {
         throw serialization_error(p, "unsupported node output '" + o.first + "'");
       }
     }
+    set_tuple_value(node, items);
   }
 
   Graph& g_;
