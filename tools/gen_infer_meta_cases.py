@@ -693,6 +693,10 @@ def define_cases() -> None:
     case("linalg_vector_norm_all_complex", A + "linalg_vector_norm.default", T(c64, [2, 3]))
     case("linalg_vector_norm_dtype", A + "linalg_vector_norm.default", T(f16, [2, 3]), 1, [0],
          dtype=f32)
+    case("new_ones", A + "new_ones.default", tp, [2, 5])
+    case("new_zeros_dtype", A + "new_zeros.default", T(i32, [3]), [4, 1], dtype=f16)
+    case("new_empty", A + "new_empty.default", T(bf16, [3]), [])
+    case("new_full", A + "new_full.default", T(f32, [2]), [3, 2], 1.5)
     case("index_tensor_one", A + "index.Tensor", T(f32, [5, 3]), [T(i64, [2, 4])])
     case("index_tensor_middle", A + "index.Tensor", T(f32, [2, 5, 3]), [None, T(i64, [4])])
     case("index_tensor_two_adjacent", A + "index.Tensor", T(f32, [2, 5, 3, 6]),
@@ -872,6 +876,7 @@ def define_sym_cases() -> None:
             S(f32, [2, 4, "n", 8]), S(f32, [2, 4, "m", 8]), S(f32, [2, 4, "m", 8]))
     symcase("sym_sdpa_math", A + "scaled_dot_product_attention.default", one,
             S(f32, [3, "n", 8]), S(f32, [3, "n", 8]), S(f32, [3, "n", 5]))
+    symcase("sym_new_ones", A + "new_ones.default", one, S(f32, [2, "n"]), [2, SymArg("n")])
     symcase("sym_layer_norm_default_ir", A + "layer_norm.default", one, S(f32, [2, "n", 8]), [8])
     symcase("sym_dropout_eval", A + "dropout.default", one, S(f32, ["n", 4], view=tr), 0.1,
             False)

@@ -118,6 +118,79 @@ class SmallCNN(nn.Module):
         return self.fc(x.flatten(1))
 
 
+class ResNetTrain(nn.Module):
+    """A ResNet-style block in training mode (batch norm updating its running statistics), with
+    max pooling, group norm, nearest upsampling, padding and average pooling."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(8)
+        self.c2 = nn.Conv2d(8, 8, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(8)
+        self.gn = nn.GroupNorm(2, 8)
+        self.fc = nn.Linear(8, 10)
+
+    def forward(self, x):
+        y = F.max_pool2d(F.relu(self.bn1(self.c1(x))), 2)
+        y = self.gn(F.relu(self.bn2(self.c2(y)) + y))
+        y = F.avg_pool2d(F.pad(F.interpolate(y, scale_factor=2.0, mode="nearest"), (1, 1, 1, 1)), 2)
+        return self.fc(F.adaptive_avg_pool2d(y, 1).flatten(1))
+
+
+class GPT2Style(nn.Module):
+    """GPT-2-style attention (one fused projection split in three, a causal mask buffer sliced to
+    the dynamic length and applied with masked_fill) and heads that use index, cumsum, var, prod,
+    argmax, topk, sort and unflatten on the result."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.wte = nn.Embedding(50, 16)
+        self.wpe = nn.Embedding(32, 16)
+        self.ln = nn.LayerNorm(16)
+        self.c_attn = nn.Linear(16, 48)
+        self.proj = nn.Linear(16, 16)
+        mask = torch.tril(torch.ones(32, 32, dtype=torch.bool)).view(1, 1, 32, 32)
+        self.register_buffer("bias", mask)
+
+    def forward(self, ids):
+        b, t = ids.shape
+        h = self.wte(ids) + self.wpe(torch.arange(0, t, dtype=torch.long).unsqueeze(0))
+        q, k, v = self.c_attn(self.ln(h)).split(16, dim=2)
+        q = q.view(b, t, 2, 8).transpose(1, 2)
+        k = k.view(b, t, 2, 8).transpose(1, 2)
+        v = v.view(b, t, 2, 8).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / 8 ** 0.5)
+        att = F.softmax(att.masked_fill(self.bias[:, :, :t, :t] == 0, float("-inf")), dim=-1)
+        y = self.proj((att @ v).transpose(1, 2).contiguous().view(b, t, 16))
+        out = h + F.gelu(y, approximate="tanh")
+        steps = torch.cumsum(out.new_ones(out.shape[:2]), dim=1)
+        last = out[torch.arange(b), steps[:, -1].long() - 1]
+        return (out, last, out.argmax(-1), out.var(-1), out.prod(-1), out.unflatten(2, (4, 4)),
+                out.topk(3)[0], out.sort(-1)[1], out.chunk(2, -1)[1])
+
+
+def export_resnet_train(decompose: bool):
+    torch.manual_seed(0)
+    model = ResNetTrain().train()
+    ep = torch.export.export(model, (torch.randn(2, 3, 16, 16),))
+    if decompose:
+        ep = ep.run_decompositions()
+    torch.manual_seed(0)
+    return ResNetTrain().train(), ep, [torch.randn(2, 3, 16, 16)]
+
+
+def export_gpt2_style(decompose: bool):
+    torch.manual_seed(0)
+    model = GPT2Style().eval()
+    seq = torch.export.Dim("seq", min=2, max=31)
+    ep = torch.export.export(model, (torch.randint(0, 50, (2, 12)),),
+                             dynamic_shapes={"ids": {1: seq}})
+    if decompose:
+        ep = ep.run_decompositions()
+    return model, ep, [torch.randint(0, 50, (2, n)) for n in (12, 5, 31)]
+
+
 def export_decoder(sdpa: bool, decompose: bool):
     torch.manual_seed(0)
     model = Decoder(sdpa).eval()
@@ -142,6 +215,8 @@ PROGRAMS = {
     "decoder_matmul": lambda d: export_decoder(False, d),
     "decoder_sdpa": lambda d: export_decoder(True, d),
     "cnn": export_cnn,
+    "resnet_train": export_resnet_train,
+    "gpt2_style": export_gpt2_style,
 }
 
 

@@ -2766,6 +2766,15 @@ inline NodeValue rule_self_contiguous(const Context& ctx, std::string_view) {
   return contiguous_meta(ctx, self.dtype, self.sizes, self.device);
 }
 
+// new_ones, new_zeros, new_empty, new_full: `size`, contiguous, in self's dtype and device
+// unless dtype / device are given.
+inline NodeValue rule_new_factory(const Context& ctx, std::string_view) {
+  const TensorMeta& self = ctx.tensor("self");
+  const dtype type = ctx.opt_dtype("dtype").value_or(self.dtype);
+  const Device device = ctx.opt_device("device").value_or(self.device);
+  return contiguous_meta(ctx, type, ctx.sym_list("size"), device);
+}
+
 // square: pow(self, 2): bool -> int64.
 inline NodeValue rule_square(const Context& ctx, std::string_view) {
   const TensorMeta& self = ctx.tensor("self");
@@ -3325,6 +3334,7 @@ inline void register_factory_and_sym_rules(RuleTable& t) {
   add_aten(t, {"zeros", "ones", "empty"}, &factory_rule<Rule::zeros>);
   add_aten(t, {"scalar_tensor"}, &factory_rule<Rule::scalar_tensor>);
   add_aten(t, {"zeros_like", "ones_like", "empty_like", "full_like"}, &plain_rule<rule_like>);
+  add_aten(t, {"new_ones", "new_zeros", "new_empty", "new_full"}, &rule_new_factory);
   add_aten(t, {"arange"}, &plain_rule<rule_arange>);
   t.emplace("quantized_decomposed.quantize_per_tensor", &rule_quantize_op);
   t.emplace("quantized_decomposed.dequantize_per_tensor", &rule_quantize_op);
@@ -3422,7 +3432,8 @@ inline const RuleTable& rule_table() {
 /// - full (dtype from the fill value: bool, int64 or float32), zeros, ones, empty.memory_format
 ///   (channels_last, channels_last_3d), zeros_like, ones_like, empty_like, full_like, arange
 ///   (.default/.start/.start_step; int64 unless a bound or the step is a float), scalar_tensor
-///   (float32 by default);
+///   (float32 by default), new_ones, new_zeros, new_empty, new_full (self's dtype and device
+///   unless given);
 /// - quantized_decomposed.quantize_per_tensor (.default/.tensor/.tensor2; `dtype`) and
 ///   quantized_decomposed.dequantize_per_tensor (`out_dtype`, default float32);
 /// - operator.getitem of a node whose `meta().val` is a tuple: that element (negative indices
