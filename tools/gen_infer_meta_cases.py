@@ -697,6 +697,24 @@ def define_cases() -> None:
     case("new_zeros_dtype", A + "new_zeros.default", T(i32, [3]), [4, 1], dtype=f16)
     case("new_empty", A + "new_empty.default", T(bf16, [3]), [])
     case("new_full", A + "new_full.default", T(f32, [2]), [3, 2], 1.5)
+    case("adaptive_avg_pool2d_private", A + "_adaptive_avg_pool2d.default", T(f32, [2, 4, 7, 7]),
+         [2, 3])
+    case("reflection_pad2d", A + "reflection_pad2d.default", T(f32, [1, 2, 5, 5]), [1, 1, 2, 2])
+    case("reflection_pad1d_channels", A + "reflection_pad1d.default", T(f32, [2, 5]), [2, 1])
+    case("reflection_pad2d_channels_last", A + "reflection_pad2d.default",
+         T(f32, [2, 3, 4, 4], [48, 1, 12, 3]), [1, 1, 1, 1])
+    case("replication_pad2d", A + "replication_pad2d.default", T(f32, [1, 2, 5, 5]), [0, 1, 2, 3])
+    case("replication_pad3d", A + "replication_pad3d.default", T(f32, [1, 2, 3, 4, 5]),
+         [1, 1, 1, 1, 1, 1])
+    case("as_strided", A + "as_strided.default", T(f32, [4, 6]), [3, 2], [1, 4], 2)
+    case("as_strided_keep_offset", A + "as_strided.default", T(f32, [4, 6]), [2, 2], [6, 1])
+    case("empty_strided", A + "empty_strided.default", [2, 3], [1, 2], dtype=f16)
+    case("max_dim", A + "max.dim", T(f32, [2, 3, 4]), 1)
+    case("min_dim_keepdim", A + "min.dim", T(i32, [2, 3]), -1, True)
+    case("max_all", A + "max.default", T(f32, [2, 3]))
+    case("fill_scalar", A + "fill.Scalar", tp, 2.0)
+    case("diagonal", A + "diagonal.default", T(f32, [3, 4]))
+    case("diagonal_offset_dims", A + "diagonal.default", T(f32, [2, 3, 4]), -1, 2, 0)
     case("index_tensor_one", A + "index.Tensor", T(f32, [5, 3]), [T(i64, [2, 4])])
     case("index_tensor_middle", A + "index.Tensor", T(f32, [2, 5, 3]), [None, T(i64, [4])])
     case("index_tensor_two_adjacent", A + "index.Tensor", T(f32, [2, 5, 3, 6]),

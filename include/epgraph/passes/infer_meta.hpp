@@ -2775,6 +2775,81 @@ inline NodeValue rule_new_factory(const Context& ctx, std::string_view) {
   return contiguous_meta(ctx, type, ctx.sym_list("size"), device);
 }
 
+// as_strided: the given sizes and strides over self's storage, at storage_offset (default:
+// self's).
+inline NodeValue rule_as_strided(const Context& ctx, std::string_view) {
+  TensorMeta out = ctx.tensor("self");
+  out.requires_grad = false;
+  out.sizes = ctx.sym_list("size");
+  out.strides = ctx.sym_list("stride");
+  if (out.sizes.size() != out.strides.size()) {
+    ctx.fail("mismatch in length of strides and shape");
+  }
+  const Argument* offset = ctx.given_arg("storage_offset");
+  if (offset != nullptr && !offset->is_none()) {
+    out.storage_offset = ctx.sym_of(*offset, "argument 'storage_offset'");
+  }
+  return out;
+}
+
+// empty_strided: the given sizes and strides, float32 on the CPU unless dtype / device say.
+inline NodeValue rule_empty_strided(const Context& ctx, std::string_view) {
+  return make_meta(ctx.opt_dtype("dtype").value_or(dtype::float32), ctx.sym_list("size"),
+                   ctx.sym_list("stride"), ctx.opt_device("device").value_or(Device{}));
+}
+
+// max, min: .dim gives (values, int64 indices) reduced over dim; .default the single extreme
+// value (a 0-dim tensor); .other is elementwise maximum / minimum.
+inline NodeValue rule_max(const Context& ctx, std::string_view) {
+  if (ctx.has("other")) return rule_elementwise(ctx, Rule::binary);
+  const TensorMeta& self = ctx.tensor("self");
+  if (!ctx.has("dim")) return reduce_meta(ctx, self, self.dtype, std::nullopt, false);
+  const bool keepdim = ctx.has("keepdim") && ctx.boolean("keepdim");
+  const Ints dims{ctx.integer("dim")};
+  TensorMeta values = reduce_meta(ctx, self, self.dtype, dims, keepdim);
+  TensorMeta indices = values;
+  indices.dtype = dtype::int64;
+  return NodeValue(NodeValue::List{NodeValue(std::move(values)), NodeValue(std::move(indices))});
+}
+
+// diagonal: a view of the diagonal of dimensions dim1 and dim2 (offset above or below it),
+// appended as the last dimension with stride stride(dim1) + stride(dim2).
+inline NodeValue rule_diagonal(const Context& ctx, std::string_view) {
+  const TensorMeta& self = ctx.tensor("self");
+  const std::size_t rank = self.sizes.size();
+  if (rank < 2) ctx.fail("diagonal expects a tensor of at least 2 dimensions");
+  const std::int64_t offset = ctx.has("offset") ? ctx.integer("offset") : 0;
+  const auto d1 =
+      static_cast<std::size_t>(ctx.wrap_dim(ctx.has("dim1") ? ctx.integer("dim1") : 0, rank));
+  const auto d2 =
+      static_cast<std::size_t>(ctx.wrap_dim(ctx.has("dim2") ? ctx.integer("dim2") : 1, rank));
+  if (d1 == d2) {
+    ctx.fail("diagonal dimensions cannot be identical " + std::to_string(d1) + ", " +
+             std::to_string(d2));
+  }
+  const std::int64_t s1 =
+      ctx.concrete(self.sizes[d1], "argument 'self' dimension " + std::to_string(d1));
+  const std::int64_t s2 =
+      ctx.concrete(self.sizes[d2], "argument 'self' dimension " + std::to_string(d2));
+  const std::int64_t n = offset >= 0 ? std::max<std::int64_t>(std::min(s1, s2 - offset), 0)
+                                     : std::max<std::int64_t>(std::min(s1 + offset, s2), 0);
+  TensorMeta out = self;
+  out.requires_grad = false;
+  const sym::Expr st1 = ctx.ex(self.strides[d1]);
+  const sym::Expr st2 = ctx.ex(self.strides[d2]);
+  if (n != 0) {
+    const sym::Expr shift = offset >= 0 ? sym::Expr(offset) * st2 : sym::Expr(-offset) * st1;
+    out.storage_offset = ctx.out(ctx.ex(self.storage_offset) + shift);
+  }
+  for (const std::size_t d : {std::max(d1, d2), std::min(d1, d2)}) {
+    out.sizes.erase(out.sizes.begin() + static_cast<std::ptrdiff_t>(d));
+    out.strides.erase(out.strides.begin() + static_cast<std::ptrdiff_t>(d));
+  }
+  out.sizes.push_back(SymInt{n});
+  out.strides.push_back(ctx.out(st1 + st2));
+  return out;
+}
+
 // square: pow(self, 2): bool -> int64.
 inline NodeValue rule_square(const Context& ctx, std::string_view) {
   const TensorMeta& self = ctx.tensor("self");
@@ -2829,7 +2904,7 @@ inline TensorMeta suggested_meta(const Context& ctx, const TensorMeta& input, dt
 // negative amounts crop.
 inline NodeValue rule_pad(const Context& ctx, std::string_view) {
   const TensorMeta& self = ctx.tensor("self");
-  const Sizes pad = ctx.sym_list("pad");
+  const Sizes pad = ctx.sym_list(ctx.has("pad") ? "pad" : "padding");
   if (pad.size() % 2 != 0)
     ctx.fail("Length of pad must be even but instead it equals " + std::to_string(pad.size()));
   if (pad.size() / 2 > self.sizes.size()) {
@@ -3282,7 +3357,9 @@ inline void register_view_rules(RuleTable& t) {
   add_aten(t, {"type_as"}, &rule_type_as);
   add_aten(t, {"repeat"}, &rule_repeat);
   add_aten(t, {"repeat_interleave"}, &rule_repeat_interleave);
-  add_aten(t, {"flip"}, &rule_self_like);
+  add_aten(t, {"flip", "fill"}, &rule_self_like);
+  add_aten(t, {"as_strided"}, &rule_as_strided);
+  add_aten(t, {"diagonal"}, &rule_diagonal);
   add_aten(t,
            {"roll", "tril", "triu", "scatter", "scatter_add", "scatter_reduce", "index_add",
             "masked_fill"},
@@ -3303,7 +3380,7 @@ inline void register_compute_rules(RuleTable& t) {
   add_aten(t, {"dropout"}, &rule_dropout);
   add_aten(t, {"cumsum", "cumprod"}, &rule_cumulative);
   add_aten(t, {"gather"}, &rule_gather);
-  add_aten(t, {"adaptive_avg_pool2d"}, &rule_adaptive_avg_pool2d);
+  add_aten(t, {"adaptive_avg_pool2d", "_adaptive_avg_pool2d"}, &rule_adaptive_avg_pool2d);
   add_aten(t, {"max_pool2d", "max_pool2d_with_indices"}, &rule_max_pool2d);
   add_aten(t, {"avg_pool2d"}, &rule_avg_pool2d);
   add_aten(t,
@@ -3318,7 +3395,11 @@ inline void register_compute_rules(RuleTable& t) {
   add_aten(t, {"topk"}, &rule_topk);
   add_aten(t, {"sort"}, &rule_sort);
   add_aten(t, {"index"}, &rule_index);
-  add_aten(t, {"constant_pad_nd", "pad"}, &rule_pad);
+  add_aten(t,
+           {"constant_pad_nd", "pad", "reflection_pad1d", "reflection_pad2d", "reflection_pad3d",
+            "replication_pad1d", "replication_pad2d", "replication_pad3d"},
+           &rule_pad);
+  add_aten(t, {"max", "min"}, &rule_max);
   add_aten(t, {"upsample_nearest2d", "upsample_bilinear2d"}, &rule_upsample2d);
   add_aten(t, {"sum"}, &reduction_rule<Rule::sum>);
   add_aten(t, {"mean"}, &reduction_rule<Rule::mean>);
@@ -3335,6 +3416,7 @@ inline void register_factory_and_sym_rules(RuleTable& t) {
   add_aten(t, {"scalar_tensor"}, &factory_rule<Rule::scalar_tensor>);
   add_aten(t, {"zeros_like", "ones_like", "empty_like", "full_like"}, &plain_rule<rule_like>);
   add_aten(t, {"new_ones", "new_zeros", "new_empty", "new_full"}, &rule_new_factory);
+  add_aten(t, {"empty_strided"}, &rule_empty_strided);
   add_aten(t, {"arange"}, &plain_rule<rule_arange>);
   t.emplace("quantized_decomposed.quantize_per_tensor", &rule_quantize_op);
   t.emplace("quantized_decomposed.dequantize_per_tensor", &rule_quantize_op);
@@ -3419,7 +3501,9 @@ inline const RuleTable& rule_table() {
 ///   the new running statistics), native_group_norm, group_norm, native_dropout (output and
 ///   bool mask);
 /// - var, std, var_mean, std_mean (complex -> real), prod (integral -> int64), argmax, argmin,
-///   linalg_vector_norm, topk, sort (values and int64 indices);
+///   linalg_vector_norm, topk, sort, max/min (.dim: values and int64 indices; .default; .other);
+/// - as_strided, diagonal (views), empty_strided, fill, _adaptive_avg_pool2d,
+///   reflection_pad1d/2d/3d, replication_pad1d/2d/3d;
 /// - _assert_scalar, _assert_async, sym_constrain_range(_for_size), _assert_tensor_metadata:
 ///   None;
 /// - sum.dim_IntList/sum.default (bool and integer inputs -> int64), mean.dim/mean.default (an
