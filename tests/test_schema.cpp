@@ -333,6 +333,39 @@ TEST_CASE("call_function binds its arguments to the schema and refuses bad calls
   (void)ic;
 }
 
+// Regression (found by validating run_decompositions() of a dynamic program with torch.roll;
+// interop: test_fidelity.py): torch passes a SymInt node (`mod`) to aten.add.Tensor as a wrapped
+// number, and epgraph refused it ("argument 'other' expects Tensor, got node 'mod' (a SymInt)").
+// SymFloat nodes go the same way. Only the operators torch wraps numbers for accept one; the rest
+// (index_copy above) and lists of tensors still refuse it.
+TEST_CASE("A SymInt or SymFloat node stands for a Tensor where torch wraps the number",
+          "[schema][check]") {
+  CallFixture f;
+  epgraph::Graph& g = f.ep.graph();
+  Node* half = g.call_function("_operator.truediv", {f.n, 2});
+  half->mutable_meta().val = epgraph::SymFloatValue{epgraph::SymExpr{"s0/2", 1}};
+  Node* add = g.call_function("torch.ops.aten.add.Tensor", {f.x, f.n});
+  Node* mul = g.call_function("torch.ops.aten.mul.Tensor", {f.x, half});
+  Node* sub = g.call_function("torch.ops.aten.sub.Tensor", {f.n, f.x});
+  Node* pm = g.call_function("torch.ops.prims.mul.default", {f.x, f.n});
+  CHECK(epgraph_test::node_names(g) == std::vector<std::string>{"x", "pos", "sym_size", "truediv",
+                                                                "add", "mul", "sub", "mul_1",
+                                                                "output"});
+  CHECK(add->args()[1] == Argument(f.n));
+  CHECK(pm->target() == "torch.ops.prims.mul.default");
+  (void)mul;
+  (void)sub;
+
+  check_refused(f, "torch.ops.aten.maximum.default", {f.x, f.n}, {},
+                "Cannot create node 'maximum' (torch.ops.aten.maximum.default): argument "
+                "'other' expects Tensor, got node 'sym_size' (a SymInt); schema: "
+                "aten::maximum(Tensor self, Tensor other) -> Tensor");
+  check_refused(f, "torch.ops.aten.cat.default", {Argument(ArgumentList{f.x, f.n})}, {},
+                "Cannot create node 'cat' (torch.ops.aten.cat.default): argument 'tensors' "
+                "expects Tensor[], got a list of 2 values; schema: aten::cat(Tensor[] tensors, "
+                "int dim=0) -> Tensor");
+}
+
 TEST_CASE("set_args and update_arg are checked too; loaders and unknown ops are not",
           "[schema][check]") {
   CallFixture f;

@@ -437,3 +437,39 @@ def test_requested_target_taken_but_assigned_target_free(pt2_edit, folder):
     assert _outputs(et) == _outputs(edited)
     # ExecuTorch's order: the persistent buffer after the non-persistent one.
     assert _placeholders(et) == ["b_npb", "b_npb_1", "x"]
+
+
+class _RollInterpolate(nn.Module):
+    def forward(self, x):
+        y = torch.roll(x, 1, 1)
+        z = nn.functional.interpolate(x.unsqueeze(0), scale_factor=2.0, mode="nearest")
+        return y, z
+
+
+def test_sym_scalar_as_wrapped_number_validates(pt2_edit, folder):
+    """Regression: run_decompositions() of a dynamic program passes a SymInt (`mod`, from roll)
+    to aten.add.Tensor; torch verifies and runs it, and epgraph refused it ("argument 'other'
+    expects Tensor, got node 'mod' (a SymInt)"). Now it validates, and its copy runs in torch
+    with eager's numbers."""
+    x = torch.randn(3, 8, 5)
+    dim = torch.export.Dim("s", min=2, max=64)
+    ep = torch.export.export(_RollInterpolate(), (x,), dynamic_shapes={"x": {1: dim}})
+    ep = ep.run_decompositions()
+    targets = {(str(n.target), type(a.meta["val"]).__name__)
+               for n in ep.graph.nodes if n.op == "call_function"
+               for a in n.args
+               if isinstance(a, torch.fx.Node) and not isinstance(a.meta["val"], torch.Tensor)}
+    # The program has the calls this test is about (else it tests nothing).
+    assert ("aten.add.Tensor", "SymInt") in targets
+    path = folder / "roll_interpolate.pt2"
+    _save(ep, path)
+    assert pt2_edit.run("validate", path).stdout == f"OK: {path} passes every check of verify\n"
+    copy = folder / "roll_interpolate_copy.pt2"
+    pt2_edit.run("copy", path, "-o", copy)
+    loaded = torch.export.load(str(copy))
+    loaded.validate()
+    for length in (8, 13):
+        xi = torch.randn(3, length, 5)
+        got = loaded.module()(xi)
+        want = _RollInterpolate()(xi)
+        assert all(torch.equal(g, w) for g, w in zip(got, want))

@@ -58,8 +58,12 @@ std::string describe_argument(const Argument& a) {
 
 // Whether `a` may be passed where `t` is expected. Composite and unnamed types (`t`, `Any`,
 // Dict, Tuple, classes) accept anything: epgraph checks what torch.export programs use.
+//
+// `sym_as_tensor`: whether a SymInt/SymFloat/SymBool node may stand where a Tensor is expected
+// (see symbolic_scalar_as_tensor).
 template <class N>
-bool argument_fits(const SchemaType& t, const Argument& a, bool in_list = false) {
+bool argument_fits(const SchemaType& t, const Argument& a, bool in_list = false,
+                   bool sym_as_tensor = false) {
   using K = SchemaType::Kind;
   const Node* n = a.node();
   const NodeValue* v = n ? &value_of<N>(n) : nullptr;
@@ -72,8 +76,10 @@ bool argument_fits(const SchemaType& t, const Argument& a, bool in_list = false)
         const ArgumentList* l = a.list();  // a complex number as [real, imag]
         return l != nullptr && l->size() == 2 && (*l)[0].is<double>() && (*l)[1].is<double>();
       }
-      return unknown || v->tensor() != nullptr;
-    case K::Optional: return a.is_none() || argument_fits<N>(t.elements[0], a, in_list);
+      return unknown || v->tensor() != nullptr ||
+             (sym_as_tensor && !in_list && v->is_symbolic_scalar());
+    case K::Optional:
+      return a.is_none() || argument_fits<N>(t.elements[0], a, in_list, sym_as_tensor);
     case K::Int: return a.is<std::int64_t>() || (v && v->sym_int());
     case K::SymInt: return a.is<std::int64_t>() || (v && (unknown || v->sym_int()));
     case K::Float:
@@ -124,6 +130,28 @@ bool argument_fits(const SchemaType& t, const Argument& a, bool in_list = false)
   }
 }
 
+// Whether torch lets a SymInt/SymFloat (a node of the graph) stand for a Tensor argument of `s`:
+// run_decompositions() on a dynamic program passes `mod` (a SymInt) to aten.add.Tensor
+// (torch.roll), and torch runs and verifies it; a SymFloat goes the same way. Torch wraps the
+// number for the arithmetic overloads below, the copies and conversions, and every prims operator;
+// any other operator (`aten.index_copy(sym_size, ...)`) fails in torch, so it is refused here too
+// (probed on torch 2.13 by calling each Core ATen operator with a SymInt in a dynamic export).
+// O(1).
+inline bool symbolic_scalar_as_tensor(const FunctionSchema& s) noexcept {
+  if (s.op_namespace() == "prims") return true;
+  if (s.op_namespace() != "aten") return false;
+  static constexpr std::string_view wrapped[] = {
+      "add",    "add_",    "sub",          "sub_",          "subtract", "subtract_",
+      "mul",    "mul_",    "multiply",     "multiply_",     "div",      "div_",
+      "divide", "divide_", "true_divide",  "true_divide_",  "to",       "_to_copy",
+      "copy",   "copy_",   "floor_divide", "floor_divide_", "_conj"};
+  const std::string_view name = s.op_name();
+  for (std::string_view w : wrapped) {
+    if (name == w) return true;
+  }
+  return false;
+}
+
 // Binds args/kwargs to `s` as torch does when it calls an OpOverload (FX: `normalize_function`,
 // c10: `FunctionSchema::checkAndNormalizeInputs`). Fills `out` when given (one binding per schema
 // argument; unspecified when the call does not bind) and returns an empty string, or returns why
@@ -156,6 +184,7 @@ std::string bind_call(const FunctionSchema& s, ArgumentView args, const Kwargs& 
   // Bindings are recorded only when asked for: checking a call allocates nothing.
   if (out != nullptr) out->assign(s.arguments.size(), ArgumentBinding{});
   ArgumentBinding scratch;
+  const bool sym_as_tensor = symbolic_scalar_as_tensor(s);
   std::size_t next_positional = 0;
   for (std::size_t i = 0; i < s.arguments.size(); ++i) {
     const SchemaArgument& sa = s.arguments[i];
@@ -177,7 +206,7 @@ std::string bind_call(const FunctionSchema& s, ArgumentView args, const Kwargs& 
       b = {BindingSource::default_value, 0};
       continue;
     }
-    if (!argument_fits<N>(sa.type, *value)) {
+    if (!argument_fits<N>(sa.type, *value, false, sym_as_tensor)) {
       return "argument '" + sa.name + "' expects " + sa.type.str() + ", got " +
              describe_argument<N>(*value);
     }
