@@ -130,8 +130,39 @@ int usage(std::ostream& out = std::cerr, int code = 2) {
          "[--skip-horizontal-fusion] --op-namespace NS -o HOST --extract-dir DIR\n"
          "  pt2_edit outline FILE (--ops T1,T2,... | --except T1,...) [--no-single-node] "
          "[--skip-horizontal-fusion] -o OUT\n"
-         "  (any command: --program NAME picks a program of a multi-program archive)\n";
+         "  (any command: --program NAME picks a program of a multi-program archive)\n"
+         "  (partition IDs are torch's CapabilityBasedPartitioner ids, as torch numbers and tags\n"
+         "   them: they need not start at 0 nor be consecutive)\n";
   return code;
+}
+
+// Reports an option `option` that command `cmd` does not take: "pt2_edit: unknown option '--foo'
+// for command 'copy'", followed, when another command takes it, by the commands that do ("(--ops
+// is an option of partition, extract, outline)"), then the usage; returns 2.
+int unknown_option(const std::string& cmd, const std::string& option) {
+  static const std::vector<std::pair<std::string, std::string>> owners = {
+      {"--strict", "validate"},
+      {"--data", "validate"},
+      {"--meta", "validate"},
+      {"--name", "add-buffer"},
+      {"--dtype", "add-buffer"},
+      {"--shape", "add-buffer"},
+      {"--fill", "add-buffer"},
+      {"-o", "add-buffer, copy, partition, specialize, extract, outline"},
+      {"--ops", "partition, extract, outline"},
+      {"--except", "partition, extract, outline"},
+      {"--no-single-node", "partition, extract, outline"},
+      {"--skip-horizontal-fusion", "partition, extract, outline"},
+      {"--dim", "specialize"},
+      {"--op-namespace", "extract"},
+      {"--extract-dir", "extract"},
+  };
+  std::cerr << "pt2_edit: unknown option '" << option << "' for command '" << cmd << "'";
+  for (const auto& [name, commands] : owners) {
+    if (name == option) std::cerr << " (" << option << " is an option of " << commands << ")";
+  }
+  std::cerr << "\n";
+  return usage();
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -418,8 +449,7 @@ int add_buffer(int argc, char** argv) {
   for (int i = 3; i < argc; ++i) {
     const std::string a = argv[i];
     if (a != "--name" && a != "--dtype" && a != "--shape" && a != "--fill" && a != "-o") {
-      std::cerr << "error: add-buffer: unknown option '" << a << "'\n";
-      return usage();
+      return unknown_option("add-buffer", a);
     }
     if (i + 1 >= argc) {
       std::cerr << "error: add-buffer: " << a << " needs a value\n";
@@ -477,6 +507,10 @@ int add_buffer(int argc, char** argv) {
 }
 
 int copy(int argc, char** argv) {
+  for (int i = 3; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (!a.empty() && a[0] == '-' && a != "-o") return unknown_option("copy", a);
+  }
   if (argc != 5 || std::string(argv[3]) != "-o") {
     std::cerr << "error: copy needs FILE -o OUT\n";
     return usage();
@@ -558,6 +592,9 @@ bool parse_partition_args(int argc, char** argv, const char* cmd, bool extract, 
       (arg == "-o" ? a.out : arg == "--op-namespace" ? a.op_namespace : a.extract_dir) = value;
     } else if (a.file.empty() && !arg.empty() && arg[0] != '-') {
       a.file = arg;
+    } else if (!arg.empty() && arg[0] == '-') {
+      unknown_option(cmd, arg);
+      return false;
     } else {
       std::cerr << "error: " << cmd << ": unexpected argument '" << arg << "'\n";
       return false;
@@ -707,6 +744,8 @@ int specialize(int argc, char** argv) {
       out = argv[++i];
     } else if (file.empty() && !a.empty() && a[0] != '-') {
       file = a;
+    } else if (!a.empty() && a[0] == '-' && a != "--dim" && a != "-o") {
+      return unknown_option("specialize", a);
     } else {
       std::cerr << "error: specialize: unexpected argument '" << a << "'\n";
       return usage();
@@ -908,7 +947,17 @@ int main(int argc, char** argv) {
   if (!take_program_option(argc, argv) || argc < 3) return usage();
   const std::string cmd = argv[1];
   try {
-    if (cmd == "show" && argc == 3) return show(argv[2]);
+    if (cmd == "show") {
+      for (int i = 2; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (!a.empty() && a[0] == '-') return unknown_option("show", a);
+      }
+      if (argc != 3) {
+        std::cerr << "error: show needs one FILE\n";
+        return usage();
+      }
+      return show(argv[2]);
+    }
     if (cmd == "validate") {  // FILE and the options in any order
       std::string file;
       bool strict = false, data = false, meta = false;
@@ -922,11 +971,17 @@ int main(int argc, char** argv) {
           meta = true;
         } else if (file.empty() && !a.empty() && a[0] != '-') {
           file = a;
+        } else if (!a.empty() && a[0] == '-') {
+          return unknown_option("validate", a);
         } else {
+          std::cerr << "error: validate: unexpected argument '" << a << "'\n";
           return usage();
         }
       }
-      if (file.empty()) return usage();
+      if (file.empty()) {
+        std::cerr << "error: validate needs FILE\n";
+        return usage();
+      }
       return validate(file, strict, data, meta);
     }
     if (cmd == "add-buffer") return add_buffer(argc, argv);
@@ -935,6 +990,7 @@ int main(int argc, char** argv) {
     if (cmd == "specialize") return specialize(argc, argv);
     if (cmd == "extract") return extract(argc, argv);
     if (cmd == "outline") return outline(argc, argv);
+    std::cerr << "pt2_edit: unknown command '" << cmd << "'\n";
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;

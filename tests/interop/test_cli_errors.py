@@ -53,6 +53,41 @@ def _torch_partitions(ep, ops):
     return sorted((p.id, sorted(n.name for n in p.nodes)) for p in parts)
 
 
+def test_unknown_options_are_named(pt2_edit, tmp_path):
+    path = block(tmp_path)
+    out = tmp_path / "out.pt2"
+    cases = [
+        (["copy", path, "--foo"], "pt2_edit: unknown option '--foo' for command 'copy'\n"),
+        (["copy", path, "-o", out, "--ops"],
+         "pt2_edit: unknown option '--ops' for command 'copy' (--ops is an option of partition, "
+         "extract, outline)\n"),
+        (["copy", path, "--ops", "torch.ops.aten.relu", "-o", out],
+         "pt2_edit: unknown option '--ops' for command 'copy' (--ops is an option of partition, "
+         "extract, outline)\n"),
+        (["show", path, "--strict"],
+         "pt2_edit: unknown option '--strict' for command 'show' (--strict is an option of "
+         "validate)\n"),
+        (["validate", path, "--foo"], "pt2_edit: unknown option '--foo' for command 'validate'\n"),
+        (["specialize", path, "--dim", "s0=2", "--foo", "-o", out],
+         "pt2_edit: unknown option '--foo' for command 'specialize'\n"),
+        (["partition", path, "--ops", "torch.ops.aten.relu", "--dim", "s0=1", "-o", out],
+         "pt2_edit: unknown option '--dim' for command 'partition' (--dim is an option of "
+         "specialize)\n"),
+        (["outline", path, "--ops", "torch.ops.aten.relu", "--extract-dir", "d", "-o", out],
+         "pt2_edit: unknown option '--extract-dir' for command 'outline' (--extract-dir is an "
+         "option of extract)\n"),
+        (["add-buffer", path, "--name", "b", "--shape", "2", "--bogus", "1", "-o", out],
+         "pt2_edit: unknown option '--bogus' for command 'add-buffer'\n"),
+        (["frobnicate", path], "pt2_edit: unknown command 'frobnicate'\n"),
+    ]
+    for args, first_line in cases:
+        proc = pt2_edit.run(*args, check=False)
+        assert proc.returncode == 2, args
+        assert proc.stderr.startswith(first_line + "usage:\n"), (args, proc.stderr)
+        assert proc.stdout == ""
+        assert not out.exists()
+
+
 def test_validate_strict_reports_unknown_aten_targets(pt2_edit, tmp_path):
     path = block(tmp_path)
     good = tmp_path / "block.json"
