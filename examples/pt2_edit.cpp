@@ -50,8 +50,14 @@
 // trimmed of surrounding blanks; an empty item, a blank inside one, or a target that no
 // call_function node of the graph has and that is not a well-formed `torch.ops.NS.OP[.OVERLOAD]`
 // name is an error (exit 2) naming it, with the graph's spelling when one ends like it
-// ("did you mean 'torch.ops.aten.linear.default'?"); an absent well-formed one (a backend's
-// fixed list) is a note on stderr. `-o` may name FILE itself: the archive is written to a
+// ("did you mean 'torch.ops.aten.linear.default'?"), and so is an aten or prims operator or
+// overload torch does not have ("unknown operator 'torch.ops.aten.not_an_op.default'",
+// "unknown overload 'torch.ops.aten.relu.Foo'"); an absent existing one (a backend's fixed list)
+// is a note on stderr. `operator.getitem` (as print(ep.graph) shows it) and `_operator.getitem`
+// (as torch's _get_qualified_name spells it) name the same target. Partition IDs are the ids
+// torch's CapabilityBasedPartitioner gives (the same numbers, and tags "tag<ID>", as torch):
+// they need not start at 0 nor be consecutive (a partition merged into another or dropped by
+// --no-single-node leaves its id unused). `-o` may name FILE itself: the archive is written to a
 // temporary file and renamed over it at the end.
 //
 // `specialize` fixes symbols of a dynamic program to values with epgraph::specialize
@@ -630,13 +636,49 @@ bool is_torch_op_name(const std::string& t) {
   return parts + 1 == 4 || parts + 1 == 5;
 }
 
+// Why `t`, a well-formed torch operator name (is_torch_op_name) no node of the graph calls, names
+// no operator of torch: "unknown operator 'torch.ops.aten.not_an_op' (torch 2.13.0 has no
+// aten::not_an_op)" or "unknown overload 'torch.ops.aten.relu.Foo' (aten::relu has the overloads
+// default, out, ...)". Empty when it is one, or when epgraph cannot tell: only the aten and
+// prims namespaces are in the schema table (epgraph/ops/aten_schemas.hpp).
+std::string unknown_operator(const std::string& t) {
+  const std::string rest = t.substr(std::string("torch.ops.").size());
+  const std::size_t d1 = rest.find('.');
+  const std::string ns = rest.substr(0, d1);
+  if (ns != "aten" && ns != "prims") return {};
+  const std::size_t d2 = rest.find('.', d1 + 1);
+  const std::string op = rest.substr(d1 + 1, d2 == std::string::npos ? d2 : d2 - d1 - 1);
+  const std::string packet = ns + "::" + op;
+  std::vector<std::string> overloads;
+  for (const std::string& name : epgraph::global_registry().qualified_names()) {
+    if (name == packet) overloads.emplace_back("default");
+    if (name.size() > packet.size() && name.compare(0, packet.size() + 1, packet + ".") == 0) {
+      overloads.push_back(name.substr(packet.size() + 1));
+    }
+  }
+  const std::string version(epgraph::aten_schemas_torch_version);
+  if (overloads.empty()) {
+    return "unknown operator '" + t + "' (torch " + version + " has no " + packet + ")";
+  }
+  if (d2 == std::string::npos) return {};
+  const std::string overload = rest.substr(d2 + 1);
+  if (std::find(overloads.begin(), overloads.end(), overload) != overloads.end()) return {};
+  std::string list;
+  for (std::size_t i = 0; i < overloads.size() && i < 8; ++i) {
+    list += (i == 0 ? "" : ", ") + overloads[i];
+  }
+  if (overloads.size() > 8) list += ", ...";
+  return "unknown overload '" + t + "' (" + packet + " has the overloads " + list + ")";
+}
+
 // The backend's support: the call_function nodes of the --ops targets, or every call_function
 // node but those of the --except targets. Each target is checked against the graph first: one
 // that no call_function node has is an error (value_error naming it, with the name the graph
 // uses when it ends like it, e.g. 'aten.linear.default' -> 'torch.ops.aten.linear.default', else
 // the first targets the graph calls), unless it is a well-formed torch operator name
 // (is_torch_op_name): a backend's fixed list of ops need not all be in every model, so that one
-// only gets a note on stderr. A typo then no longer partitions nothing in silence.
+// only gets a note on stderr. A typo then no longer partitions nothing in silence. An aten or
+// prims name that torch has no such operator or overload of is an error too (unknown_operator).
 epgraph::OperatorSupport partition_support(const PartitionArgs& a, const epgraph::Graph& graph) {
   std::vector<std::string> called;  // distinct call_function targets, in graph order
   std::set<std::string> called_set;
@@ -651,6 +693,8 @@ epgraph::OperatorSupport partition_support(const PartitionArgs& a, const epgraph
                                   [&](const epgraph::Node& n) { return one.is_node_supported(n); });
     if (used) continue;
     if (is_torch_op_name(t)) {
+      const std::string unknown = unknown_operator(t);
+      if (!unknown.empty()) throw epgraph::value_error(a.list_option + ": " + unknown);
       std::cerr << "note: " << a.list_option << ": no call_function node of the graph has target '"
                 << t << "'\n";
       continue;

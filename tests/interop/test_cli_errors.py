@@ -41,6 +41,43 @@ def block(tmp_path: pathlib.Path) -> pathlib.Path:
     return path
 
 
+def test_unknown_operator_or_overload_is_an_error(pt2_edit, tmp_path):
+    path = block(tmp_path)
+    out = tmp_path / "out.pt2"
+    cases = [
+        ("partition", ["--ops", "torch.ops.aten.relu,torch.ops.aten.not_an_op.default"],
+         "error: --ops: unknown operator 'torch.ops.aten.not_an_op.default' (torch 2.13.0 has no "
+         "aten::not_an_op)\n"),
+        ("partition", ["--ops", "torch.ops.aten.relu.Foo"],
+         "error: --ops: unknown overload 'torch.ops.aten.relu.Foo' (aten::relu has the overloads "
+         "default, out)\n"),
+        ("partition", ["--except", "torch.ops.aten.not_an_op"],
+         "error: --except: unknown operator 'torch.ops.aten.not_an_op' (torch 2.13.0 has no "
+         "aten::not_an_op)\n"),
+        ("outline", ["--ops", "torch.ops.aten.not_an_op"],
+         "error: --ops: unknown operator 'torch.ops.aten.not_an_op' (torch 2.13.0 has no "
+         "aten::not_an_op)\n"),
+        ("extract", ["--ops", "torch.ops.prims.not_an_op.default", "--op-namespace", "my",
+                     "--extract-dir", tmp_path / "sub"],
+         "error: --ops: unknown operator 'torch.ops.prims.not_an_op.default' (torch 2.13.0 has "
+         "no prims::not_an_op)\n"),
+    ]
+    for cmd, extra, message in cases:
+        proc = pt2_edit.run(cmd, path, *extra, "-o", out, check=False)
+        assert (proc.returncode, proc.stderr, proc.stdout) == (2, message, ""), (cmd, extra)
+        assert not out.exists()
+        assert not (tmp_path / "sub").exists()
+    # An existing operator the graph does not call (a backend's fixed list) is still a note, and
+    # a namespace epgraph has no schema table for cannot be checked.
+    proc = pt2_edit.run("partition", path, "--ops",
+                        "torch.ops.aten.relu,torch.ops.aten.gelu.default,torch.ops.myns.op")
+    assert proc.stdout == "partition 0: relu\n"
+    assert proc.stderr == (
+        "note: --ops: no call_function node of the graph has target "
+        "'torch.ops.aten.gelu.default'\n"
+        "note: --ops: no call_function node of the graph has target 'torch.ops.myns.op'\n")
+
+
 def _torch_partitions(ep, ops):
     def supported(_, node) -> bool:
         if node.op != "call_function":
@@ -51,6 +88,20 @@ def _torch_partitions(ep, ops):
     parts = CapabilityBasedPartitioner(ep.graph_module, create_op_support(supported),
                                        allows_single_node_partition=True).propose_partitions()
     return sorted((p.id, sorted(n.name for n in p.nodes)) for p in parts)
+
+
+def test_getitem_in_both_spellings_and_ids_are_torchs(pt2_edit, tmp_path):
+    path = block(tmp_path)
+    ep = torch.export.load(str(path))
+    assert "call_function[target=operator.getitem]" in str(ep.graph)
+    expected = _torch_partitions(ep, ["_operator.getitem", "torch.ops.aten.split"])
+    assert expected == [(1, ["getitem", "getitem_1", "split"])]  # torch's id: 1, not 0
+    for spelling in ("operator.getitem", "_operator.getitem"):
+        proc = pt2_edit.run("partition", path, "--ops", f"{spelling},torch.ops.aten.split")
+        assert (proc.stdout, proc.stderr) == ("partition 1: split, getitem, getitem_1\n", "")
+    usage = pt2_edit.run("--help").stdout
+    assert ("  (partition IDs are torch's CapabilityBasedPartitioner ids, as torch numbers and "
+            "tags\n   them: they need not start at 0 nor be consecutive)\n") in usage
 
 
 def test_unknown_options_are_named(pt2_edit, tmp_path):
