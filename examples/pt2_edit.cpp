@@ -68,7 +68,9 @@
 // nodes and removed asserts, the dropped range constraints and the recomputed values, and with
 // `-o OUT` writes the result. A symbol not in the program's range_constraints, a value outside
 // its range, or a runtime assert that the value makes false is an error (stderr, exit 2) naming
-// it; nothing is written then.
+// it; nothing is written then. A node whose recomputed value differs from its stored value with
+// the symbols substituted (epgraph's rule and torch's stored value disagree) is an error too
+// (stderr naming the nodes, exit 1, nothing written).
 // `extract` proposes the same partitions (same options) and hands each to a backend compiler:
 // DIR/subgraph_<ID>.pt2 is the partition as a program of its own (epgraph::extract_partition:
 // boundary values as user inputs in order of first use, the weights it reads with their data,
@@ -823,6 +825,15 @@ int specialize(int argc, char** argv) {
             << " symbolic_values=" << r.symbolic_values << "\n";
   if (!r.substituted_only.empty()) {
     std::cout << "meta: no rule, value substituted: " << names_text(r.substituted_only) << "\n";
+  }
+  if (!r.changed.empty()) {
+    // The value torch stored (with the symbols substituted) and the one epgraph's rules compute
+    // disagree: one of them is wrong, and the program is not written with either.
+    std::cerr << "error: specialize: the recomputed value of " << r.changed.size()
+              << " node(s) differs from the value stored in " << file
+              << " with the symbols substituted: " << names_text(r.changed)
+              << (out.empty() ? std::string() : "; " + out + " not written") << "\n";
+    return 1;
   }
   if (!out.empty()) {
     save(ep, file, out);

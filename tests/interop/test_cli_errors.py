@@ -162,3 +162,34 @@ def test_validate_strict_reports_unknown_aten_targets(pt2_edit, tmp_path):
     assert pt2_edit.run("validate", bad).returncode == 0
     assert pt2_edit.run("validate", path, "--strict").stdout.endswith("passes every check of "
                                                                        "verify\n")
+
+
+def test_specialize_does_not_write_disagreeing_values(pt2_edit, tmp_path):
+    class M(nn.Module):
+        def forward(self, x):
+            return torch.relu(x) + 1
+
+    dims = ({0: torch.export.Dim("n", min=2, max=64)},)
+    src = tmp_path / "dyn.pt2"
+    torch.export.save(torch.export.export(M(), (torch.randn(4, 3),), dynamic_shapes=dims),
+                      str(src))
+    good = tmp_path / "dyn.json"
+    pt2_edit.run("copy", src, "-o", good)
+    record = json.loads(good.read_text())
+    symbol = next(iter(record["range_constraints"]))
+    # relu's stored value says 5 columns where its input has 3: the recomputation disagrees.
+    record["graph_module"]["graph"]["tensor_values"]["relu"]["sizes"][1] = {"as_int": 5}
+    bad = tmp_path / "dyn_bad.json"
+    bad.write_text(json.dumps(record))
+    out = tmp_path / "static.json"
+    proc = pt2_edit.run("specialize", bad, "--dim", f"{symbol}=16", "-o", out, check=False)
+    assert proc.returncode == 1
+    assert "meta: recomputed=2 changed=1 substituted_only=0 symbolic_values=0\n" in proc.stdout
+    assert "specialized ->" not in proc.stdout
+    assert proc.stderr == (f"error: specialize: the recomputed value of 1 node(s) differs from "
+                           f"the value stored in {bad} with the symbols substituted: relu; {out} "
+                           "not written\n")
+    assert not out.exists()
+    proc = pt2_edit.run("specialize", good, "--dim", f"{symbol}=16", "-o", out)
+    assert "changed=0" in proc.stdout and proc.stdout.endswith(f"specialized -> {out}\n")
+    assert out.exists()
