@@ -78,8 +78,10 @@
 // by one call to the custom op NS::subgraph_<ID> (epgraph::replace_partition_with_call; weights
 // only the partition read are dropped). It prints one line per partition, "partition ID:
 // NS::subgraph_ID inputs=[A, B] weights=[P, ...] outputs=[C, D] -> DIR/subgraph_ID.pt2", the op's
-// arguments and results in order. Nothing is written when a partition cannot be extracted or a
-// file DIR/subgraph_<ID>.pt2 exists already (the tool does not overwrite one).
+// arguments and results in order. DIR (and its missing parents) is created; it may hold other
+// files. Nothing is written when a partition cannot be extracted, a file DIR/subgraph_<ID>.pt2
+// exists already (the tool does not overwrite one), a part of DIR is a file, or HOST's directory
+// does not exist.
 //
 // `outline` proposes the same partitions (same options) and moves each into a nested graph the
 // program calls through torch.ops.higher_order.invoke_subgraph (epgraph::outline_partition), the
@@ -888,6 +890,32 @@ std::vector<std::size_t> replacement_order(const std::vector<epgraph::Partition>
   return order;
 }
 
+// Checks, before anything is read or written, that `extract` can write where it is told:
+// --extract-dir DIR is a directory or can be made one (it and its missing parents are created
+// later; a part of it that exists must be a directory), and -o HOST's directory exists (as
+// save requires). Throws value_error naming the option and the path.
+void check_extract_paths(const PartitionArgs& a) {
+  namespace fs = std::filesystem;
+  for (fs::path p = a.extract_dir; !p.empty(); p = p.parent_path()) {
+    std::error_code ec;
+    const fs::file_status st = fs::status(p, ec);
+    if (fs::exists(st)) {
+      if (!fs::is_directory(st)) {
+        throw epgraph::value_error("extract: --extract-dir '" + a.extract_dir + "': '" +
+                                   p.string() + "' is a file, not a directory");
+      }
+      break;
+    }
+    if (p == p.parent_path()) break;
+  }
+  const fs::path host_dir = fs::path(a.out).parent_path();
+  std::error_code ec;
+  if (!host_dir.empty() && !fs::is_directory(host_dir, ec)) {
+    throw epgraph::value_error("extract: -o '" + a.out + "': directory '" + host_dir.string() +
+                               "' does not exist");
+  }
+}
+
 // `extract`: see the header comment.
 int extract(int argc, char** argv) {
   PartitionArgs a;
@@ -896,6 +924,7 @@ int extract(int argc, char** argv) {
     std::cerr << "error: extract needs --op-namespace NS, -o HOST and --extract-dir DIR\n";
     return usage();
   }
+  check_extract_paths(a);
   auto ep = load(a.file);
   const epgraph::CapabilityBasedPartitioner partitioner(
       ep.graph(), partition_support(a, ep.graph()), a.options);
@@ -905,8 +934,9 @@ int extract(int argc, char** argv) {
   for (const epgraph::Partition& p : partitions) {
     const std::string path = a.extract_dir + "/subgraph_" + std::to_string(p.id) + ".pt2";
     if (std::filesystem::exists(path)) {
-      throw epgraph::value_error("extract: " + path + " exists (not overwritten; use an empty " +
-                                 "--extract-dir)");
+      throw epgraph::value_error("extract: " + path +
+                                 " exists (not overwritten: remove it or give another " +
+                                 "--extract-dir; other files in the directory do not matter)");
     }
     if (std::filesystem::weakly_canonical(path) == std::filesystem::weakly_canonical(a.out)) {
       throw epgraph::value_error("extract: -o " + a.out + " is the file of partition " +

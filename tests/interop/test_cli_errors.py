@@ -193,3 +193,42 @@ def test_specialize_does_not_write_disagreeing_values(pt2_edit, tmp_path):
     proc = pt2_edit.run("specialize", good, "--dim", f"{symbol}=16", "-o", out)
     assert "changed=0" in proc.stdout and proc.stdout.endswith(f"specialized -> {out}\n")
     assert out.exists()
+
+
+def test_extract_directory_messages(pt2_edit, tmp_path):
+    path = block(tmp_path)
+    ops = ["--ops", "torch.ops.aten.relu,torch.ops.aten.add", "--op-namespace", "my"]
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    (folder / "README").write_text("not ours")
+    host = tmp_path / "host.pt2"
+    # A directory holding other files is fine (the old message said to use an empty one).
+    proc = pt2_edit.run("extract", path, *ops, "-o", host, "--extract-dir", folder)
+    assert proc.stdout.endswith(f"-> {folder}/subgraph_1.pt2\nreplaced 1 partition(s) -> {host}\n")
+    host2 = tmp_path / "host2.pt2"
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    cases = [
+        (host2, folder,
+         f"error: extract: {folder}/subgraph_1.pt2 exists (not overwritten: remove it or give "
+         "another --extract-dir; other files in the directory do not matter)\n"),
+        (host2, afile,
+         f"error: extract: --extract-dir '{afile}': '{afile}' is a file, not a directory\n"),
+        (host2, afile / "sub",
+         f"error: extract: --extract-dir '{afile}/sub': '{afile}' is a file, not a directory\n"),
+        # HOST's folder is checked before the partitions are written (they were written, then
+        # saving HOST failed).
+        (tmp_path / "nodir" / "host.pt2", tmp_path / "new",
+         f"error: extract: -o '{tmp_path}/nodir/host.pt2': directory '{tmp_path}/nodir' does not "
+         "exist\n"),
+    ]
+    for out, folder_arg, message in cases:
+        proc = pt2_edit.run("extract", path, *ops, "-o", out, "--extract-dir", folder_arg,
+                            check=False)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", message)
+        assert not out.exists()
+    assert not (tmp_path / "new").exists()
+    # A missing directory and its missing parents are made.
+    deep = tmp_path / "a" / "b"
+    proc = pt2_edit.run("extract", path, *ops, "-o", host2, "--extract-dir", deep)
+    assert (deep / "subgraph_1.pt2").exists() and host2.exists()
