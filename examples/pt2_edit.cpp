@@ -15,6 +15,14 @@
 //   pt2_edit outline FILE (--ops T1,T2,... | --except T1,...) [--no-single-node]
 //            [--skip-horizontal-fusion] -o OUT
 //
+// `add-buffer` adds a mutable buffer whose placeholder is named NAME exactly: a NAME torch.fx
+// would rename (taken by a node: `linear` -> `linear_1`; a keyword: `class` -> `class_1`) is an
+// error naming the clash (exit 2, nothing written).
+//
+// An option a command does not take is an error naming it and the command ("pt2_edit: unknown
+// option '--ops' for command 'copy' (--ops is an option of partition, extract, outline)"),
+// followed by the usage (exit 2).
+//
 // `copy` loads FILE and saves it unchanged to OUT (the interop tests check that PyTorch reads
 // the result back as the same program).
 //
@@ -504,7 +512,23 @@ int add_buffer(int argc, char** argv) {
     throw epgraph::value_error("--shape '" + shape + "': the buffer's " + dtype_name +
                                " data does not fit in memory");
   }
+  // torch.fx's namespace renames a name that is taken (`linear` -> `linear_1`) or that Python
+  // cannot use (`0_cache` -> `_0_cache`): the user asked for this name, so that is an error.
+  const epgraph::Node* clash = ep.graph().find_node(name);
+  const std::string clash_op =
+      clash == nullptr ? std::string() : std::string(epgraph::op_name(clash->op()));
   epgraph::Node* node = epgraph::create_mutable_buffer(ep, name, std::move(data));
+  if (node->name() != name) {
+    throw epgraph::value_error(
+        "add-buffer: --name '" + name + "': " +
+        (clash != nullptr
+             ? "the graph has a " + clash_op + " node named '" + name + "' already"
+             : std::string(
+                   "torch.fx does not keep this name (a Python keyword or builtin, or not an "
+                   "identifier)")) +
+        ", so the buffer would be named '" + std::string(node->name()) +
+        "'; pick another name (nothing written)");
+  }
   if (!save(ep, file, out)) {
     std::cout << "note: " << out << " is a JSON record: the new buffer's data is not in it\n";
   } else if (is_legacy(ep)) {

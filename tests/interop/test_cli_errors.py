@@ -232,3 +232,30 @@ def test_extract_directory_messages(pt2_edit, tmp_path):
     deep = tmp_path / "a" / "b"
     proc = pt2_edit.run("extract", path, *ops, "-o", host2, "--extract-dir", deep)
     assert (deep / "subgraph_1.pt2").exists() and host2.exists()
+
+
+def test_add_buffer_keeps_the_name_or_refuses(pt2_edit, tmp_path):
+    path = block(tmp_path)
+    out = tmp_path / "out.pt2"
+    cases = [
+        ("linear", "error: add-buffer: --name 'linear': the graph has a call_function node named "
+         "'linear' already, so the buffer would be named 'linear_1'; pick another name (nothing "
+         "written)\n"),
+        ("x", "error: add-buffer: --name 'x': the graph has a placeholder node named 'x' already, "
+         "so the buffer would be named 'x_1'; pick another name (nothing written)\n"),
+        ("0_cache", "error: add-buffer: --name '0_cache': torch.fx does not keep this name (a "
+         "Python keyword or builtin, or not an identifier), so the buffer would be named "
+         "'_0_cache'; pick another name (nothing written)\n"),
+        ("class", "error: add-buffer: --name 'class': torch.fx does not keep this name (a Python "
+         "keyword or builtin, or not an identifier), so the buffer would be named 'class_1'; pick "
+         "another name (nothing written)\n"),
+    ]
+    for name, message in cases:
+        proc = pt2_edit.run("add-buffer", path, "--name", name, "--shape", "2", "-o", out,
+                            check=False)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", message), name
+        assert not out.exists()
+    proc = pt2_edit.run("add-buffer", path, "--name", "kv_cache", "--shape", "2", "-o", out)
+    assert proc.stdout == f"added buffer placeholder 'kv_cache' -> {out}\n"
+    ep = torch.export.load(str(out))
+    assert "kv_cache" in [n.name for n in ep.graph.nodes]
