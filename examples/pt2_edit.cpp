@@ -15,6 +15,14 @@
 //   pt2_edit outline FILE (--ops T1,T2,... | --except T1,...) [--no-single-node]
 //            [--skip-horizontal-fusion] -o OUT
 //
+// `add-buffer` adds a mutable buffer whose placeholder is named NAME exactly: a NAME torch.fx
+// would rename (taken by a node: `linear` -> `linear_1`; a keyword: `class` -> `class_1`) is an
+// error naming the clash (exit 2, nothing written).
+//
+// An option a command does not take is an error naming it and the command ("pt2_edit: unknown
+// option '--ops' for command 'copy' (--ops is an option of partition, extract, outline)"),
+// followed by the usage (exit 2).
+//
 // `copy` loads FILE and saves it unchanged to OUT (the interop tests check that PyTorch reads
 // the result back as the same program).
 //
@@ -50,8 +58,14 @@
 // trimmed of surrounding blanks; an empty item, a blank inside one, or a target that no
 // call_function node of the graph has and that is not a well-formed `torch.ops.NS.OP[.OVERLOAD]`
 // name is an error (exit 2) naming it, with the graph's spelling when one ends like it
-// ("did you mean 'torch.ops.aten.linear.default'?"); an absent well-formed one (a backend's
-// fixed list) is a note on stderr. `-o` may name FILE itself: the archive is written to a
+// ("did you mean 'torch.ops.aten.linear.default'?"), and so is an aten or prims operator or
+// overload torch does not have ("unknown operator 'torch.ops.aten.not_an_op.default'",
+// "unknown overload 'torch.ops.aten.relu.Foo'"); an absent existing one (a backend's fixed list)
+// is a note on stderr. `operator.getitem` (as print(ep.graph) shows it) and `_operator.getitem`
+// (as torch's _get_qualified_name spells it) name the same target. Partition IDs are the ids
+// torch's CapabilityBasedPartitioner gives (the same numbers, and tags "tag<ID>", as torch):
+// they need not start at 0 nor be consecutive (a partition merged into another or dropped by
+// --no-single-node leaves its id unused). `-o` may name FILE itself: the archive is written to a
 // temporary file and renamed over it at the end.
 //
 // `specialize` fixes symbols of a dynamic program to values with epgraph::specialize
@@ -62,7 +76,9 @@
 // nodes and removed asserts, the dropped range constraints and the recomputed values, and with
 // `-o OUT` writes the result. A symbol not in the program's range_constraints, a value outside
 // its range, or a runtime assert that the value makes false is an error (stderr, exit 2) naming
-// it; nothing is written then.
+// it; nothing is written then. A node whose recomputed value differs from its stored value with
+// the symbols substituted (epgraph's rule and torch's stored value disagree) is an error too
+// (stderr naming the nodes, exit 1, nothing written).
 // `extract` proposes the same partitions (same options) and hands each to a backend compiler:
 // DIR/subgraph_<ID>.pt2 is the partition as a program of its own (epgraph::extract_partition:
 // boundary values as user inputs in order of first use, the weights it reads with their data,
@@ -70,8 +86,10 @@
 // by one call to the custom op NS::subgraph_<ID> (epgraph::replace_partition_with_call; weights
 // only the partition read are dropped). It prints one line per partition, "partition ID:
 // NS::subgraph_ID inputs=[A, B] weights=[P, ...] outputs=[C, D] -> DIR/subgraph_ID.pt2", the op's
-// arguments and results in order. Nothing is written when a partition cannot be extracted or a
-// file DIR/subgraph_<ID>.pt2 exists already (the tool does not overwrite one).
+// arguments and results in order. DIR (and its missing parents) is created; it may hold other
+// files. Nothing is written when a partition cannot be extracted, a file DIR/subgraph_<ID>.pt2
+// exists already (the tool does not overwrite one), a part of DIR is a file, or HOST's directory
+// does not exist.
 //
 // `outline` proposes the same partitions (same options) and moves each into a nested graph the
 // program calls through torch.ops.higher_order.invoke_subgraph (epgraph::outline_partition), the
@@ -130,8 +148,39 @@ int usage(std::ostream& out = std::cerr, int code = 2) {
          "[--skip-horizontal-fusion] --op-namespace NS -o HOST --extract-dir DIR\n"
          "  pt2_edit outline FILE (--ops T1,T2,... | --except T1,...) [--no-single-node] "
          "[--skip-horizontal-fusion] -o OUT\n"
-         "  (any command: --program NAME picks a program of a multi-program archive)\n";
+         "  (any command: --program NAME picks a program of a multi-program archive)\n"
+         "  (partition IDs are torch's CapabilityBasedPartitioner ids, as torch numbers and tags\n"
+         "   them: they need not start at 0 nor be consecutive)\n";
   return code;
+}
+
+// Reports an option `option` that command `cmd` does not take: "pt2_edit: unknown option '--foo'
+// for command 'copy'", followed, when another command takes it, by the commands that do ("(--ops
+// is an option of partition, extract, outline)"), then the usage; returns 2.
+int unknown_option(const std::string& cmd, const std::string& option) {
+  static const std::vector<std::pair<std::string, std::string>> owners = {
+      {"--strict", "validate"},
+      {"--data", "validate"},
+      {"--meta", "validate"},
+      {"--name", "add-buffer"},
+      {"--dtype", "add-buffer"},
+      {"--shape", "add-buffer"},
+      {"--fill", "add-buffer"},
+      {"-o", "add-buffer, copy, partition, specialize, extract, outline"},
+      {"--ops", "partition, extract, outline"},
+      {"--except", "partition, extract, outline"},
+      {"--no-single-node", "partition, extract, outline"},
+      {"--skip-horizontal-fusion", "partition, extract, outline"},
+      {"--dim", "specialize"},
+      {"--op-namespace", "extract"},
+      {"--extract-dir", "extract"},
+  };
+  std::cerr << "pt2_edit: unknown option '" << option << "' for command '" << cmd << "'";
+  for (const auto& [name, commands] : owners) {
+    if (name == option) std::cerr << " (" << option << " is an option of " << commands << ")";
+  }
+  std::cerr << "\n";
+  return usage();
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -418,8 +467,7 @@ int add_buffer(int argc, char** argv) {
   for (int i = 3; i < argc; ++i) {
     const std::string a = argv[i];
     if (a != "--name" && a != "--dtype" && a != "--shape" && a != "--fill" && a != "-o") {
-      std::cerr << "error: add-buffer: unknown option '" << a << "'\n";
-      return usage();
+      return unknown_option("add-buffer", a);
     }
     if (i + 1 >= argc) {
       std::cerr << "error: add-buffer: " << a << " needs a value\n";
@@ -464,7 +512,23 @@ int add_buffer(int argc, char** argv) {
     throw epgraph::value_error("--shape '" + shape + "': the buffer's " + dtype_name +
                                " data does not fit in memory");
   }
+  // torch.fx's namespace renames a name that is taken (`linear` -> `linear_1`) or that Python
+  // cannot use (`0_cache` -> `_0_cache`): the user asked for this name, so that is an error.
+  const epgraph::Node* clash = ep.graph().find_node(name);
+  const std::string clash_op =
+      clash == nullptr ? std::string() : std::string(epgraph::op_name(clash->op()));
   epgraph::Node* node = epgraph::create_mutable_buffer(ep, name, std::move(data));
+  if (node->name() != name) {
+    throw epgraph::value_error(
+        "add-buffer: --name '" + name + "': " +
+        (clash != nullptr
+             ? "the graph has a " + clash_op + " node named '" + name + "' already"
+             : std::string(
+                   "torch.fx does not keep this name (a Python keyword or builtin, or not an "
+                   "identifier)")) +
+        ", so the buffer would be named '" + std::string(node->name()) +
+        "'; pick another name (nothing written)");
+  }
   if (!save(ep, file, out)) {
     std::cout << "note: " << out << " is a JSON record: the new buffer's data is not in it\n";
   } else if (is_legacy(ep)) {
@@ -477,6 +541,10 @@ int add_buffer(int argc, char** argv) {
 }
 
 int copy(int argc, char** argv) {
+  for (int i = 3; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (!a.empty() && a[0] == '-' && a != "-o") return unknown_option("copy", a);
+  }
   if (argc != 5 || std::string(argv[3]) != "-o") {
     std::cerr << "error: copy needs FILE -o OUT\n";
     return usage();
@@ -558,6 +626,9 @@ bool parse_partition_args(int argc, char** argv, const char* cmd, bool extract, 
       (arg == "-o" ? a.out : arg == "--op-namespace" ? a.op_namespace : a.extract_dir) = value;
     } else if (a.file.empty() && !arg.empty() && arg[0] != '-') {
       a.file = arg;
+    } else if (!arg.empty() && arg[0] == '-') {
+      unknown_option(cmd, arg);
+      return false;
     } else {
       std::cerr << "error: " << cmd << ": unexpected argument '" << arg << "'\n";
       return false;
@@ -593,13 +664,49 @@ bool is_torch_op_name(const std::string& t) {
   return parts + 1 == 4 || parts + 1 == 5;
 }
 
+// Why `t`, a well-formed torch operator name (is_torch_op_name) no node of the graph calls, names
+// no operator of torch: "unknown operator 'torch.ops.aten.not_an_op' (torch 2.13.0 has no
+// aten::not_an_op)" or "unknown overload 'torch.ops.aten.relu.Foo' (aten::relu has the overloads
+// default, out, ...)". Empty when it is one, or when epgraph cannot tell: only the aten and
+// prims namespaces are in the schema table (epgraph/ops/aten_schemas.hpp).
+std::string unknown_operator(const std::string& t) {
+  const std::string rest = t.substr(std::string("torch.ops.").size());
+  const std::size_t d1 = rest.find('.');
+  const std::string ns = rest.substr(0, d1);
+  if (ns != "aten" && ns != "prims") return {};
+  const std::size_t d2 = rest.find('.', d1 + 1);
+  const std::string op = rest.substr(d1 + 1, d2 == std::string::npos ? d2 : d2 - d1 - 1);
+  const std::string packet = ns + "::" + op;
+  std::vector<std::string> overloads;
+  for (const std::string& name : epgraph::global_registry().qualified_names()) {
+    if (name == packet) overloads.emplace_back("default");
+    if (name.size() > packet.size() && name.compare(0, packet.size() + 1, packet + ".") == 0) {
+      overloads.push_back(name.substr(packet.size() + 1));
+    }
+  }
+  const std::string version(epgraph::aten_schemas_torch_version);
+  if (overloads.empty()) {
+    return "unknown operator '" + t + "' (torch " + version + " has no " + packet + ")";
+  }
+  if (d2 == std::string::npos) return {};
+  const std::string overload = rest.substr(d2 + 1);
+  if (std::find(overloads.begin(), overloads.end(), overload) != overloads.end()) return {};
+  std::string list;
+  for (std::size_t i = 0; i < overloads.size() && i < 8; ++i) {
+    list += (i == 0 ? "" : ", ") + overloads[i];
+  }
+  if (overloads.size() > 8) list += ", ...";
+  return "unknown overload '" + t + "' (" + packet + " has the overloads " + list + ")";
+}
+
 // The backend's support: the call_function nodes of the --ops targets, or every call_function
 // node but those of the --except targets. Each target is checked against the graph first: one
 // that no call_function node has is an error (value_error naming it, with the name the graph
 // uses when it ends like it, e.g. 'aten.linear.default' -> 'torch.ops.aten.linear.default', else
 // the first targets the graph calls), unless it is a well-formed torch operator name
 // (is_torch_op_name): a backend's fixed list of ops need not all be in every model, so that one
-// only gets a note on stderr. A typo then no longer partitions nothing in silence.
+// only gets a note on stderr. A typo then no longer partitions nothing in silence. An aten or
+// prims name that torch has no such operator or overload of is an error too (unknown_operator).
 epgraph::OperatorSupport partition_support(const PartitionArgs& a, const epgraph::Graph& graph) {
   std::vector<std::string> called;  // distinct call_function targets, in graph order
   std::set<std::string> called_set;
@@ -614,6 +721,8 @@ epgraph::OperatorSupport partition_support(const PartitionArgs& a, const epgraph
                                   [&](const epgraph::Node& n) { return one.is_node_supported(n); });
     if (used) continue;
     if (is_torch_op_name(t)) {
+      const std::string unknown = unknown_operator(t);
+      if (!unknown.empty()) throw epgraph::value_error(a.list_option + ": " + unknown);
       std::cerr << "note: " << a.list_option << ": no call_function node of the graph has target '"
                 << t << "'\n";
       continue;
@@ -707,6 +816,8 @@ int specialize(int argc, char** argv) {
       out = argv[++i];
     } else if (file.empty() && !a.empty() && a[0] != '-') {
       file = a;
+    } else if (!a.empty() && a[0] == '-' && a != "--dim" && a != "-o") {
+      return unknown_option("specialize", a);
     } else {
       std::cerr << "error: specialize: unexpected argument '" << a << "'\n";
       return usage();
@@ -740,6 +851,15 @@ int specialize(int argc, char** argv) {
             << " symbolic_values=" << r.symbolic_values << "\n";
   if (!r.substituted_only.empty()) {
     std::cout << "meta: no rule, value substituted: " << names_text(r.substituted_only) << "\n";
+  }
+  if (!r.changed.empty()) {
+    // The value torch stored (with the symbols substituted) and the one epgraph's rules compute
+    // disagree: one of them is wrong, and the program is not written with either.
+    std::cerr << "error: specialize: the recomputed value of " << r.changed.size()
+              << " node(s) differs from the value stored in " << file
+              << " with the symbols substituted: " << names_text(r.changed)
+              << (out.empty() ? std::string() : "; " + out + " not written") << "\n";
+    return 1;
   }
   if (!out.empty()) {
     save(ep, file, out);
@@ -794,6 +914,32 @@ std::vector<std::size_t> replacement_order(const std::vector<epgraph::Partition>
   return order;
 }
 
+// Checks, before anything is read or written, that `extract` can write where it is told:
+// --extract-dir DIR is a directory or can be made one (it and its missing parents are created
+// later; a part of it that exists must be a directory), and -o HOST's directory exists (as
+// save requires). Throws value_error naming the option and the path.
+void check_extract_paths(const PartitionArgs& a) {
+  namespace fs = std::filesystem;
+  for (fs::path p = a.extract_dir; !p.empty(); p = p.parent_path()) {
+    std::error_code ec;
+    const fs::file_status st = fs::status(p, ec);
+    if (fs::exists(st)) {
+      if (!fs::is_directory(st)) {
+        throw epgraph::value_error("extract: --extract-dir '" + a.extract_dir + "': '" +
+                                   p.string() + "' is a file, not a directory");
+      }
+      break;
+    }
+    if (p == p.parent_path()) break;
+  }
+  const fs::path host_dir = fs::path(a.out).parent_path();
+  std::error_code ec;
+  if (!host_dir.empty() && !fs::is_directory(host_dir, ec)) {
+    throw epgraph::value_error("extract: -o '" + a.out + "': directory '" + host_dir.string() +
+                               "' does not exist");
+  }
+}
+
 // `extract`: see the header comment.
 int extract(int argc, char** argv) {
   PartitionArgs a;
@@ -802,6 +948,7 @@ int extract(int argc, char** argv) {
     std::cerr << "error: extract needs --op-namespace NS, -o HOST and --extract-dir DIR\n";
     return usage();
   }
+  check_extract_paths(a);
   auto ep = load(a.file);
   const epgraph::CapabilityBasedPartitioner partitioner(
       ep.graph(), partition_support(a, ep.graph()), a.options);
@@ -811,8 +958,9 @@ int extract(int argc, char** argv) {
   for (const epgraph::Partition& p : partitions) {
     const std::string path = a.extract_dir + "/subgraph_" + std::to_string(p.id) + ".pt2";
     if (std::filesystem::exists(path)) {
-      throw epgraph::value_error("extract: " + path + " exists (not overwritten; use an empty " +
-                                 "--extract-dir)");
+      throw epgraph::value_error("extract: " + path +
+                                 " exists (not overwritten: remove it or give another " +
+                                 "--extract-dir; other files in the directory do not matter)");
     }
     if (std::filesystem::weakly_canonical(path) == std::filesystem::weakly_canonical(a.out)) {
       throw epgraph::value_error("extract: -o " + a.out + " is the file of partition " +
@@ -908,7 +1056,17 @@ int main(int argc, char** argv) {
   if (!take_program_option(argc, argv) || argc < 3) return usage();
   const std::string cmd = argv[1];
   try {
-    if (cmd == "show" && argc == 3) return show(argv[2]);
+    if (cmd == "show") {
+      for (int i = 2; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (!a.empty() && a[0] == '-') return unknown_option("show", a);
+      }
+      if (argc != 3) {
+        std::cerr << "error: show needs one FILE\n";
+        return usage();
+      }
+      return show(argv[2]);
+    }
     if (cmd == "validate") {  // FILE and the options in any order
       std::string file;
       bool strict = false, data = false, meta = false;
@@ -922,11 +1080,17 @@ int main(int argc, char** argv) {
           meta = true;
         } else if (file.empty() && !a.empty() && a[0] != '-') {
           file = a;
+        } else if (!a.empty() && a[0] == '-') {
+          return unknown_option("validate", a);
         } else {
+          std::cerr << "error: validate: unexpected argument '" << a << "'\n";
           return usage();
         }
       }
-      if (file.empty()) return usage();
+      if (file.empty()) {
+        std::cerr << "error: validate needs FILE\n";
+        return usage();
+      }
       return validate(file, strict, data, meta);
     }
     if (cmd == "add-buffer") return add_buffer(argc, argv);
@@ -935,6 +1099,7 @@ int main(int argc, char** argv) {
     if (cmd == "specialize") return specialize(argc, argv);
     if (cmd == "extract") return extract(argc, argv);
     if (cmd == "outline") return outline(argc, argv);
+    std::cerr << "pt2_edit: unknown command '" << cmd << "'\n";
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;

@@ -200,7 +200,8 @@ def test_refusals_write_nothing(pt2_edit, arch_folder):
     proc = pt2_edit.run("extract", str(path), "--ops", ",".join(ops), "--op-namespace", "epg_no",
                         "-o", str(host), "--extract-dir", str(sub_dir), check=False)
     assert proc.returncode == 2
-    assert f"{taken} exists (not overwritten; use an empty --extract-dir)" in proc.stderr
+    assert (f"{taken} exists (not overwritten: remove it or give another --extract-dir; other "
+            "files in the directory do not matter)") in proc.stderr
     assert not host.exists()
     assert sorted(p.name for p in sub_dir.iterdir()) == [taken]
     proc = pt2_edit.run("extract", str(path), "--ops", ",".join(ops), "--op-namespace",

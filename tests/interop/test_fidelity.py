@@ -193,9 +193,15 @@ def test_unbindable_buffer_names_are_refused(pt2_edit, folder, name):
                         folder / f"name_{name}.pt2", check=False)
     assert proc.returncode == 2
     assert proc.stderr.startswith(f"error: Buffer name '{name}' cannot be used: ")
-    # A keyword FX renames is fine, and torch runs the result.
+    # A keyword FX renames ('class' -> 'class_1') is refused by pt2_edit, which gives the name
+    # asked for or none (test_cli_errors.py); 'class_1' itself is fine, and torch runs the result.
     out = folder / "name_class.pt2"
-    assert "'class_1'" in pt2_edit.run("add-buffer", src, "--name", "class", "--shape", "2",
+    out.unlink(missing_ok=True)  # written by the other parameter's run
+    proc = pt2_edit.run("add-buffer", src, "--name", "class", "--shape", "2", "-o", out,
+                        check=False)
+    assert proc.returncode == 2 and "would be named 'class_1'" in proc.stderr
+    assert not out.exists()
+    assert "'class_1'" in pt2_edit.run("add-buffer", src, "--name", "class_1", "--shape", "2",
                                        "-o", out).stdout
     torch.export.load(str(out)).module()(torch.randn(1, 2))
 
@@ -416,7 +422,16 @@ def test_requested_target_taken_but_assigned_target_free(pt2_edit, folder):
     path = folder / "non_persistent_npb.pt2"
     _save(torch.export.export(NonPersistent(), (torch.randn(3),)), path)
     out = folder / "non_persistent_npb_buffer.pt2"
-    assert "'b_npb_1'" in pt2_edit.run("add-buffer", path, "--name", "b_npb", "--shape", "3",
+    # pt2_edit gives the name asked for or none: b_npb is refused, naming the clash; asking for
+    # b_npb_1 gives what the library (and ExecuTorch) make of the request b_npb.
+    proc = pt2_edit.run("add-buffer", path, "--name", "b_npb", "--shape", "3", "-o", out,
+                        check=False)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == ("error: add-buffer: --name 'b_npb': the graph has a placeholder node "
+                           "named 'b_npb' already, so the buffer would be named 'b_npb_1'; pick "
+                           "another name (nothing written)\n")
+    assert not out.exists()
+    assert "'b_npb_1'" in pt2_edit.run("add-buffer", path, "--name", "b_npb_1", "--shape", "3",
                                        "-o", out).stdout
     edited = torch.export.load(str(out))
     edited.validate()

@@ -224,7 +224,8 @@ def test_add_buffer_refuses_bad_arguments_by_name(workdir, pt2_edit):
          "error: --shape '100000000000,100000': the buffer's float32 data does not fit in "
          "memory\n"),
         (["--shape", "2", "--shape", "3"], "error: add-buffer: --shape given twice\n"),
-        (["--shape", "2", "--bogus", "1"], "error: add-buffer: unknown option '--bogus'\n"),
+        (["--shape", "2", "--bogus", "1"],
+         "pt2_edit: unknown option '--bogus' for command 'add-buffer'\n"),
     ]
     for extra, message in cases:
         proc = pt2_edit.run("add-buffer", path, "--name", "b_new", *extra, "-o", out, check=False)

@@ -88,10 +88,11 @@ class OperatorSupport {
 /// prints a target (`_get_qualified_name`, see qualified_target_name):
 /// `torch.ops.aten.linear.default` names one overload, `torch.ops.aten.relu` (a
 /// `torch.ops.<namespace>.<op>` without the overload) every overload of the op, `_operator.getitem`
-/// a Python function. Other nodes (placeholders, get_attr, output) are not supported: torch's
-/// dict-based `OperatorSupport` says True for them, which makes every placeholder a partition of
-/// its own; write that with any_chain if wanted. Throws std::bad_alloc. O(total length) to build,
-/// O(1) expected per call.
+/// a Python function (also written `operator.getitem`, as `print(ep.graph)` shows it: both
+/// spellings name the same function). Other nodes (placeholders, get_attr, output) are not
+/// supported: torch's dict-based `OperatorSupport` says True for them, which makes every
+/// placeholder a partition of its own; write that with any_chain if wanted. Throws std::bad_alloc.
+/// O(total length) to build, O(1) expected per call.
 [[nodiscard]] inline OperatorSupport supports_targets(const std::vector<std::string>& targets) {
   std::unordered_set<std::string> exact;
   std::unordered_set<std::string> packets;  // "torch.ops.aten.relu": every overload
@@ -99,6 +100,7 @@ class OperatorSupport {
     const bool torch_op = ::epgraph::detail::starts_with(t, "torch.ops.");
     const std::size_t dots = static_cast<std::size_t>(std::count(t.begin(), t.end(), '.'));
     exact.insert(t);  // torch.ops.higher_order.cond is an operator of its own
+    if (::epgraph::detail::starts_with(t, "operator.")) exact.insert("_" + t);
     if (torch_op && dots == 3) packets.insert(t);
   }
   return OperatorSupport([exact = std::move(exact), packets = std::move(packets)](const Node& n) {

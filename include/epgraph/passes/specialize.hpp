@@ -59,6 +59,10 @@ struct SpecializeReport {
   /// one (it then replaced it).
   std::size_t recomputed = 0;
   std::size_t recomputed_changed = 0;
+  /// The nodes counted in `recomputed_changed`, by name, in graph order: where epgraph's shape
+  /// rules disagree with the value torch stored (after substitution), which one of the two
+  /// gets wrong (`pt2_edit specialize` refuses to write such a result).
+  std::vector<std::string> changed;
   /// The call_function nodes whose value was not recomputed (no shape rule for the op, e.g.
   /// `scaled_dot_product_attention`): they keep the substituted value, by name, in graph order.
   std::vector<std::string> substituted_only;
@@ -437,6 +441,7 @@ void recompute_values(ExportedProgram<Tensor>& work, SpecializeReport& report) {
   for (const MetaDifference& d : meta.differences) {
     Node* n = g.find_node(d.node);
     if (n != nullptr) n->mutable_meta().val = d.computed;
+    report.changed.push_back(d.node);
   }
   for (const MetaDifference& d : meta.uncomputed) report.substituted_only.push_back(d.node);
   for (const Node& n : g.nodes()) {

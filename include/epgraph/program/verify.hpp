@@ -28,6 +28,7 @@
 #include "../ir/graph.hpp"
 #include "../ir/node.hpp"
 #include "../ir/print.hpp"
+#include "../ops/registry.hpp"
 #include "exported_program.hpp"
 #include "graph_signature.hpp"
 #include "module_attributes.hpp"
@@ -491,6 +492,24 @@ inline void check_schemas(const Graph& graph, std::vector<std::string>& out) {
   }
 }
 
+// Rule 6 of verify, at VerifyLevel::canonical_order: each call_function node whose target names
+// an aten:: or prims:: operator (`torch.ops.aten.<op>.<overload>`) that the schema table of torch
+// does not hold, which torch cannot load ("Node 'bad' calls
+// 'torch.ops.aten.not_an_op.default', which is not an operator of torch 2.13.0 (no schema
+// aten::not_an_op)"). Other namespaces are not checked (custom ops register their own schemas).
+inline void check_aten_targets(const Graph& graph, std::vector<std::string>& out) {
+  for (const Node& n : graph.nodes()) {
+    if (n.op() != OpCode::call_function) continue;
+    const std::string key = schema_name_of_target(n.target());
+    if (key.rfind("aten::", 0) != 0 && key.rfind("prims::", 0) != 0) continue;
+    if (global_registry().find(key) != nullptr) continue;
+    out.push_back("Node '" + std::string(n.name()) + "' calls '" + std::string(n.target()) +
+                  "', which is not an operator of torch " +
+                  std::string(detail::aten_schema_texts_torch_version) + " (no schema " + key +
+                  ")");
+  }
+}
+
 // Rule 11 of verify: the nested graphs the program owns (ExportedProgram::nested_graphs) and the
 // nodes reading them.
 template <class T>
@@ -597,7 +616,10 @@ void check_nested_graphs(const ExportedProgram<T>& ep, const VerifyOptions& opti
 ///    BUFFER) comes after input 'c_gain' (CONSTANT_TENSOR): inputs must be ordered TOKEN < ... <
 ///    USER_INPUT", "Persistent buffers must come before non-persistent buffers: 'b_a' comes
 ///    after 'b_b'"). torch's verifier does not check input order, so at the default
-///    VerifyLevel::torch they are not errors (call input_order_departures for them);
+///    VerifyLevel::torch they are not errors (call input_order_departures for them); and each
+///    call_function node whose `torch.ops.aten.*` / `torch.ops.prims.*` target is not in the
+///    schema table of torch ("Node 'bad' calls 'torch.ops.aten.not_an_op.default', which is not
+///    an operator of torch 2.13.0 (no schema aten::not_an_op)"), which torch cannot load;
 /// 7. output layout: "Output token 't' (TOKEN) comes after output 'y' (USER_OUTPUT): output
 ///    tokens must come first"; "Mutation output 'm' (BUFFER_MUTATION) comes after output 'y'
 ///    (USER_OUTPUT): mutation outputs must come right after the output tokens";
@@ -651,6 +673,7 @@ void verify(const ExportedProgram<T>& ep, const VerifyOptions& options = {}) {
     std::vector<std::string> departures = input_order_departures(sig);
     problems.insert(problems.end(), std::make_move_iterator(departures.begin()),
                     std::make_move_iterator(departures.end()));
+    detail::check_aten_targets(ep.graph(), problems);
   }
   detail::check_output_order(sig, problems);
   detail::check_output_targets(sig, problems);
