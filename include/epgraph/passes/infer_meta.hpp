@@ -108,6 +108,10 @@ inline void register_quantized_decomposed_schemas(OperatorRegistry& registry = g
 ///   linalg_vector_norm, topk, sort, max/min (.dim: values and int64 indices; .default; .other);
 /// - as_strided, diagonal (views), empty_strided, fill, _adaptive_avg_pool2d,
 ///   reflection_pad1d/2d/3d, replication_pad1d/2d/3d;
+/// - avg_pool3d and _adaptive_avg_pool3d (contiguous), max_pool3d_with_indices (a
+///   channels_last_3d input gives channels_last_3d outputs), pixel_shuffle, pixel_unshuffle (a
+///   channels-last input stays channels-last), logsumexp (integral -> float32), cummax/cummin
+///   (values and int64 indices), masked_scatter (self and mask broadcast);
 /// - _assert_scalar, _assert_async, sym_constrain_range(_for_size), _assert_tensor_metadata:
 ///   None;
 /// - sum.dim_IntList/sum.default (bool and integer inputs -> int64), mean.dim/mean.default (an

@@ -119,6 +119,19 @@ inline NodeValue rule_index(const Context& ctx, std::string_view) {
   return elementwise_meta(ctx, self.dtype, {&restrided});
 }
 
+// masked_scatter(self, mask, source): self and mask broadcast together, self's dtype, contiguous
+// (torch's meta_masked_scatter: the result of masked_scatter_ on a broadcast clone).
+inline NodeValue rule_masked_scatter(const Context& ctx, std::string_view) {
+  const TensorMeta& self = ctx.tensor("self");
+  const TensorMeta& mask = ctx.tensor("mask");
+  (void)ctx.tensor("source");
+  if (mask.dtype != dtype::bool_) {
+    ctx.fail("masked_scatter_ only supports boolean masks, but got mask with dtype " +
+             std::string(dtype_name(mask.dtype)));
+  }
+  return contiguous_meta(ctx, self.dtype, broadcast(ctx, {&self.sizes, &mask.sizes}), self.device);
+}
+
 }  // namespace infer
 }  // namespace detail
 }  // namespace epgraph

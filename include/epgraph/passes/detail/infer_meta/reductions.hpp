@@ -191,6 +191,23 @@ inline NodeValue rule_any(const Context& ctx, std::string_view) {
   return reduce_meta(ctx, self, type, dims, keepdim);
 }
 
+// logsumexp(self, dim, keepdim): a reduction; integral (and bool) inputs give float32.
+inline NodeValue rule_logsumexp(const Context& ctx, std::string_view) {
+  const TensorMeta& self = ctx.tensor("self");
+  const dtype type = is_integral(self.dtype) ? dtype::float32 : self.dtype;
+  const bool keepdim = ctx.has("keepdim") && ctx.boolean("keepdim");
+  return reduce_meta(ctx, self, type, ctx.int_list("dim"), keepdim);
+}
+
+// cummax, cummin: values in self's dtype and int64 indices, both contiguous with self's shape.
+inline NodeValue rule_cummax(const Context& ctx, std::string_view) {
+  const TensorMeta& self = ctx.tensor("self");
+  (void)ctx.wrap_dim(ctx.integer("dim"), self.sizes.size());
+  TensorMeta values = contiguous_meta(ctx, self.dtype, self.sizes, self.device);
+  TensorMeta indices = contiguous_meta(ctx, dtype::int64, self.sizes, self.device);
+  return NodeValue(NodeValue::List{NodeValue(std::move(values)), NodeValue(std::move(indices))});
+}
+
 }  // namespace infer
 }  // namespace detail
 }  // namespace epgraph

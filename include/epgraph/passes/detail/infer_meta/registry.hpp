@@ -175,10 +175,17 @@ inline void register_compute_rules(RuleTable& t) {
   add_aten(t, {"scaled_dot_product_attention"}, &rule_sdpa);
   add_aten(t, {"dropout"}, &rule_dropout);
   add_aten(t, {"cumsum", "cumprod"}, &rule_cumulative);
+  add_aten(t, {"cummax", "cummin"}, &rule_cummax);
+  add_aten(t, {"logsumexp"}, &rule_logsumexp);
+  add_aten(t, {"masked_scatter"}, &rule_masked_scatter);
   add_aten(t, {"gather"}, &rule_gather);
   add_aten(t, {"adaptive_avg_pool2d", "_adaptive_avg_pool2d"}, &rule_adaptive_avg_pool2d);
   add_aten(t, {"max_pool2d", "max_pool2d_with_indices"}, &rule_max_pool2d);
   add_aten(t, {"avg_pool2d"}, &rule_avg_pool2d);
+  add_aten(t, {"avg_pool3d"}, &rule_avg_pool3d);
+  add_aten(t, {"max_pool3d_with_indices"}, &rule_max_pool3d);
+  add_aten(t, {"_adaptive_avg_pool3d"}, &rule_adaptive_avg_pool3d);
+  add_aten(t, {"pixel_shuffle", "pixel_unshuffle"}, &rule_pixel_shuffle);
   add_aten(t,
            {"native_batch_norm", "_native_batch_norm_legit", "_native_batch_norm_legit_functional"},
            &rule_batch_norm_stats);
