@@ -726,6 +726,48 @@ def define_cases() -> None:
     case("index_tensor_transposed", A + "index.Tensor", tp, [T(i64, [2])])
     case("index_tensor_transposed_middle", A + "index.Tensor", T(f32, [2, 3, 4], [1, 8, 2]),
          [None, T(i64, [5])])
+    # --- 3-D pooling, pixel shuffle, logsumexp, cummax/cummin, masked_scatter ------------------
+    cl3 = T(f32, [2, 3, 5, 6, 7], [630, 1, 126, 21, 3])  # channels_last_3d
+    case("avg_pool3d", A + "avg_pool3d.default", T(f32, [2, 3, 5, 6, 7]), [2, 2, 2], [2, 2, 2])
+    case("avg_pool3d_unbatched_ceil", A + "avg_pool3d.default", T(f32, [3, 5, 6, 7]), [2, 3, 2],
+         [], [1, 1, 1], True)
+    case("avg_pool3d_channels_last_3d", A + "avg_pool3d.default", cl3, [2, 2, 2])
+    case("avg_pool3d_divisor", A + "avg_pool3d.default", T(f16, [1, 2, 4, 4, 4]), [3], [1], [1],
+         False, False, 5)
+    case("max_pool3d_with_indices", A + "max_pool3d_with_indices.default",
+         T(f32, [2, 3, 5, 6, 7]), [2, 2, 2])
+    case("max_pool3d_with_indices_channels_last_3d", A + "max_pool3d_with_indices.default", cl3,
+         [3, 3, 3], [2, 2, 2], [1, 1, 1], [1, 1, 1], True)
+    case("max_pool3d_with_indices_unbatched_dilated", A + "max_pool3d_with_indices.default",
+         T(f32, [3, 9, 6, 7]), [2], [1], [0], [2, 1, 1])
+    case("adaptive_avg_pool3d", A + "_adaptive_avg_pool3d.default", T(f32, [2, 3, 5, 6, 7]),
+         [2, 3, 4])
+    case("adaptive_avg_pool3d_channels_last_3d", A + "_adaptive_avg_pool3d.default", cl3,
+         [2, 3, 4])
+    case("adaptive_avg_pool3d_unbatched", A + "_adaptive_avg_pool3d.default", T(f32, [3, 5, 6, 7]),
+         [1, 1, 1])
+    cl = T(f32, [2, 8, 3, 4], [96, 1, 32, 8])  # channels_last
+    case("pixel_shuffle", A + "pixel_shuffle.default", T(f32, [2, 8, 3, 4]), 2)
+    case("pixel_shuffle_channels_last", A + "pixel_shuffle.default", cl, 2)
+    case("pixel_shuffle_unbatched", A + "pixel_shuffle.default", T(f32, [8, 3, 4]), 2)
+    case("pixel_shuffle_extra_batch", A + "pixel_shuffle.default", T(bf16, [2, 3, 9, 2, 2]), 3)
+    case("pixel_unshuffle", A + "pixel_unshuffle.default", T(f32, [2, 2, 6, 4]), 2)
+    case("pixel_unshuffle_channels_last", A + "pixel_unshuffle.default",
+         T(f32, [2, 2, 6, 4], [48, 1, 8, 2]), 2)
+    case("pixel_unshuffle_unbatched", A + "pixel_unshuffle.default", T(f32, [3, 6, 9]), 3)
+    case("logsumexp", A + "logsumexp.default", T(f32, [2, 3, 4]), [1])
+    case("logsumexp_int_keepdim", A + "logsumexp.default", T(i64, [2, 3, 4]), [1], True)
+    case("logsumexp_transposed_all", A + "logsumexp.default", tp, [0, 1])
+    case("logsumexp_f16_negative_dim", A + "logsumexp.default", T(f16, [2, 3, 4]), [-1, 0])
+    case("cummax_transposed", A + "cummax.default", tp, 0)
+    case("cummin_int32", A + "cummin.default", T(i32, [2, 3]), -1)
+    case("cummax_scalar", A + "cummax.default", T(f32, []), 0)
+    case("masked_scatter_transposed", A + "masked_scatter.default", tp, T(b, [3, 1]),
+         T(f32, [12]))
+    case("masked_scatter_broadcast_self", A + "masked_scatter.default", T(f32, [3]),
+         T(b, [2, 3]), T(f32, [10]))
+    case("masked_scatter_same_shape_f64", A + "masked_scatter.default", T(f64, [2, 2]),
+         T(b, [2, 2]), T(f64, [2, 2]))
 
 
 def run_case(name: str, target: str, args: list, kwargs: dict, strides: str) -> dict:

@@ -1,0 +1,111 @@
+// infer_meta rules of getitem, Python operators on SymInts and the SymInt producers
+// (sym_size, sym_stride, sym_numel, sym_storage_offset) and the assertion ops.
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+
+#include "shapes.hpp"
+
+namespace epgraph {
+namespace detail {
+namespace infer {
+
+inline NodeValue rule_getitem(const Context& ctx) {
+  const ArgumentView args = ctx.node().args();
+  if (args.size() != 2 || args[0].node() == nullptr || !args[1].is<std::int64_t>()) {
+    ctx.fail("expected the arguments (node, int index)");
+  }
+  const Node* parent = args[0].node();
+  const NodeValue& v = parent->meta().val;
+  const NodeValue::List* list = v.elements();
+  if (list == nullptr) {
+    ctx.fail("node '" + std::string(parent->name()) +
+             "' has no tuple metadata: its meta().val is " + v.describe());
+  }
+  std::int64_t i = args[1].as<std::int64_t>();
+  const auto n = static_cast<std::int64_t>(list->size());
+  if (i < -n || i >= n) {
+    ctx.fail("index " + std::to_string(i) + " is out of range for the " + std::to_string(n) +
+             " values of node '" + std::string(parent->name()) + "'");
+  }
+  if (i < 0) i += n;
+  return (*list)[static_cast<std::size_t>(i)];
+}
+
+// The Python operator (`operator.add`, ...) a SymInt node applies, or "" for another target.
+inline std::string_view python_operator(std::string_view target) noexcept {
+  for (std::string_view prefix : {std::string_view("operator."), std::string_view("_operator.")}) {
+    if (target.substr(0, prefix.size()) == prefix) {
+      const std::string_view fn = target.substr(prefix.size());
+      for (std::string_view known :
+           {"add", "sub", "mul", "floordiv", "mod", "neg", "eq", "ne", "lt", "le", "gt", "ge"}) {
+        if (fn == known) return fn;
+      }
+    }
+  }
+  return {};
+}
+
+// operator.add/sub/mul/floordiv/mod/neg and the comparisons on SymInts and ints, as torch's
+// SymNode methods compute them (torch/fx/experimental/sym_node.py: `//` is FloorDiv, `%` is Mod
+// when both sides are known non-negative and PythonMod otherwise): a SymInt (a concrete int when
+// the result folds), or a SymBool for a comparison (folded only by the symbols' assumptions).
+inline NodeValue rule_operator(const Context& ctx, std::string_view fn) {
+  const ArgumentView args = ctx.node().args();
+  const bool unary = fn == "neg";
+  if (args.size() != (unary ? 1u : 2u) || !ctx.node().kwargs().empty()) {
+    ctx.fail(std::string("expected ") + (unary ? "one argument" : "two arguments"));
+  }
+  const sym::Expr a = ctx.ex(ctx.sym_of(args[0], "argument 0"));
+  if (unary) return SymIntValue{ctx.out(-a)};
+  const sym::Expr b = ctx.ex(ctx.sym_of(args[1], "argument 1"));
+  const sym::Ranges* r = ctx.ranges();
+  auto sym_bool = [&](const sym::Expr& e) {
+    if (const auto v = e.as_boolean()) return SymBoolValue{*v};
+    SymExpr x;
+    x.expr = ctx.symbols().text(e);
+    return SymBoolValue{std::move(x)};
+  };
+  if (fn == "add") return SymIntValue{ctx.out(a + b)};
+  if (fn == "sub") return SymIntValue{ctx.out(a - b)};
+  if (fn == "mul") return SymIntValue{ctx.out(a * b)};
+  if (fn == "floordiv" || fn == "mod") {
+    if (b.as_integer() == std::int64_t{0}) ctx.fail("division by zero");
+    if (fn == "floordiv") return SymIntValue{ctx.out(sym::floordiv(a, b, r))};
+    const bool nonnegative = sym::bounds(a, r).lo >= 0 && sym::bounds(b, r).lo >= 0;
+    return SymIntValue{ctx.out(nonnegative ? sym::mod(a, b, r) : sym::python_mod(a, b, r))};
+  }
+  // torch folds a comparison by the symbols' assumptions only (`s0 >= 2` stays a SymBool
+  // although the range constraints say s0 >= 2; `s0 > 0` is true)
+  if (fn == "eq") return sym_bool(sym::eq(a, b));
+  if (fn == "ne") return sym_bool(sym::ne(a, b));
+  if (fn == "lt") return sym_bool(sym::lt(a, b));
+  if (fn == "le") return sym_bool(sym::le(a, b));
+  if (fn == "gt") return sym_bool(sym::gt(a, b));
+  return sym_bool(sym::ge(a, b));
+}
+
+// aten.sym_size.int / aten.sym_stride.int: a SymInt of self.
+inline NodeValue rule_sym_size(const Context& ctx, std::string_view op) {
+  const TensorMeta& self = ctx.tensor("self");
+  if (!ctx.has("dim")) ctx.fail("epgraph has no shape rule for the list overload");
+  const std::size_t rank = self.sizes.size();
+  if (rank == 0) ctx.fail("Dimension specified as 0 but tensor has no dimensions");
+  const auto d = static_cast<std::size_t>(ctx.wrap_dim(ctx.integer("dim"), rank));
+  return SymIntValue{op == "sym_size" ? self.sizes[d] : self.strides[d]};
+}
+
+inline NodeValue rule_sym_numel(const Context& ctx, std::string_view) {
+  SymInt n = std::int64_t{1};
+  for (const SymInt& s : ctx.tensor("self").sizes) n = ctx.mul(n, s, "the element count");
+  return SymIntValue{n};
+}
+
+inline NodeValue rule_sym_storage_offset(const Context& ctx, std::string_view) {
+  return SymIntValue{ctx.tensor("self").storage_offset};
+}
+
+inline NodeValue rule_none(const Context&, std::string_view) { return None{}; }
+
+}  // namespace infer
+}  // namespace detail
+}  // namespace epgraph
