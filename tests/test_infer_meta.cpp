@@ -189,6 +189,33 @@ TEST_CASE("infer_meta: symbolic sizes pass through and are computed with", "[inf
   CHECK(av.tensor()->sizes == mu.sizes);
 }
 
+// Regression: run_decompositions() of torch.roll on a dynamic program gives `add.Tensor(x, mod)`
+// with `mod` a SymInt; infer_meta said "argument 'other' (node 'mod') has no tensor metadata". A
+// SymInt/SymFloat node for a Tensor argument is a wrapped number, as in torch's result_type: it
+// promotes across categories only (int32 + SymInt stays int32, int32 * SymFloat is float32).
+TEST_CASE("infer_meta: a SymInt or SymFloat node for a Tensor argument is a wrapped number",
+          "[infer_meta]") {
+  Graph g;
+  TensorMeta m = meta_of(epgraph::dtype::int32, {5, 3});
+  m.sizes[0] = SymExpr{"s0", 5};
+  m.strides[0] = std::int64_t{3};
+  Node* x = input(g, "x", m);
+  Node* sz = g.call_function("torch.ops.aten.sym_size.int", {x, 0}, {}, "sz");
+  sz->mutable_meta().val = epgraph::SymIntValue{SymExpr{"s0", 5}};
+  Node* half = g.call_function("_operator.truediv", {sz, 2}, {}, "half");
+  half->mutable_meta().val = epgraph::SymFloatValue{SymExpr{"s0/2", 2}};
+  Node* add = g.call_function("torch.ops.aten.add.Tensor", {x, sz}, {}, "add");
+  Node* sub = g.call_function("torch.ops.aten.sub.Tensor", {sz, x}, {}, "sub");
+  Node* mul = g.call_function("torch.ops.aten.mul.Tensor", {x, half}, {}, "mul");
+  for (Node* n : {add, sub, mul}) {
+    const NodeValue v = epgraph::infer_meta(*n);
+    REQUIRE(v.tensor() != nullptr);
+    CHECK(v.tensor()->dtype == (n == mul ? epgraph::dtype::float32 : epgraph::dtype::int32));
+    CHECK(v.tensor()->sizes == m.sizes);
+    CHECK(v.tensor()->strides == m.strides);
+  }
+}
+
 TEST_CASE("infer_meta: in-place ops give self's metadata", "[infer_meta]") {
   Graph g;
   TensorMeta m = meta_of(epgraph::dtype::float16, {3, 2});

@@ -26,6 +26,11 @@ inline Operands collect(const Context& ctx, std::initializer_list<const char*> n
     if (type.is_tensor_like() && (a.is<bool>() || a.is<std::int64_t>() || a.is<double>())) {
       // a Python number given for a Tensor argument is a wrapped number
       out.ops.push_back(Operand{Operand::Kind::wrapped, wrapped_dtype_of(a)});
+    } else if (type.is_tensor_like() && a.node() != nullptr &&
+               a.node()->meta().val.is_symbolic_scalar()) {
+      // a SymInt/SymFloat node given for a Tensor argument is a wrapped number too
+      // (run_decompositions() of torch.roll: `add.Tensor(x, mod)`)
+      if (auto op = ctx.scalar_operand(name)) out.ops.push_back(*op);
     } else if (type.is_tensor_like()) {
       if (const TensorMeta* t = ctx.opt_tensor(name)) {
         out.tensors.push_back(t);
