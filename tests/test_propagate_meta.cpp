@@ -271,3 +271,29 @@ TEST_CASE("propagate_meta: a size that is not an expression torch writes is an e
                     "cannot read the symbolic expression 's0 +* 2': unexpected '*' at offset 4");
   CHECK(prop_values(ep) == before);
 }
+
+// validate --meta compared torch's stride Min(16, 16*s27) (16 for s27 >= 1) with the 16 epgraph
+// computes and reported a difference: sizes are compared after simplifying under the bounds.
+TEST_CASE("same_value: Min/Max decided by the symbols' bounds compare equal", "[propagate_meta]") {
+  const epgraph::MetaContext symbols(
+      epgraph::sym::Ranges{{"s27", {1, 64}}, {"s0", {2, 64}}, {"u0", {}}});
+  auto value = [](std::vector<epgraph::SymInt> strides) {
+    epgraph::TensorMeta t;
+    t.sizes = {epgraph::SymInt{std::int64_t{4}}, epgraph::SymInt{std::int64_t{16}}};
+    t.strides = std::move(strides);
+    return epgraph::NodeValue(t);
+  };
+  auto expr = [](std::string text) {
+    return epgraph::SymInt{epgraph::SymExpr{std::move(text), std::nullopt}};
+  };
+  const epgraph::SymInt one{std::int64_t{1}};
+  const epgraph::SymInt sixteen{std::int64_t{16}};
+  CHECK(epgraph::same_value(value({expr("Min(16, 16*s27)"), one}), value({sixteen, one}), symbols));
+  CHECK(epgraph::same_value(value({sixteen, one}), value({expr("Min(16, 16*s27)"), one}), symbols));
+  CHECK(epgraph::same_value(value({expr("Max(1, s0)"), one}), value({expr("s0"), one}), symbols));
+  // undecidable: a difference
+  CHECK(!epgraph::same_value(value({expr("Min(16, 16*u0)"), one}), value({sixteen, one}), symbols));
+  CHECK(!epgraph::same_value(value({expr("Max(3, s0)"), one}), value({expr("s0"), one}), symbols));
+  CHECK(!epgraph::same_value(value({expr("Min(16, 16*s27)"), one}), value({expr("16*s27"), one}),
+                             symbols));
+}

@@ -274,3 +274,75 @@ TEST_CASE("specialize: the other symbols keep the file's str form and get their 
                        Catch::Message("Cannot specialize s0 to 1: outside its range constraint "
                                       "[2, int_oo]"));
 }
+
+// torch writes SymFloat expressions for a float scale or a true division of a dynamic size
+// (x.size(1) / 3 is a SymFloat node IntTrueDiv(s0, 3); F.interpolate(scale_factor=1.5) a size
+// TruncToInt(1.5*ToFloat(s0))): specialize read none of them.
+TEST_CASE("specialize: SymFloat expressions are read and evaluated in float64", "[specialize]") {
+  epgraph_test::Program ep = spec_program();
+  epgraph::Graph& g = ep.graph();
+  const std::string s0 = kSpecS0;
+  const epgraph::SymExpr up{"TruncToInt(Mul(Float('1.5', precision=53), ToFloat(" + s0 + ")))", 12};
+  {
+    const auto at = g.inserting_after(g.find_node("sym_size_int"));
+    epgraph::Node* div =
+        g.call_function("operator.truediv", {g.find_node("sym_size_int"), 3}, {}, "truediv");
+    div->mutable_meta().val = epgraph::SymFloatValue{
+        epgraph::SymExpr{"IntTrueDiv(" + s0 + ", Integer(3))", std::nullopt}};
+    epgraph::Node* up_size =
+        g.call_function("torch.ops.aten.sym_size.int", {g.find_node("x"), 0}, {}, "scaled");
+    up_size->mutable_meta().val = epgraph::SymIntValue{up};
+  }
+  (void)epgraph::specialize(ep, {{"s0", 7}, {"s1", 3}});
+  CHECK(epgraph::value_text(ep.graph().find_node("truediv")->meta().val) ==
+        epgraph::value_text(epgraph::NodeValue(epgraph::SymFloatValue{7.0 / 3.0})));
+  CHECK(ep.graph().find_node("truediv")->meta().val ==
+        epgraph::NodeValue(epgraph::SymFloatValue{7.0 / 3.0}));
+  // 1.5 * 7 = 10.5, truncated: the folded node's uses hold 10 (it was not used: erased)
+  CHECK(ep.graph().find_node("scaled") == nullptr);
+}
+
+TEST_CASE("specialize: an expression it cannot read names the node, the field and the text",
+          "[specialize]") {
+  epgraph_test::Program ep = spec_program();
+  epgraph::Graph& g = ep.graph();
+  {
+    const auto at = g.inserting_after(g.find_node("sym_size_int"));
+    epgraph::Node* div =
+        g.call_function("operator.truediv", {g.find_node("sym_size_int"), 3}, {}, "truediv");
+    div->mutable_meta().val = epgraph::SymFloatValue{
+        epgraph::SymExpr{"FloatTrueDiv(ToFloat(s0), Float('nan', precision=53))", std::nullopt}};
+  }
+  const std::string before = spec_snapshot(ep);
+  const epgraph::Node* x = ep.graph().find_node("x");
+  REQUIRE_THROWS_MATCHES(
+      epgraph::specialize(ep, {{"s0", 16}}), epgraph::value_error,
+      Catch::Message("Cannot specialize node 'truediv', its SymFloat value (sym_float_values "
+                     "entry): cannot read the symbolic expression 'FloatTrueDiv(ToFloat(s0), "
+                     "Float('nan', precision=53))': the Float 'nan' (not a finite float64 that "
+                     "is a fraction of 64-bit integers) at offset 26"));
+  CHECK(spec_snapshot(ep) == before);
+  CHECK(ep.graph().find_node("x") == x);
+}
+
+// specialize built its copy without the program's own nested graphs and swapped it in: an
+// outlined program lost them. They are kept, their values specialized.
+TEST_CASE("specialize: the nested graphs the program owns are kept and specialized",
+          "[specialize]") {
+  epgraph_test::Program ep = spec_program();
+  auto body = std::make_unique<epgraph::Graph>();
+  epgraph::Node* p = body->placeholder("x");
+  p->mutable_meta().val = spec_meta({std::int64_t{2}, epgraph::SymExpr{kSpecS0, 8}},
+                                    {epgraph::SymExpr{kSpecS0, 8}, std::int64_t{1}});
+  epgraph::Node* r = body->call_function("torch.ops.aten.relu.default", {p}, {}, "relu");
+  r->mutable_meta().val = p->meta().val;
+  body->output({r});
+  (void)ep.add_nested_graph("repeated_subgraph0", std::move(body));
+  (void)epgraph::specialize(ep, {{"s0", 16}});
+  const epgraph::Graph* kept = ep.nested_graph("repeated_subgraph0");
+  REQUIRE(kept != nullptr);
+  CHECK(epgraph::value_text(kept->find_node("relu")->meta().val) ==
+        "float32[2, 16] stride [16, 1] offset 0");
+  CHECK(epgraph::value_text(kept->find_node("x")->meta().val) ==
+        "float32[2, 16] stride [16, 1] offset 0");
+}

@@ -185,6 +185,67 @@ TEST_CASE("substitute and evaluate", "[symbolic]") {
         sym::Rational::of(3, 2));
 }
 
+// torch writes SymFloat expressions for a float scale or a true division of a dynamic size
+// (F.interpolate(scale_factor=1.5), x.size(1) / 2); torch/utils/_sympy/functions.py evaluates
+// them in float64, so 0.7*10 truncates to 7 (the exact value of Float(0.7)*10 is below 7).
+TEST_CASE("SymFloat expressions: Float, ToFloat, true division and the ToInt functions",
+          "[symbolic]") {
+  const std::string s53 = "Symbol('s53', positive=True, integer=True)";
+  const sym::Expr up =
+      sym::parse("TruncToInt(Mul(Float('1.5', precision=53), ToFloat(" + s53 + ")))");
+  CHECK(sym::parse("TruncToInt(1.5*ToFloat(s53))") == up);  // the str form
+  CHECK(sym::str(up) == "TruncToInt(3*ToFloat(s53)/2)");
+  CHECK(sym::evaluate(up, {{"s53", 5}}) == 7);
+  CHECK(sym::evaluate(up, {{"s53", 13}}) == 19);
+  const std::map<std::string, sym::Expr, std::less<>> five{{"s53", sym::Expr(5)}};
+  CHECK(sym::substitute(up, five).as_integer() == std::optional<std::int64_t>(7));
+  const sym::Expr stride = sym::parse(
+      "Mul(Integer(12), Max(Integer(1), TruncToInt(Mul(Float('1.5', "
+      "precision=53), ToFloat(" +
+      s53 + ")))))");
+  CHECK(sym::substitute(stride, five).as_integer() == std::optional<std::int64_t>(84));
+  // float64 arithmetic, not exact arithmetic
+  CHECK(sym::evaluate(sym::parse("TruncToInt(0.7*ToFloat(s0))"), {{"s0", 10}}) == 7);
+  CHECK(sym::evaluate(sym::parse("FloorToInt(FloatTrueDiv(ToFloat(s0), 0.1))"), {{"s0", 1}}) == 10);
+  CHECK(sym::evaluate(sym::parse("CeilToInt(0.1*ToFloat(s0))"), {{"s0", 10}}) == 1);
+  CHECK(sym::evaluate(sym::parse("CeilToInt(IntTrueDiv(s0, 3))"), {{"s0", 5}}) == 2);
+  CHECK(sym::evaluate(sym::parse("TruncToInt(IntTrueDiv(s0, 3))"), {{"s0", 5}}) == 1);
+  CHECK(sym::evaluate(sym::parse("FloorToInt(TruncToFloat(IntTrueDiv(s0, 2)))"), {{"s0", 5}}) == 2);
+  // a SymFloat value: 7/3 as torch's float64 7/3 (a power-of-2 denominator), 5/2 exactly
+  CHECK(sym::evaluate_rational(sym::parse("IntTrueDiv(s0, 3)"), {{"s0", 7}}) ==
+        sym::Rational::of(5254199565265579, 2251799813685248));
+  CHECK(sym::substitute(sym::parse("IntTrueDiv(" + s53 + ", Integer(2))"), five).constant() ==
+        std::optional<sym::Rational>(sym::Rational::of(5, 2)));
+  CHECK(sym::parse("Float('2.0', precision=53)") == sym::Expr(2));
+  CHECK(sym::parse("0.10000000000000001") ==
+        sym::Expr(sym::Rational::of(3602879701896397, 36028797018963968)));
+  // what stays symbolic prints and reads back
+  const sym::Expr half = sym::parse("FloatTrueDiv(ToFloat(s0), 2.0)");
+  CHECK(sym::srepr(half) ==
+        "FloatTrueDiv(ToFloat(Symbol('s0', positive=True, integer=True)), "
+        "Integer(2))");
+  CHECK(sym::parse(sym::srepr(half)) == half);
+}
+
+// Min/Max drop an argument another one dominates under the symbols' assumptions and bounds, as
+// torch's value-range analysis decides them (torch writes the stride Min(16, 16*s27)).
+TEST_CASE("Min and Max simplify with the symbols' bounds where decidable", "[symbolic]") {
+  const sym::Ranges ranges{{"s0", {2, 64}}, {"s1", {1, 8}}};
+  CHECK(sym::simplify(sym::parse("Max(1, s0)"), ranges) == sym::parse("s0"));
+  CHECK(sym::simplify(sym::parse("Min(16, 16*s1)"), ranges) == sym::Expr(16));
+  CHECK(sym::parse("Min(16, 16*Symbol('s27', positive=True, integer=True))") == sym::Expr(16));
+  CHECK(sym::simplify(sym::parse("Max(16, 16*s1)"), ranges) == sym::parse("16*s1"));
+  // undecidable: kept
+  CHECK(sym::str(sym::simplify(sym::parse("Max(3, s0)"), ranges)) == "Max(3, s0)");
+  CHECK(sym::str(sym::simplify(sym::parse("Min(s0, s1)"), ranges)) == "Min(s0, s1)");
+  CHECK(sym::str(sym::parse("Min(16, 16*u0)")) == "Min(16, 16*u0)");
+  // no bound known (a str-form s27 is torch's positive size symbol: decided)
+  const std::string z = "Min(16, 16*Symbol('z', integer=True))";
+  CHECK(sym::str(sym::parse(z)) == "Min(16, 16*z)");
+  CHECK(sym::simplify(sym::parse(z), {{"z", {1, std::nullopt}}}) == sym::Expr(16));
+  CHECK(sym::parse("Min(16, 16*s27)") == sym::Expr(16));
+}
+
 TEST_CASE("what epgraph refuses to read or compute, by name", "[symbolic]") {
   CHECK(refusal("s0 +") ==
         "cannot read the symbolic expression 's0 +': unexpected end at offset 4");
@@ -193,9 +254,15 @@ TEST_CASE("what epgraph refuses to read or compute, by name", "[symbolic]") {
   CHECK(refusal("s0 / s1") ==
         "cannot read the symbolic expression 's0 / s1': a division by the "
         "symbolic expression 's1' at offset 4");
-  CHECK(refusal("Float('1.5', precision=53)") ==
-        "cannot read the symbolic expression 'Float('1.5', precision=53)': a Float (symbolic "
-        "integers have integer constants) at offset 0");
+  CHECK(refusal("Float('inf', precision=53)") ==
+        "cannot read the symbolic expression 'Float('inf', precision=53)': the Float 'inf' (not a "
+        "finite float64 that is a fraction of 64-bit integers) at offset 0");
+  CHECK(refusal("Float('1e-300', precision=53)*s0") ==
+        "cannot read the symbolic expression 'Float('1e-300', precision=53)*s0': the Float "
+        "'1e-300' (not a finite float64 that is a fraction of 64-bit integers) at offset 0");
+  CHECK(refusal("Float('1.5', precision=113)") ==
+        "cannot read the symbolic expression 'Float('1.5', precision=113)': Float() takes a "
+        "quoted number and precision=53 at offset 0");
   CHECK(refusal("") == "cannot read the symbolic expression '': unexpected end at offset 0");
   CHECK(refusal("s0**s1") ==
         "cannot read the symbolic expression 's0**s1': the power 's1' (only "

@@ -203,6 +203,18 @@ def shape_exprs():
         ("numel", 3 * S0 * S1 + S0),
         ("max_of_sum", sympy.Max(S0 + 1, S1)),
         ("ceil_div_expr", -F.FloorDiv(-S0, 4)),
+        # SymFloat forms torch writes for a float scale or a true division of a size
+        # (F.interpolate(scale_factor=...), x.size(1) / 3), evaluated in float64 by torch:
+        # 0.7*10 and 0.3*30 truncate to 7 and 9, 1/0.1 floors to 10.
+        ("interp_scale_1_5", F.TruncToInt(sympy.Float(1.5) * F.ToFloat(S0))),
+        ("interp_scale_0_7", F.TruncToInt(sympy.Float(0.7) * F.ToFloat(S0 + 1))),
+        ("interp_scale_0_3", F.TruncToInt(sympy.Float(0.3) * F.ToFloat(10 * S0))),
+        ("interp_stride", 12 * sympy.Max(1, F.TruncToInt(sympy.Float(1.5) * F.ToFloat(S0)))),
+        ("float_truediv_floor", F.FloorToInt(F.FloatTrueDiv(F.ToFloat(S0), sympy.Float(0.1)))),
+        ("float_truediv_ceil", F.CeilToInt(F.FloatTrueDiv(F.ToFloat(S0 + S1), sympy.Float(2.0)))),
+        ("int_truediv_trunc", F.TruncToInt(F.IntTrueDiv(S0 + 1, 3))),
+        ("int_truediv_floor", F.FloorToInt(F.IntTrueDiv(U0, 4))),
+        ("ceil_scaled_0_1", F.CeilToInt(sympy.Float(0.1) * F.ToFloat(10 * S0))),
     ]
     return cases
 

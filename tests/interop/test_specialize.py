@@ -120,3 +120,67 @@ def test_specialize_refuses_a_value_outside_the_range(pt2_edit, workdir):
         assert proc.stderr == message, proc.stderr
         assert proc.stdout == ""
         assert not dst.exists()
+
+
+class _Interpolate(torch.nn.Module if torch else object):
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale
+
+    def forward(self, x):
+        return torch.nn.functional.interpolate(x, scale_factor=self.scale, mode="nearest")
+
+
+class _TrueDiv(torch.nn.Module if torch else object):
+    def forward(self, x):
+        return x * (x.size(2) / 3)  # a SymFloat node: IntTrueDiv(s, 3)
+
+
+def _shapes_and_scalars(ep):
+    """node name -> concrete shape and strides, or the SymFloat/SymInt value as a Python number."""
+    out = {}
+    for node in ep.graph.nodes:
+        val = node.meta.get("val")
+        if isinstance(val, torch.Tensor):
+            out[node.name] = (tuple(val.shape), tuple(val.stride()))
+        elif isinstance(val, (int, float, torch.SymInt, torch.SymFloat)):
+            out[node.name] = val
+    return out
+
+
+@pytest.mark.parametrize("decompose", [False, True], ids=["default_ir", "decomposed"])
+@pytest.mark.parametrize("module", ["interp1.5", "interp0.3", "interp0.7", "interp2.5", "truediv"])
+def test_specialize_sym_float_expressions(module, decompose, pt2_edit, workdir):
+    """torch writes SymFloat expressions (Float('1.5', precision=53), ToFloat, IntTrueDiv,
+    TruncToInt) for a float scale or a true division of a dynamic size: specialize reads them and
+    gives every node the value torch gives the program exported with that static size."""
+    model = _TrueDiv() if module == "truediv" else _Interpolate(float(module[len("interp"):]))
+    example = torch.randn(1, 3, 8, 8)
+    low = 7 if module == "interp0.3" else 3  # torch needs trunc(scale * h) >= 2
+    dyn = {"x": {2: torch.export.Dim("h", min=low, max=64)}}
+    ep = torch.export.export(model, (example,), dynamic_shapes=dyn)
+    if decompose:
+        ep = ep.run_decompositions()
+    ((sym, _),) = ep.range_constraints.items()
+    src = workdir / f"specialize_float_{module}_{decompose}.pt2"
+    torch.export.save(ep, str(src))
+    text = src.read_bytes()
+    assert b"Float(" in text or b"TrueDiv" in text or module != "interp1.5"
+    # 10 and 30: 0.7 * 10 and 0.3 * 30 are 7 and 9 only in float64 (exactly, 0.7 is below 7/10)
+    for size in (7, 10, 13, 30, 64):
+        dst = workdir / f"specialize_float_{module}_{decompose}_{size}.pt2"
+        out = pt2_edit.run("specialize", src, "--dim", f"{sym}={size}", "-o", dst).stdout
+        assert f"specialized -> {dst}\n" in out, out
+        static = torch.export.load(str(dst))
+        want_ep = torch.export.export(model, (torch.randn(1, 3, size, 8),))
+        if decompose:
+            want_ep = want_ep.run_decompositions()
+        got, want = _shapes_and_scalars(static), _shapes_and_scalars(want_ep)
+        # the static export folds the SymFloat node away; the outputs' shapes must agree
+        for name in want:
+            if name in got:
+                assert got[name] == want[name], (size, name, got[name], want[name])
+        x = torch.randn(1, 3, size, 8)
+        torch.testing.assert_close(static.module()(x), model(x))
+        if module == "truediv":
+            assert got["truediv"] == size / 3, (size, got["truediv"])

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <map>
@@ -254,7 +255,10 @@ struct Interval {
 /// (torch's `ShapeEnv.evaluate_expr` on concrete values). For a boolean, 1 or 0. Throws
 /// value_error "the symbol 's0' has no value" for an unbound symbol, "… is not an integer" when
 /// the value of a SymInt expression is a fraction, "cannot evaluate <fn>" for a function epgraph
-/// only carries (ToFloat, FloatTrueDiv, ...), division by zero and overflow. O(size).
+/// only carries (FloatPow, OpaqueUnaryFn_*, ...), division by zero and overflow. The SymFloat
+/// functions (ToFloat, IntTrueDiv, FloatTrueDiv, TruncToFloat, and the argument of TruncToInt /
+/// FloorToInt / CeilToInt) are computed in float64, each result rounded to a double, as
+/// torch/utils/_sympy/functions.py evaluates them (TruncToInt(0.7*ToFloat(10)) is 7). O(size).
 [[nodiscard]] std::int64_t evaluate(const Expr& e, const Bindings& bindings);
 /// The same as a rational (for `IntTrueDiv` and rational coefficients). O(size).
 [[nodiscard]] Rational evaluate_rational(const Expr& e, const Bindings& bindings);
@@ -263,9 +267,12 @@ struct Interval {
 /// (`Mul(Integer(2), Symbol('s70', positive=True, integer=True))`) or the `str` form of older
 /// files (`2*s0`, `((s0 + 1)//2)`, `Max(1, s0)`, `Eq(s0, 2)`, `(s0 > 2) & (s1 < 4)`), with
 /// Python's operator precedence. Symbols without spelled assumptions get assumptions_of_name.
+/// A float64 constant (`Float('1.5', precision=53)`, `1.5` in the str form) is read as its exact
+/// value, a fraction with a power-of-2 denominator, and printed back as that Rational.
 /// Throws value_error "cannot read the symbolic expression '<text>': <what> at offset <n>" for
-/// text that is not such an expression: a syntax error, an unknown function, a Float, a
-/// fractional or symbolic power, a division by a symbolic expression. O(length * simplification).
+/// text that is not such an expression: a syntax error, an unknown function, a Float that is not
+/// finite or whose value is no fraction of 64-bit integers, a fractional or symbolic power, a
+/// division by a symbolic expression. O(length * simplification).
 [[nodiscard]] Expr parse(std::string_view text);
 /// sympy's `srepr`: the form torch 2.13 writes and its loader reads back with `sympy.sympify`
 /// to an expression equal to `e`. O(size).
@@ -1162,6 +1169,40 @@ inline Expr logical_not(const Expr& a) {
 
 namespace detail {
 
+// The exact value of the finite double `d` (a sympy Float of precision 53 is one): m * 2**e with
+// an integer mantissa, as a Rational when numerator and denominator fit in 64 bits, otherwise
+// nullopt. O(1).
+inline std::optional<Rational> exact_double(double d) {
+  if (!std::isfinite(d)) return std::nullopt;
+  if (d == 0) return Rational(0);
+  int e = 0;
+  const double m = std::frexp(d, &e);  // d = m * 2**e, 0.5 <= |m| < 1
+  auto mant = static_cast<std::int64_t>(std::ldexp(m, 53));
+  e -= 53;
+  while (e < 0 && mant % 2 == 0) {
+    mant /= 2;
+    ++e;
+  }
+  if (e >= 0) {
+    if (e > 62 || std::abs(mant) > (std::numeric_limits<std::int64_t>::max() >> e)) {
+      return std::nullopt;
+    }
+    return Rational(mant * (std::int64_t{1} << e));
+  }
+  if (e < -62) return std::nullopt;
+  return Rational::of(mant, std::int64_t{1} << -e);
+}
+
+// `r` rounded to a double and back, as torch computes a SymFloat (ToFloat, true division, a Float
+// constant's product) in float64: one IEEE operation is its exact result rounded, which this
+// reproduces (1/Float(0.1) is 10.0, not 9.99...). Throws value_error when the double is no
+// 64-bit fraction. O(1).
+inline Rational round_to_double(const Rational& r) {
+  const double d = static_cast<double>(r.num()) / static_cast<double>(r.den());
+  if (const auto x = exact_double(d)) return *x;
+  throw value_error("the float value " + std::to_string(d) + " is no fraction of 64-bit integers");
+}
+
 // Applies function `name` to canonical `args`, simplifying as its constructor does.
 inline Expr apply(const std::string& name, std::vector<Expr> args, const Ranges* r) {
   auto need = [&](std::size_t n) {
@@ -1209,19 +1250,33 @@ inline Expr apply(const std::string& name, std::vector<Expr> args, const Ranges*
   if (name == "true" || name == "false") return Expr::boolean(name == "true");
   if (name == "CeilToInt" || name == "FloorToInt" || name == "TruncToInt") {
     need(1);
-    if (const auto c = args[0].constant()) {
+    if (const auto exact = args[0].constant()) {
+      // The argument is a float64 in torch (rounded once, as its last operation rounds it).
+      const Rational c0 = exact->is_integer() ? *exact : round_to_double(*exact);
+      const Rational* c = &c0;
       if (name == "CeilToInt") return Expr(c->ceil());
       if (name == "FloorToInt") return Expr(c->floor());
       return Expr(c->sign() < 0 ? c->ceil() : c->floor());
     }
     if (integer_valued(args[0])) return args[0];
   }
-  if (name == "IntTrueDiv") {
+  if (name == "IntTrueDiv" || name == "FloatTrueDiv") {
     need(2);
     if (args[1].terms().empty()) division_by_zero();
     const auto a = args[0].constant();
     const auto b = args[1].constant();
-    if (a && b) return Expr(*a / *b);
+    if (a && b) return Expr(round_to_double(*a / *b));  // a float64 division, as torch's eval
+  }
+  if (name == "ToFloat") {
+    need(1);
+    if (const auto c = args[0].constant()) return Expr(round_to_double(*c));
+  }
+  if (name == "TruncToFloat") {
+    need(1);
+    if (const auto c = args[0].constant()) {
+      const Rational v = round_to_double(*c);
+      return Expr(v.sign() < 0 ? v.ceil() : v.floor());
+    }
   }
   if (name == "PowByNatural") {
     need(2);
@@ -1332,11 +1387,16 @@ inline Rational eval_atom(const AtomNode& a, const Bindings& b) {
     }
     return r;
   }
-  if (n == "IntTrueDiv" && x.size() == 2) return eval_expr(x[0], b) / eval_expr(x[1], b);
-  if (n == "CeilToInt" && x.size() == 1) return Rational(eval_expr(x[0], b).ceil());
-  if (n == "FloorToInt" && x.size() == 1) return Rational(eval_expr(x[0], b).floor());
-  if (n == "TruncToInt" && x.size() == 1) {
-    const Rational v = eval_expr(x[0], b);
+  // torch computes these in float64: each result (and a ToInt's argument) rounded to a double.
+  if ((n == "IntTrueDiv" || n == "FloatTrueDiv") && x.size() == 2) {
+    return round_to_double(eval_expr(x[0], b) / eval_expr(x[1], b));
+  }
+  if (n == "ToFloat" && x.size() == 1) return round_to_double(eval_expr(x[0], b));
+  if ((n == "CeilToInt" || n == "FloorToInt" || n == "TruncToInt" || n == "TruncToFloat") &&
+      x.size() == 1) {
+    const Rational v = round_to_double(eval_expr(x[0], b));
+    if (n == "CeilToInt") return Rational(v.ceil());
+    if (n == "FloorToInt") return Rational(v.floor());
     return Rational(v.sign() < 0 ? v.ceil() : v.floor());
   }
   if (n == "ModularIndexing" && x.size() == 3) {
@@ -1957,7 +2017,25 @@ class ExprParser {
       expect(")");
       return e;
     }
-    if (c >= '0' && c <= '9') return Expr(integer_literal());
+    if (c >= '0' && c <= '9') {
+      // sympy's str of a Float: digits with a '.' or an exponent (1.5, 0.10000000000000001).
+      std::size_t end = pos_;
+      bool is_float = false;
+      while (end < text_.size()) {
+        const char d = text_[end];
+        if (d == '.' || d == 'e' || d == 'E') {
+          is_float = true;
+        } else if ((d == '+' || d == '-') && (text_[end - 1] == 'e' || text_[end - 1] == 'E')) {
+        } else if (d < '0' || d > '9') {
+          break;
+        }
+        ++end;
+      }
+      if (!is_float) return Expr(integer_literal());
+      const std::size_t at = pos_;
+      pos_ = end;
+      return float_constant(std::string(text_.substr(at, end - at)), at);
+    }
     const std::size_t at = pos_;
     const std::string id = identifier();
     if (id.empty()) {
@@ -1977,6 +2055,20 @@ class ExprParser {
     const std::size_t args_at = pos_;
     std::vector<Arg> args = call_args();
     return call(id, args, at, args_at);
+  }
+
+  // A float64 constant, held as its exact value (a fraction with a power-of-2 denominator).
+  Expr float_constant(const std::string& digits, std::size_t at) {
+    char* end = nullptr;
+    const double d = std::strtod(digits.c_str(), &end);
+    const bool whole = !digits.empty() && end == digits.c_str() + digits.size();
+    const auto r = whole ? exact_double(d) : std::nullopt;
+    if (!r) {
+      pos_ = at;
+      fail("the Float '" + digits + "' (not a finite float64 that is a fraction of 64-bit " +
+           "integers)");
+    }
+    return Expr(*r);
   }
 
   Expr call(const std::string& fn, const std::vector<Arg>& args, std::size_t at,
@@ -2022,8 +2114,15 @@ class ExprParser {
       return Expr(Rational::of(*v[0].as_integer(), *v[1].as_integer()));
     }
     if (fn == "Float") {
-      pos_ = at;
-      fail("a Float (symbolic integers have integer constants)");
+      // sympy's srepr of a float64 constant: Float('1.5', precision=53).
+      const bool precision_ok =
+          args.size() == 1 || (args.size() == 2 && args[1].keyword == "precision" &&
+                               args[1].value.as_integer() == std::int64_t{53});
+      if (args.empty() || !args[0].text || !precision_ok) {
+        pos_ = at;
+        fail("Float() takes a quoted number and precision=53");
+      }
+      return float_constant(*args[0].text, at);
     }
     std::vector<Expr> v = positional(fn, args);
     if (fn == "Add") {

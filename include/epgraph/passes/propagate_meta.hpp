@@ -90,16 +90,33 @@ inline std::string sizes_text(const std::vector<SymInt>& v) {
 }
 
 // Two sizes are the same when they are the same integer, or expressions that parse to the same
-// canonical form with the same hint (torch compares sympy expressions, not their text).
+// canonical form with the same hint (torch compares sympy expressions, not their text), each
+// simplified under the symbols' bounds first: torch writes Min(16, 16*s27) for a stride its
+// value-range analysis knows to be 16 (s27 >= 1).
 inline bool same_size(const SymInt& a, const SymInt& b, const MetaContext& symbols) {
-  if (a.index() != b.index()) return false;
-  if (a.index() == 0) return std::get<std::int64_t>(a) == std::get<std::int64_t>(b);
+  if (a.index() == 0 && b.index() == 0) {
+    return std::get<std::int64_t>(a) == std::get<std::int64_t>(b);
+  }
+  // An expression and an integer: the same when the expression is that constant under the
+  // bounds (torch keeps the stride Min(16, 16*s27) where epgraph computes 16).
+  if (a.index() != b.index()) {
+    const SymExpr& x = std::get<SymExpr>(a.index() == 0 ? b : a);
+    const std::int64_t n = std::get<std::int64_t>(a.index() == 0 ? a : b);
+    try {
+      const sym::Expr e = sym::simplify(symbols.parse(x.expr, std::nullopt), symbols.ranges());
+      return e.as_integer() == std::optional<std::int64_t>(n);
+    } catch (const value_error&) {
+      return false;
+    }
+  }
   const SymExpr& x = std::get<SymExpr>(a);
   const SymExpr& y = std::get<SymExpr>(b);
   if (x.hint != y.hint) return false;
   if (x.expr == y.expr) return true;
   try {
-    return symbols.parse(x.expr, std::nullopt) == symbols.parse(y.expr, std::nullopt);
+    const sym::Expr ex = symbols.parse(x.expr, std::nullopt);
+    const sym::Expr ey = symbols.parse(y.expr, std::nullopt);
+    return ex == ey || sym::simplify(ex, symbols.ranges()) == sym::simplify(ey, symbols.ranges());
   } catch (const value_error&) {
     return false;
   }

@@ -337,7 +337,21 @@ inline void substitute_values(Graph& g, const Values& values, const sym::Ranges&
   for (const SpecializedSymbol& s : report.symbols) ctx.set_hint(s.symbol, s.value);
   for (Node& n : g.nodes()) {
     if (!n.meta().val.has_value()) continue;
-    NodeValue v = subst.apply(n.meta().val);
+    NodeValue v;
+    try {
+      v = subst.apply(n.meta().val);
+    } catch (const value_error& e) {
+      // Which node and which of its serialized fields holds the expression (the message quotes
+      // the expression's text).
+      const NodeValue& old = n.meta().val;
+      const char* field = old.sym_float()  ? "its SymFloat value (sym_float_values entry)"
+                          : old.sym_int()  ? "its SymInt value (sym_int_values entry)"
+                          : old.sym_bool() ? "its SymBool value (sym_bool_values entry)"
+                                           : "the sizes, strides or offset of its tensor value "
+                                             "(tensor_values entry)";
+      throw value_error("Cannot specialize node '" + std::string(n.name()) + "', " + field + ": " +
+                        e.what());
+    }
     n.mutable_meta().val = std::move(v);
   }
 }
@@ -487,14 +501,22 @@ void recompute_values(ExportedProgram<Tensor>& work, SpecializeReport& report) {
 /// - "Cannot specialize s0 to 5: the runtime assert 'assert_1'
 ///   (torch.ops.aten._assert_scalar.default) fails: <its message>" when a condition becomes
 ///   false (for sym_constrain_range*: "... fails: 5 is outside [6, 10]");
-/// - what sym::parse throws for an expression it cannot read, and a size that becomes a
-///   fraction;
+/// - "Cannot specialize node 'truediv', its SymFloat value (sym_float_values entry): <what
+///   sym::parse throws, quoting the expression>" for an expression it cannot read (the field
+///   named: a SymInt/SymFloat/SymBool value or a tensor's sizes/strides/offset), and for a size
+///   that becomes a fraction;
 /// and std::bad_alloc (a node whose value cannot be recomputed keeps its substituted value and is
 /// listed in `substituted_only`). Strong guarantee: the work is done on a copy of the graph,
 /// signature and metadata, swapped in (no-throw) only on success. On success the program holds a
 /// new Graph object: Node pointers and references taken before the call are invalid afterwards
-/// (names are kept, so find_node finds the nodes that remain). Nested graphs (the branches of
-/// `cond`) are not entered.
+/// (names are kept, so find_node finds the nodes that remain). The nested graphs the program
+/// owns (nested_graphs(), built in C++) are kept and get step 2; nested graphs read from a file
+/// (the records of the get_attr nodes of `cond`/`map`/`invoke_subgraph`) are not entered: their
+/// values keep the symbols (as SymInt placeholders keep their SymIntArgument input spec).
+///
+/// SymFloat expressions (`Float('1.5', precision=53)`, `ToFloat`, `IntTrueDiv`, `FloatTrueDiv`,
+/// `TruncToInt`/`FloorToInt`/`CeilToInt`) are read and evaluated in float64, as
+/// torch/utils/_sympy/functions.py evaluates them.
 ///
 /// Complexity: O(nodes + size of the arguments and values), times the size of the symbolic
 /// expressions (each distinct text parsed once), plus a copy of the graph.
@@ -518,12 +540,20 @@ SpecializeReport specialize(ExportedProgram<Tensor>& program,
   ExportedProgram<Tensor> work(std::as_const(program).graph().clone(),
                                std::as_const(program).graph_signature(), {}, {},
                                std::move(metadata));
+  // The nested graphs the program owns (outline_partition's), copied so that they are kept and
+  // specialized too (work's empty set replaced them on commit, and they were lost).
+  for (const auto& [target, nested] : program.nested_graphs()) {
+    (void)work.add_nested_graph(target, nested->clone());
+  }
   Graph& g = work.graph();
   sym::Ranges ranges;
   std::vector<RangeConstraint> kept =
       sp::remaining_constraints(program.metadata().range_constraints, values, ranges, report);
 
-  sp::substitute_values(g, values, ranges, report);     // 2.
+  sp::substitute_values(g, values, ranges, report);  // 2.
+  for (const auto& entry : program.nested_graphs()) {
+    sp::substitute_values(*work.nested_graph(entry.first), values, ranges, report);
+  }
   sp::remove_constant_asserts(g, report);               // 3.
   sp::fold_constant_symbols(g, report);                 // 4.
   work.metadata().range_constraints = std::move(kept);  // 5.

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -136,8 +137,14 @@ class WrittenValues {
         }
         const ojson& info = special_.emplace(&n, std::move(node_json)).first->second;
         if (auto s = info.find(record_key::sym); s != info.end()) {
-          sym_table((*s)[record_key::table].get<std::string>(), name)
-              .add(name, (*s)[record_key::value]);
+          if (raw_sym_matches((*s)[record_key::value], n.meta().val)) {
+            sym_table((*s)[record_key::table].get<std::string>(), name)
+                .add(name, (*s)[record_key::value]);
+          } else {
+            // A pass changed the value (specialize substituted a symbol): the loaded entry is
+            // stale, the value is written as for a node made in C++.
+            add_sym_value(name, n.meta().val);
+          }
         }
         auto c = info.find(record_key::class_fqn);
         if (c == info.end()) c = info.find(record_key::custom_obj);
@@ -288,6 +295,37 @@ class WrittenValues {
       if (text.find(key) != std::string::npos) return true;
     }
     return placeholder && text.find("\"as_sym_") != std::string::npos;
+  }
+
+  // Whether the loaded sym_*_values entry `raw` ({"as_expr": {"expr_str": ...}}, {"as_int": n},
+  // ...) still holds `v`, the node's meta().val (a hint is not compared: the entry keeps it).
+  static bool raw_sym_matches(const ojson& raw, const NodeValue& v) {
+    if (!raw.is_object() || raw.size() != 1) return true;  // not understood: kept as loaded
+    const auto first = raw.begin();
+    const std::string& member = first.key();
+    const ojson& value = first.value();
+    auto same = [&](const auto& held) {
+      using T = std::decay_t<decltype(held)>;
+      if (const auto* e = std::get_if<SymExpr>(&held)) {
+        const auto text = value.is_object() ? value.find("expr_str") : value.end();
+        return member == "as_expr" && text != value.end() && text->is_string() &&
+               text->template get<std::string>() == e->expr;
+      }
+      if constexpr (std::is_same_v<T, std::variant<std::int64_t, SymExpr>>) {
+        return member == "as_int" && value.is_number_integer() &&
+               value.template get<std::int64_t>() == std::get<std::int64_t>(held);
+      } else if constexpr (std::is_same_v<T, std::variant<double, SymExpr>>) {
+        return member == "as_float" && value.is_number() &&
+               value.template get<double>() == std::get<double>(held);
+      } else {
+        return member == "as_bool" && value.is_boolean() &&
+               value.template get<bool>() == std::get<bool>(held);
+      }
+    };
+    if (const SymIntValue* i = v.sym_int()) return same(i->value);
+    if (const SymFloatValue* f = v.sym_float()) return same(f->value);
+    if (const SymBoolValue* b = v.sym_bool()) return same(b->value);
+    return true;
   }
 
   // The sym_*_values entry of a node made in C++ whose meta().val is a SymInt/SymFloat/SymBool.
