@@ -20,6 +20,7 @@
 #endif
 
 namespace epgraph {
+template class ExportedProgram<HostTensor>;
 template void validate_graph_signature<HostTensor>(const ExportedProgram<HostTensor>&);
 template void verify<HostTensor>(const ExportedProgram<HostTensor>&, const VerifyOptions&);
 }  // namespace epgraph

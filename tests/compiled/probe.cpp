@@ -7,13 +7,17 @@
 #include <epgraph/epgraph.hpp>
 #include <epgraph/json/load.hpp>
 #include <epgraph/json/save.hpp>
+#include <sstream>
 #include <string>
 
 int epgraph_compiled_probe(const char* in, const char* out) {
   auto ep = epgraph::archive::load_archive(in);
   epgraph::verify(ep);
+  std::ostringstream printed;
+  printed << ep.graph();
+  ep.graph().lint();
   const std::string text = epgraph::json::save_exported_program_to_string(ep);
   auto back = epgraph::json::load_exported_program_from_string(text);
   epgraph::archive::save_archive(back, out);
-  return static_cast<int>(epgraph::archive::archive_programs(in).size());
+  return static_cast<int>(epgraph::archive::archive_programs(in).size() + printed.str().size());
 }

@@ -7,6 +7,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include <catch2/catch.hpp>
 #include <epgraph/ir/graph.hpp>
+// The table itself (data only: including it registers nothing), for its size. In compiled mode
+// registry.hpp leaves it to the library.
+#include <epgraph/ops/detail/aten_schema_table.hpp>
 #include <string>
 
 using epgraph::Graph;

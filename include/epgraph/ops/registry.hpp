@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "../detail/compiled_mode.hpp"
 #include "../error.hpp"
-#include "detail/aten_schema_table.hpp"
 #include "schema.hpp"
 
 namespace epgraph {
@@ -136,7 +136,22 @@ class OperatorRegistry {
 /// Errors: std::bad_alloc on the first call, when the table cannot be registered (the next
 /// call tries again). Complexity: O(1); the first call O(n log n) for the table's n entries.
 /// Mirrors: the dispatcher's operator table (c10 `Dispatcher::singleton()`).
-[[nodiscard]] inline OperatorRegistry& global_registry() {
+[[nodiscard]] EPGRAPH_DETAIL_CORE_INLINE OperatorRegistry& global_registry();
+
+/// The torch version whose `aten::` and `prims::` schemas global_registry() holds ("2.13.0"), for
+/// messages that name it. O(1). Errors: none.
+[[nodiscard]] EPGRAPH_DETAIL_CORE_INLINE std::string_view global_registry_torch_version() noexcept;
+
+}  // namespace epgraph
+
+// The definitions and the schema table (3,900 lines of data) come with the header header-only; in
+// compiled mode (detail/compiled_mode.hpp) they are compiled once in the library.
+#if EPGRAPH_DETAIL_CORE_DEFINITIONS
+#include "detail/aten_schema_table.hpp"
+
+namespace epgraph {
+
+EPGRAPH_DETAIL_CORE_INLINE OperatorRegistry& global_registry() {
   // Filled on first use rather than by a static initializer in the table's header: that made
   // checks and purity depend on whether a translation unit of the program included it (with
   // graph.hpp alone, relu(x, x, x) was accepted and copy_ counted as pure).
@@ -148,4 +163,9 @@ class OperatorRegistry {
   return registry;
 }
 
+EPGRAPH_DETAIL_CORE_INLINE std::string_view global_registry_torch_version() noexcept {
+  return detail::aten_schema_texts_torch_version;
+}
+
 }  // namespace epgraph
+#endif  // EPGRAPH_DETAIL_CORE_DEFINITIONS

@@ -381,4 +381,11 @@ class ExportedProgram : private GraphObserver {
   NestedGraphs nested_graphs_;
 };
 
+#if defined(EPGRAPH_COMPILED) && EPGRAPH_COMPILED && !defined(EPGRAPH_DETAIL_BUILDING_COMPILED)
+// Compiled mode (CMake option EPGRAPH_COMPILED, target epgraph::compiled): the members of
+// ExportedProgram<HostTensor> (its destructor, clone, the rename hooks, ...) are compiled once in
+// the library, so a file that holds such a program does not instantiate them.
+extern template class ExportedProgram<HostTensor>;
+#endif
+
 }  // namespace epgraph

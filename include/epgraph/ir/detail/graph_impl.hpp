@@ -3,6 +3,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
+#include "../../detail/compiled_mode.hpp"
 #include "../graph.hpp"
 
 namespace epgraph {
@@ -47,7 +48,174 @@ inline auto Graph::name_of() const noexcept -> NameOf { return NameOf{this}; }
 
 inline auto Graph::each_indexed() const noexcept -> EachIndexed { return EachIndexed{this}; }
 
-inline Graph::~Graph() {
+template <class F>
+inline Argument Graph::map_nodes(const Argument& arg, const F& f) {
+  if (Node* n = arg.node()) return f(n);
+  if (const ArgumentList* l = arg.list()) {
+    ArgumentList out;
+    out.reserve(l->size());
+    for (const Argument& a : *l) out.push_back(map_nodes(a, f));
+    return Argument(std::move(out));
+  }
+  return arg;
+}
+
+template <class Transform>
+inline Node* Graph::node_copy_impl(const Node& node, const Transform& transform,
+                                   Namespace::Proposal* taken, const NestedGraphTargets* given) {
+  auto map = [&](const Argument& a) -> Argument {
+    if constexpr (std::is_same_v<Transform, std::function<Argument(Node*)>>) {
+      if (!transform) return a;
+    }
+    return map_nodes(a, transform);
+  };
+  ArgumentList args;
+  args.reserve(node.args_size_);
+  for (const Argument& a : node.args()) args.push_back(map(a));
+  Kwargs kwargs;
+  kwargs.reserve(node.kwargs().size());
+  for (const auto& kv : node.kwargs()) kwargs.emplace_back(kv.first, map(kv.second));
+  const std::string target = copy_target(node, given);
+  // A get_attr node given a new target is named after it, as torch's loader names one.
+  const std::string name(target != node.target() ? std::string_view(target) : node.name());
+  std::function<void(Node&)> copy_meta;
+  if (node.extra_ != nullptr) copy_meta = [&node](Node& n) { n.mutable_meta() = node.meta(); };
+  return create_node_impl(node.op_, target, std::move(args), std::move(kwargs), name,
+                          copy_meta ? &copy_meta : nullptr, taken);
+}
+
+inline void Graph::check_member(const Node* node, const char* what) const {
+  if (node == nullptr) throw value_error(std::string("Cannot ") + what + " a null node");
+  check_not_erased(node, what);
+  if (!contains(node)) {
+    throw value_error("Node '" + node->name_ + "' does not belong to this graph (cannot " + what +
+                      " it)");
+  }
+}
+
+inline void Graph::check_not_erased(const Node* node, const char* what) const {
+#if EPGRAPH_STALE_NODE_CHECKS
+  if (node != nullptr && arena_.slot_state(node) == detail::NodeArena::SlotState::erased) {
+    throw value_error(std::string("Cannot ") + what +
+                      " an erased node (a Node* kept after Graph::erase_node)");
+  }
+#else
+  (void)node;
+  (void)what;
+#endif
+}
+
+inline void Graph::check_call_interned(std::uint32_t t, ArgumentView args, const Kwargs& kwargs,
+                                       std::string_view node_name, const char* verb) {
+  const FunctionSchema* s = t < schema_cache_.size() ? schema_cache_[t] : nullptr;
+  if (s == nullptr) {
+    s = global_registry().find_target(*target_table_[t]);
+    if (s == nullptr) return;
+    if (schema_cache_.size() <= t) schema_cache_.resize(target_table_.size(), nullptr);
+    schema_cache_[t] = s;
+  }
+  check_bound(*s, *target_table_[t], args, kwargs, node_name, verb);
+}
+
+inline void Graph::prefetch_placeholder_lookups(std::string_view name) const noexcept {
+  index_.prefetch_slot(name);
+  targets_.prefetch(target_hash(name));
+}
+
+inline std::uint32_t Graph::intern(std::string_view s, std::size_t h) {
+  const auto text = [this](std::uint32_t id) { return std::string_view(*target_table_[id]); };
+  if (const std::uint32_t found = targets_.find(s, h, text); found != detail::IdTable::none) {
+    return found;
+  }
+  if (target_table_.size() >= UINT32_MAX) throw runtime_error("Graph holds too many targets");
+  detail::reserve_more(target_table_, 1);
+  targets_.reserve_more(1);
+  auto owned = std::make_unique<const std::string>(s);
+  const auto index = static_cast<std::uint32_t>(target_table_.size());
+  target_table_.push_back(std::move(owned));  // room reserved: does not throw
+  targets_.insert_reserved(index, h);         // room reserved: does not throw
+  return index;
+}
+
+inline Node* Graph::find_node_impl(std::string_view name) const noexcept {
+  const std::uint32_t id = index_.find(name, name_of());
+  return id == detail::NameIndex::no_id ? nullptr : node_by_id(id);
+}
+
+inline std::uint32_t Graph::next_mark_epoch() noexcept {
+  mark_epoch_ += 16;
+  if (mark_epoch_ == 0) {
+    for (Node* n = head_; n != nullptr; n = n->next_) n->mark_ = 0;
+    mark_epoch_ = 16;
+  }
+  return mark_epoch_;
+}
+
+inline bool Graph::anchors_insertion_point(const Node* node) const noexcept {
+  if (insert_.anchor == node) return true;
+  for (const InsertPoint& p : saved_points_) {
+    if (p.anchor == node) return true;
+  }
+  return false;
+}
+
+inline void Graph::push_insert_point(InsertPoint point) {
+  saved_points_.push_back(insert_);
+  insert_ = point;
+}
+
+inline void Graph::pop_insert_point() noexcept {
+  if (saved_points_.empty()) return;
+  insert_ = saved_points_.back();
+  saved_points_.pop_back();
+}
+
+inline void Graph::link_before(Node* node, Node* next) noexcept {
+  ++version_;
+  Node* prev = next ? next->prev_ : tail_;
+  node->prev_ = prev;
+  node->next_ = next;
+  (prev ? prev->next_ : head_) = node;
+  (next ? next->prev_ : tail_) = node;
+  ++size_;
+}
+
+inline void Graph::unlink(Node* node) noexcept {
+  ++version_;
+  (node->prev_ ? node->prev_->next_ : head_) = node->next_;
+  (node->next_ ? node->next_->prev_ : tail_) = node->prev_;
+  node->prev_ = node->next_ = nullptr;
+  --size_;
+}
+
+inline InsertingGuard::~InsertingGuard() { graph_->pop_insert_point(); }
+
+inline std::uint32_t Node::next_mark_epoch() noexcept { return graph().next_mark_epoch(); }
+
+inline void Node::touch_graph() noexcept { ++graph().version_; }
+
+inline std::string_view Node::target() const noexcept { return *graph().target_table_[target_]; }
+
+inline void Node::reject_erased(const Node* n) const {
+#if EPGRAPH_STALE_NODE_CHECKS
+  if (graph().arena_.slot_state(n) == detail::NodeArena::SlotState::erased) {
+    throw value_error("Argument node of node '" + name_ +
+                      "' is an erased node (a Node* kept after Graph::erase_node)");
+  }
+#else
+  (void)n;
+#endif
+}
+
+inline void Node::prepend(Node* x) { graph().move_node(x, this, true); }
+
+inline void Node::append(Node* x) { graph().move_node(x, this, false); }
+
+// Compiled mode (see detail/compiled_mode.hpp): the larger members are compiled once in the
+// library (src/compiled.cpp); header-only they come here, inline.
+#if EPGRAPH_DETAIL_CORE_DEFINITIONS
+
+EPGRAPH_DETAIL_CORE_INLINE Graph::~Graph() {
   std::allocator<Node> alloc;
   for (Node* n = head_; n != nullptr;) {
     Node* next = n->next_;
@@ -56,13 +224,13 @@ inline Graph::~Graph() {
   }
 }
 
-inline std::vector<const Node*> Graph::find_nodes(OpCode op,
-                                                  std::optional<std::string_view> target) const {
+EPGRAPH_DETAIL_CORE_INLINE std::vector<const Node*> Graph::find_nodes(
+    OpCode op, std::optional<std::string_view> target) const {
   std::vector<Node*> found = find_nodes_impl(op, target);
   return std::vector<const Node*>(found.begin(), found.end());
 }
 
-inline bool Graph::contains(const Node* node) const {
+EPGRAPH_DETAIL_CORE_INLINE bool Graph::contains(const Node* node) const {
   if (node == nullptr) return false;
 #if EPGRAPH_STALE_NODE_CHECKS
   if (arena_.slot_state(node) != detail::NodeArena::SlotState::live) return false;
@@ -70,7 +238,7 @@ inline bool Graph::contains(const Node* node) const {
   return &node->graph() == this && find_node(node->name()) == node;
 }
 
-inline std::string Graph::default_name(OpCode op, std::string_view target) {
+EPGRAPH_DETAIL_CORE_INLINE std::string Graph::default_name(OpCode op, std::string_view target) {
   if (op == OpCode::output) return "output";
   if (op == OpCode::placeholder) return std::string(target);
   if (op == OpCode::call_function) {
@@ -96,14 +264,15 @@ inline std::string Graph::default_name(OpCode op, std::string_view target) {
   return out;
 }
 
-inline Node* Graph::create_node(OpCode op, std::string_view target, ArgumentList args,
-                                Kwargs kwargs, std::string_view name,
-                                const std::function<void(Node&)>& prepare) {
+EPGRAPH_DETAIL_CORE_INLINE Node* Graph::create_node(OpCode op, std::string_view target,
+                                                    ArgumentList args, Kwargs kwargs,
+                                                    std::string_view name,
+                                                    const std::function<void(Node&)>& prepare) {
   return create_node_impl(op, target, std::move(args), std::move(kwargs), name,
                           prepare ? &prepare : nullptr);
 }
 
-inline void Graph::erase_node(Node* node) {
+EPGRAPH_DETAIL_CORE_INLINE void Graph::erase_node(Node* node) {
   check_member(node, "erase");
   const NodeSpan node_users = node->users();
   if (!node_users.empty()) {
@@ -133,7 +302,8 @@ inline void Graph::erase_node(Node* node) {
   arena_.destroy(node);
 }
 
-inline std::string_view Graph::rename_node(Node* node, std::string_view candidate) {
+EPGRAPH_DETAIL_CORE_INLINE std::string_view Graph::rename_node(Node* node,
+                                                               std::string_view candidate) {
   check_member(node, "rename");
   if (candidate == node->name_) return node->name_;
   Namespace::Proposal proposal = namespace_.propose(candidate);
@@ -168,19 +338,19 @@ inline std::string_view Graph::rename_node(Node* node, std::string_view candidat
   return node->name();
 }
 
-inline InsertingGuard Graph::inserting_before(Node* node) {
+EPGRAPH_DETAIL_CORE_INLINE InsertingGuard Graph::inserting_before(Node* node) {
   check_member(node, "insert before");
   push_insert_point({node, true});
   return InsertingGuard(this);
 }
 
-inline InsertingGuard Graph::inserting_after(Node* node) {
+EPGRAPH_DETAIL_CORE_INLINE InsertingGuard Graph::inserting_after(Node* node) {
   check_member(node, "insert after");
   push_insert_point({node, false});
   return InsertingGuard(this);
 }
 
-inline void Graph::lint() const {
+EPGRAPH_DETAIL_CORE_INLINE void Graph::lint() const {
   std::vector<std::string> problems;
   const LintWalk walk = lint_node_list(problems);
   lint_links_and_outputs(walk, problems);
@@ -191,7 +361,7 @@ inline void Graph::lint() const {
   if (!problems.empty()) throw lint_error(std::move(problems));
 }
 
-inline std::unique_ptr<Graph> Graph::clone() const {
+EPGRAPH_DETAIL_CORE_INLINE std::unique_ptr<Graph> Graph::clone() const {
   auto copy = std::make_unique<Graph>();
   copy->namespace_.assign_names(namespace_);
   CloneMap map{this, std::vector<Node*>(arena_.slot_count(), nullptr)};
@@ -255,8 +425,8 @@ inline std::unique_ptr<Graph> Graph::clone() const {
   return copy;
 }
 
-inline bool Graph::eliminate_dead_code(const std::function<bool(const Node&)>& is_impure,
-                                       UnknownOperators unknown) {
+EPGRAPH_DETAIL_CORE_INLINE bool Graph::eliminate_dead_code(
+    const std::function<bool(const Node&)>& is_impure, UnknownOperators unknown) {
   const std::size_t slots = arena_.slot_count();
   std::vector<bool> dead(slots, false);                         // by node id
   std::vector<bool> touched(slots, false);                      // inputs of dead nodes, by node id
@@ -324,7 +494,7 @@ inline bool Graph::eliminate_dead_code(const std::function<bool(const Node&)>& i
   return true;
 }
 
-inline void Graph::insert_result(std::size_t position, Node* value) {
+EPGRAPH_DETAIL_CORE_INLINE void Graph::insert_result(std::size_t position, Node* value) {
   check_member(value, "return");
   Node* out = output_;
   if (out == nullptr) throw runtime_error("Graph has no output node");
@@ -341,13 +511,15 @@ inline void Graph::insert_result(std::size_t position, Node* value) {
   detail::EdgeUpdate::insert_result(out, position, value);  // strong
 }
 
-inline void Graph::check_call(std::string_view target, ArgumentView args, const Kwargs& kwargs,
-                              std::string_view node_name, const char* verb) const {
+EPGRAPH_DETAIL_CORE_INLINE void Graph::check_call(std::string_view target, ArgumentView args,
+                                                  const Kwargs& kwargs, std::string_view node_name,
+                                                  const char* verb) const {
   const FunctionSchema* s = global_registry().find_target(target);
   if (s != nullptr) check_bound(*s, target, args, kwargs, node_name, verb);
 }
 
-inline Argument Graph::remap_argument(const Argument& arg, const CloneMap& map, const Node* user) {
+EPGRAPH_DETAIL_CORE_INLINE Argument Graph::remap_argument(const Argument& arg, const CloneMap& map,
+                                                          const Node* user) {
   if (const Node* n = arg.node()) {
     Node* copy = map.find(n);
     if (copy == nullptr) {
@@ -365,21 +537,9 @@ inline Argument Graph::remap_argument(const Argument& arg, const CloneMap& map, 
   return arg;
 }
 
-template <class F>
-inline Argument Graph::map_nodes(const Argument& arg, const F& f) {
-  if (Node* n = arg.node()) return f(n);
-  if (const ArgumentList* l = arg.list()) {
-    ArgumentList out;
-    out.reserve(l->size());
-    for (const Argument& a : *l) out.push_back(map_nodes(a, f));
-    return Argument(std::move(out));
-  }
-  return arg;
-}
-
-inline Argument Graph::graph_copy_impl(const Graph& g,
-                                       std::unordered_map<const Node*, Node*>& value_remap,
-                                       const NestedGraphTargets* given) {
+EPGRAPH_DETAIL_CORE_INLINE Argument
+Graph::graph_copy_impl(const Graph& g, std::unordered_map<const Node*, Node*>& value_remap,
+                       const NestedGraphTargets* given) {
   if (&g == this) throw value_error("Cannot copy a graph into itself");
   std::vector<Node*> created;
   std::vector<Namespace::Proposal> proposals;
@@ -419,13 +579,14 @@ inline Argument Graph::graph_copy_impl(const Graph& g,
   return Argument();
 }
 
-inline std::string_view Graph::nested_record(const Node& n) noexcept {
+EPGRAPH_DETAIL_CORE_INLINE std::string_view Graph::nested_record(const Node& n) noexcept {
   if (n.op_ != OpCode::get_attr) return {};
   return n.meta().serialized;
 }
 
-inline const Node* Graph::nested_clash(std::string_view target, std::string_view record,
-                                       bool strict) const {
+EPGRAPH_DETAIL_CORE_INLINE const Node* Graph::nested_clash(std::string_view target,
+                                                           std::string_view record,
+                                                           bool strict) const {
   for (const Node* n : find_nodes_impl(OpCode::get_attr, target)) {
     const std::string_view other = nested_record(*n);
     if (other != record && (strict || !other.empty())) return n;
@@ -433,14 +594,15 @@ inline const Node* Graph::nested_clash(std::string_view target, std::string_view
   return nullptr;
 }
 
-inline bool Graph::is_identifier(std::string_view s) noexcept {
+EPGRAPH_DETAIL_CORE_INLINE bool Graph::is_identifier(std::string_view s) noexcept {
   if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
   return std::all_of(s.begin(), s.end(), [](char c) {
     return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
   });
 }
 
-inline std::string Graph::copy_target(const Node& node, const NestedGraphTargets* given) const {
+EPGRAPH_DETAIL_CORE_INLINE std::string Graph::copy_target(const Node& node,
+                                                          const NestedGraphTargets* given) const {
   const std::string_view target = node.target();
   if (node.op_ != OpCode::get_attr) return std::string(target);
   const std::string_view record = nested_record(node);
@@ -497,31 +659,7 @@ inline std::string Graph::copy_target(const Node& node, const NestedGraphTargets
   }
 }
 
-template <class Transform>
-inline Node* Graph::node_copy_impl(const Node& node, const Transform& transform,
-                                   Namespace::Proposal* taken, const NestedGraphTargets* given) {
-  auto map = [&](const Argument& a) -> Argument {
-    if constexpr (std::is_same_v<Transform, std::function<Argument(Node*)>>) {
-      if (!transform) return a;
-    }
-    return map_nodes(a, transform);
-  };
-  ArgumentList args;
-  args.reserve(node.args_size_);
-  for (const Argument& a : node.args()) args.push_back(map(a));
-  Kwargs kwargs;
-  kwargs.reserve(node.kwargs().size());
-  for (const auto& kv : node.kwargs()) kwargs.emplace_back(kv.first, map(kv.second));
-  const std::string target = copy_target(node, given);
-  // A get_attr node given a new target is named after it, as torch's loader names one.
-  const std::string name(target != node.target() ? std::string_view(target) : node.name());
-  std::function<void(Node&)> copy_meta;
-  if (node.extra_ != nullptr) copy_meta = [&node](Node& n) { n.mutable_meta() = node.meta(); };
-  return create_node_impl(node.op_, target, std::move(args), std::move(kwargs), name,
-                          copy_meta ? &copy_meta : nullptr, taken);
-}
-
-inline void Graph::uncreate(Node* node, Namespace::Proposal& taken) noexcept {
+EPGRAPH_DETAIL_CORE_INLINE void Graph::uncreate(Node* node, Namespace::Proposal& taken) noexcept {
   detail::EdgeUpdate::leave_inputs(node);
   if (node->op_ == OpCode::placeholder) {
     if (node == last_placeholder_) last_placeholder_ = node->prev_;
@@ -533,7 +671,7 @@ inline void Graph::uncreate(Node* node, Namespace::Proposal& taken) noexcept {
   namespace_.uncommit(taken);
 }
 
-inline void Graph::move_node(Node* x, Node* anchor, bool before) {
+EPGRAPH_DETAIL_CORE_INLINE void Graph::move_node(Node* x, Node* anchor, bool before) {
   const std::string where = before ? "before" : "after";
   if (x == nullptr) {
     throw value_error("Cannot move a null node " + where + " '" + anchor->name_ + "'");
@@ -607,7 +745,7 @@ inline void Graph::move_node(Node* x, Node* anchor, bool before) {
   last_placeholder_ = last;
 }
 
-inline void Graph::relink_in_order(const std::vector<Node*>& order) noexcept {
+EPGRAPH_DETAIL_CORE_INLINE void Graph::relink_in_order(const std::vector<Node*>& order) noexcept {
   ++version_;
   Node* prev = nullptr;
   Node* last = nullptr;
@@ -622,29 +760,9 @@ inline void Graph::relink_in_order(const std::vector<Node*>& order) noexcept {
   last_placeholder_ = last;
 }
 
-inline void Graph::check_member(const Node* node, const char* what) const {
-  if (node == nullptr) throw value_error(std::string("Cannot ") + what + " a null node");
-  check_not_erased(node, what);
-  if (!contains(node)) {
-    throw value_error("Node '" + node->name_ + "' does not belong to this graph (cannot " + what +
-                      " it)");
-  }
-}
-
-inline void Graph::check_not_erased(const Node* node, const char* what) const {
-#if EPGRAPH_STALE_NODE_CHECKS
-  if (node != nullptr && arena_.slot_state(node) == detail::NodeArena::SlotState::erased) {
-    throw value_error(std::string("Cannot ") + what +
-                      " an erased node (a Node* kept after Graph::erase_node)");
-  }
-#else
-  (void)node;
-  (void)what;
-#endif
-}
-
-inline void Graph::check_bound(const FunctionSchema& s, std::string_view target, ArgumentView args,
-                               const Kwargs& kwargs, std::string_view node_name, const char* verb) {
+EPGRAPH_DETAIL_CORE_INLINE void Graph::check_bound(const FunctionSchema& s, std::string_view target,
+                                                   ArgumentView args, const Kwargs& kwargs,
+                                                   std::string_view node_name, const char* verb) {
   const std::string why = detail::bind_call<Node>(s, args, kwargs, nullptr);
   if (!why.empty()) {
     throw value_error("Cannot " + std::string(verb) + " node '" + std::string(node_name) + "' (" +
@@ -652,39 +770,8 @@ inline void Graph::check_bound(const FunctionSchema& s, std::string_view target,
   }
 }
 
-inline void Graph::check_call_interned(std::uint32_t t, ArgumentView args, const Kwargs& kwargs,
-                                       std::string_view node_name, const char* verb) {
-  const FunctionSchema* s = t < schema_cache_.size() ? schema_cache_[t] : nullptr;
-  if (s == nullptr) {
-    s = global_registry().find_target(*target_table_[t]);
-    if (s == nullptr) return;
-    if (schema_cache_.size() <= t) schema_cache_.resize(target_table_.size(), nullptr);
-    schema_cache_[t] = s;
-  }
-  check_bound(*s, *target_table_[t], args, kwargs, node_name, verb);
-}
-
-inline void Graph::prefetch_placeholder_lookups(std::string_view name) const noexcept {
-  index_.prefetch_slot(name);
-  targets_.prefetch(target_hash(name));
-}
-
-inline std::uint32_t Graph::intern(std::string_view s, std::size_t h) {
-  const auto text = [this](std::uint32_t id) { return std::string_view(*target_table_[id]); };
-  if (const std::uint32_t found = targets_.find(s, h, text); found != detail::IdTable::none) {
-    return found;
-  }
-  if (target_table_.size() >= UINT32_MAX) throw runtime_error("Graph holds too many targets");
-  detail::reserve_more(target_table_, 1);
-  targets_.reserve_more(1);
-  auto owned = std::make_unique<const std::string>(s);
-  const auto index = static_cast<std::uint32_t>(target_table_.size());
-  target_table_.push_back(std::move(owned));  // room reserved: does not throw
-  targets_.insert_reserved(index, h);         // room reserved: does not throw
-  return index;
-}
-
-inline auto Graph::lint_node_list(std::vector<std::string>& problems) const -> LintWalk {
+EPGRAPH_DETAIL_CORE_INLINE auto Graph::lint_node_list(std::vector<std::string>& problems) const
+    -> LintWalk {
   LintWalk walk;
   walk.position_by_id.assign(arena_.slot_count(), lint_unseen);
   const Node* first_non_placeholder = nullptr;
@@ -718,8 +805,8 @@ inline auto Graph::lint_node_list(std::vector<std::string>& problems) const -> L
   return walk;
 }
 
-inline void Graph::lint_links_and_outputs(const LintWalk& walk,
-                                          std::vector<std::string>& problems) const {
+EPGRAPH_DETAIL_CORE_INLINE void Graph::lint_links_and_outputs(
+    const LintWalk& walk, std::vector<std::string>& problems) const {
   if (walk.last != tail_) problems.push_back("The graph's last-node link is broken");
   if (last_placeholder_by_walk() != last_placeholder_) {
     problems.push_back("The graph's last-placeholder link is broken");
@@ -752,8 +839,8 @@ inline void Graph::lint_links_and_outputs(const LintWalk& walk,
   }
 }
 
-inline std::vector<Node*> Graph::find_nodes_impl(OpCode op,
-                                                 std::optional<std::string_view> target) const {
+EPGRAPH_DETAIL_CORE_INLINE std::vector<Node*> Graph::find_nodes_impl(
+    OpCode op, std::optional<std::string_view> target) const {
   std::vector<Node*> out;
   std::uint32_t id = detail::IdTable::none;
   if (target) {
@@ -767,58 +854,7 @@ inline std::vector<Node*> Graph::find_nodes_impl(OpCode op,
   return out;
 }
 
-inline Node* Graph::find_node_impl(std::string_view name) const noexcept {
-  const std::uint32_t id = index_.find(name, name_of());
-  return id == detail::NameIndex::no_id ? nullptr : node_by_id(id);
-}
-
-inline std::uint32_t Graph::next_mark_epoch() noexcept {
-  mark_epoch_ += 16;
-  if (mark_epoch_ == 0) {
-    for (Node* n = head_; n != nullptr; n = n->next_) n->mark_ = 0;
-    mark_epoch_ = 16;
-  }
-  return mark_epoch_;
-}
-
-inline bool Graph::anchors_insertion_point(const Node* node) const noexcept {
-  if (insert_.anchor == node) return true;
-  for (const InsertPoint& p : saved_points_) {
-    if (p.anchor == node) return true;
-  }
-  return false;
-}
-
-inline void Graph::push_insert_point(InsertPoint point) {
-  saved_points_.push_back(insert_);
-  insert_ = point;
-}
-
-inline void Graph::pop_insert_point() noexcept {
-  if (saved_points_.empty()) return;
-  insert_ = saved_points_.back();
-  saved_points_.pop_back();
-}
-
-inline void Graph::link_before(Node* node, Node* next) noexcept {
-  ++version_;
-  Node* prev = next ? next->prev_ : tail_;
-  node->prev_ = prev;
-  node->next_ = next;
-  (prev ? prev->next_ : head_) = node;
-  (next ? next->prev_ : tail_) = node;
-  ++size_;
-}
-
-inline void Graph::unlink(Node* node) noexcept {
-  ++version_;
-  (node->prev_ ? node->prev_->next_ : head_) = node->next_;
-  (node->next_ ? node->next_->prev_ : tail_) = node->prev_;
-  node->prev_ = node->next_ = nullptr;
-  --size_;
-}
-
-inline Node* Graph::resolve_position(OpCode op, std::string_view name) const {
+EPGRAPH_DETAIL_CORE_INLINE Node* Graph::resolve_position(OpCode op, std::string_view name) const {
   if (op == OpCode::output) {
     if (output_ != nullptr) {
       throw runtime_error("Graph already has an output node '" + output_->name_ + "'");
@@ -857,17 +893,18 @@ inline Node* Graph::resolve_position(OpCode op, std::string_view name) const {
   return next;
 }
 
-inline Node* Graph::last_placeholder_by_walk() const noexcept {  // for lint
+EPGRAPH_DETAIL_CORE_INLINE Node* Graph::last_placeholder_by_walk() const noexcept {  // for lint
   if (num_placeholders_ == 0) return nullptr;
   Node* n = head_;
   for (std::size_t i = 1; i < num_placeholders_; ++i) n = n->next_;
   return n;
 }
 
-inline Node* Graph::create_node_impl(OpCode op, std::string_view target, ArgumentList args,
-                                     Kwargs kwargs, std::string_view requested,
-                                     const std::function<void(Node&)>* prepare,
-                                     Namespace::Proposal* taken) {
+EPGRAPH_DETAIL_CORE_INLINE Node* Graph::create_node_impl(OpCode op, std::string_view target,
+                                                         ArgumentList args, Kwargs kwargs,
+                                                         std::string_view requested,
+                                                         const std::function<void(Node&)>* prepare,
+                                                         Namespace::Proposal* taken) {
   // Start loading the target's slot in the interned targets (a cache miss on a big graph where
   // the target is new, as a placeholder's is) while the name is chosen.
   const std::size_t hash = target_hash(target);
@@ -918,54 +955,36 @@ inline Node* Graph::create_node_impl(OpCode op, std::string_view target, Argumen
   return raw;
 }
 
-inline InsertingGuard::~InsertingGuard() { graph_->pop_insert_point(); }
-
-inline std::uint32_t Node::next_mark_epoch() noexcept { return graph().next_mark_epoch(); }
-
-inline void Node::touch_graph() noexcept { ++graph().version_; }
-
-inline std::string_view Node::target() const noexcept { return *graph().target_table_[target_]; }
-
-inline void Node::check_schema(ArgumentView args, const Kwargs& kwargs, const char* verb) {
+EPGRAPH_DETAIL_CORE_INLINE void Node::check_schema(ArgumentView args, const Kwargs& kwargs,
+                                                   const char* verb) {
   Graph& g = graph();
   if (op_ == OpCode::call_function && g.schema_checks()) {
     g.check_call_interned(target_, args, kwargs, name(), verb);
   }
 }
 
-inline void Node::notify_replace(const Node& old_value, const Node& replacement,
-                                 bool output_uses) const {
+EPGRAPH_DETAIL_CORE_INLINE void Node::notify_replace(const Node& old_value, const Node& replacement,
+                                                     bool output_uses) const {
   if (GraphObserver* o = graph().observer()) {
     o->before_replace_uses(old_value, replacement, output_uses);
   }
 }
 
-inline void Node::reject_erased(const Node* n) const {
-#if EPGRAPH_STALE_NODE_CHECKS
-  if (graph().arena_.slot_state(n) == detail::NodeArena::SlotState::erased) {
-    throw value_error("Argument node of node '" + name_ +
-                      "' is an erased node (a Node* kept after Graph::erase_node)");
-  }
-#else
-  (void)n;
-#endif
-}
-
-inline void Node::set_args(ArgumentList args) {
+EPGRAPH_DETAIL_CORE_INLINE void Node::set_args(ArgumentList args) {
   detail::EdgeUpdate edges;
   edges.stage_arguments(this, std::move(args), kwargs(), "set the arguments of");
   edges.finish_stage();
   edges.commit();
 }
 
-inline void Node::set_kwargs(Kwargs kwargs) {
+EPGRAPH_DETAIL_CORE_INLINE void Node::set_kwargs(Kwargs kwargs) {
   detail::EdgeUpdate edges;
   edges.stage_arguments(this, args().to_vector(), std::move(kwargs), "set the arguments of");
   edges.finish_stage();
   edges.commit();
 }
 
-inline void Node::replace_input_with(Node* old_input, Node* new_input) {
+EPGRAPH_DETAIL_CORE_INLINE void Node::replace_input_with(Node* old_input, Node* new_input) {
   if (new_input == nullptr) {
     throw value_error("Cannot replace an input of node '" + name_ + "' with a null node");
   }
@@ -994,7 +1013,7 @@ inline void Node::replace_input_with(Node* old_input, Node* new_input) {
   edges.commit();
 }
 
-inline std::vector<Node*> Node::replace_all_uses_with(
+EPGRAPH_DETAIL_CORE_INLINE std::vector<Node*> Node::replace_all_uses_with(
     Node* replacement, const std::function<bool(Node*)>& delete_user_cb) {
   if (replacement == nullptr) {
     throw value_error("Cannot replace uses of node '" + name_ + "' with a null node");
@@ -1034,7 +1053,7 @@ inline std::vector<Node*> Node::replace_all_uses_with(
   return changed;
 }
 
-inline bool Node::is_impure(UnknownOperators unknown) const {
+EPGRAPH_DETAIL_CORE_INLINE bool Node::is_impure(UnknownOperators unknown) const {
   switch (op_) {
     case OpCode::placeholder:
     case OpCode::output: return true;
@@ -1046,8 +1065,6 @@ inline bool Node::is_impure(UnknownOperators unknown) const {
          (kind == detail::impure_if_wrapped_op_is && detail::wrapped_op_is_impure(args()));
 }
 
-inline void Node::prepend(Node* x) { graph().move_node(x, this, true); }
-
-inline void Node::append(Node* x) { graph().move_node(x, this, false); }
+#endif  // EPGRAPH_DETAIL_CORE_DEFINITIONS
 
 }  // namespace epgraph
