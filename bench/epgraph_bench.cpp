@@ -850,7 +850,17 @@ void bench_partition(int reps) {
   // unions the records of the partitions it meets: see bench/README.md). 100k nodes take about
   // 25 s and 1M would take hours, so the figures are taken at 1k and 10k nodes, where the ratio
   // shows the growth; {714, 7142} gives the 10k/100k pair.
-  const std::vector<std::size_t> layers = {71, 714};
+  std::vector<std::size_t> layers = {71, 714};
+  // EPGRAPH_BENCH_PARTITION_LAYERS=714,7142 (two sizes in layers, about 14 nodes each) picks
+  // other sizes, e.g. 10k/100k or 100k/1M nodes.
+  if (const char* env = std::getenv("EPGRAPH_BENCH_PARTITION_LAYERS")) {
+    const std::string text = env;
+    const std::size_t comma = text.find(',');
+    if (comma != std::string::npos) {
+      layers = {static_cast<std::size_t>(std::stoul(text.substr(0, comma))),
+                static_cast<std::size_t>(std::stoul(text.substr(comma + 1)))};
+    }
+  }
   struct Support {
     const char* name;
     epgraph::OperatorSupport support;
@@ -880,8 +890,9 @@ void bench_partition(int reps) {
                  " seconds=" + fmt(best[k], 4) +
                  " ns_per_node=" + fmt(best[k] * 1e9 / static_cast<double>(nodes)));
     }
-    print_line(std::string("bench=partition_ratio support=") + s.name + " nodes=10000/1000 ratio=" +
-               fmt(best[1] / best[0], 2) + " target<=15(1M/100k,not_met:quadratic)");
+    print_line(std::string("bench=partition_ratio support=") + s.name + " nodes=" +
+               std::to_string(layers[1] * 14 + 3) + "/" + std::to_string(layers[0] * 14 + 3) +
+               " ratio=" + fmt(best[1] / best[0], 2) + " target<=15(1M/100k,not_met:quadratic)");
   }
 }
 
