@@ -708,3 +708,66 @@ TEST_CASE("partitioner: equal to torch's algorithm on random DAGs", "[partitione
   CHECK(multi_seen > 2000);
   CHECK(merges_seen > 10000);
 }
+
+// Larger random DAGs (hundreds of partitions, so that the partition id sets span many words and
+// the words every live id of which is in a set are dropped), against the same reference.
+TEST_CASE("partitioner: equal to torch's algorithm on larger random DAGs", "[partitioner]") {
+  std::size_t most_partitions = 0;
+  for (std::uint32_t seed = 1; seed <= 24; ++seed) {
+    std::mt19937 rng(seed * 104729u + 3u);
+    const int count = 300 + static_cast<int>(rng() % 400);
+    const std::size_t percent = std::vector<std::size_t>{40, 60, 75, 90}[rng() % 4];
+    const int residual = static_cast<int>(rng() % 8);
+    std::unordered_set<std::string> supported;
+    auto g = partitioner_random_dag(rng, count, percent, residual, supported);
+    epgraph::PartitionerOptions options;
+    options.allows_single_node_partition = seed % 2 == 0;
+    options.skip_horizontal_fusion = seed % 6 == 5;
+    const epgraph::OperatorSupport support =
+        epgraph::create_op_support([&supported](const epgraph::Node& n) {
+          return supported.count(std::string(n.name())) != 0;
+        });
+    const PartitionerLines expected = partitioner_torch_reference(*g, support, options);
+    INFO("seed " << seed << ", " << count << " ops, " << supported.size() << " supported, "
+                 << percent << "%, residual " << residual);
+    REQUIRE(partitioner_result(
+                epgraph::CapabilityBasedPartitioner(*g, support, options).propose_partitions()) ==
+            expected);
+    most_partitions = std::max(most_partitions, expected.size());
+  }
+  CHECK(most_partitions > 64);
+}
+
+// The partition id sets: words whose live ids are all in are dropped, never past the ids that
+// exist (a later id in that word is not in the set), and an erase under the base stores the
+// words again.
+TEST_CASE("partitioner: id sets drop full low words", "[partitioner]") {
+  epgraph::detail::IdBits live;
+  epgraph::detail::IdBits set;
+  for (std::uint32_t id = 0; id < 140; ++id) live.insert(id);
+  live.erase(3);  // merged away: may count as in
+  for (std::uint32_t id = 0; id < 140; ++id) {
+    if (id != 3 && id != 70) set.insert(id);
+  }
+  set.compact(live, 140 / 64);  // ids 128..139 exist; 140..191 do not yet
+  CHECK(set.base == 1);         // word 1 lacks 70
+  CHECK(set.test(3));
+  CHECK(!set.test(70));
+  set.insert(70);
+  set.compact(live, 140 / 64);
+  CHECK(set.base == 2);
+  CHECK(!set.test(140));  // a later id of the word the set ends in
+  CHECK(set.test(139));
+  set.erase(5);
+  CHECK(set.base == 0);
+  CHECK(!set.test(5));
+  CHECK(set.test(6));
+  CHECK(set.test(100));
+  epgraph::detail::IdBits other;
+  other.insert(200);
+  other.insert_all(set);
+  CHECK(other.test(200));
+  CHECK(!other.test(5));
+  CHECK(other.test(139));
+  CHECK(!other.test(150));
+}
