@@ -10,7 +10,7 @@
 #include <functional>
 #include <initializer_list>
 #include <limits>
-#include <set>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -170,16 +170,37 @@ struct PartitionGraph {
 
   explicit PartitionGraph(Graph& g) {
     nodes.reserve(g.size());
-    std::unordered_map<const Node*, std::uint32_t> index;
-    index.reserve(g.size());
-    for (Node& n : g.nodes()) {
-      index.emplace(&n, static_cast<std::uint32_t>(nodes.size()));
-      nodes.push_back(&n);
+    for (Node& n : g.nodes()) nodes.push_back(&n);
+    // Node -> position: an open-addressing table (a power of two at least twice the node count,
+    // linear probing), one allocation instead of one per node.
+    std::size_t mask = 1;
+    while (mask < 2 * nodes.size()) mask <<= 1;
+    std::vector<std::pair<const Node*, std::uint32_t>> table(mask, {nullptr, 0});
+    mask -= 1;
+    const auto slot = [mask](const Node* n) {
+      return static_cast<std::size_t>(
+                 (static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(n)) >> 4) *
+                 std::uint64_t{0x9E3779B97F4A7C15u}) &
+             mask;
+    };
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      std::size_t h = slot(nodes[i]);
+      while (table[h].first != nullptr) h = (h + 1) & mask;
+      table[h] = {nodes[i], static_cast<std::uint32_t>(i)};
     }
+    const auto index = [&](const Node* n) {
+      std::size_t h = slot(n);
+      while (table[h].first != n) {
+        if (table[h].first == nullptr)
+          throw std::out_of_range("PartitionGraph: a user not in the graph");
+        h = (h + 1) & mask;
+      }
+      return table[h].second;
+    };
     user_begin.reserve(nodes.size() + 1);
     for (const Node* n : nodes) {
       user_begin.push_back(static_cast<std::uint32_t>(users.size()));
-      for (const Node* u : n->users()) users.push_back(index.at(u));
+      for (const Node* u : n->users()) users.push_back(index(u));
     }
     user_begin.push_back(static_cast<std::uint32_t>(users.size()));
   }
