@@ -10,6 +10,7 @@
 #include <functional>
 #include <initializer_list>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -94,24 +95,35 @@ class OperatorSupport {
 /// placeholder a partition of its own; write that with any_chain if wanted. Throws std::bad_alloc.
 /// O(total length) to build, O(1) expected per call.
 [[nodiscard]] inline OperatorSupport supports_targets(const std::vector<std::string>& targets) {
-  std::unordered_set<std::string> exact;
-  std::unordered_set<std::string> packets;  // "torch.ops.aten.relu": every overload
+  // The names are looked up as views (no string made per call): the strings live in `owned`,
+  // which is filled before any view is taken and never changes after.
+  struct Names {
+    std::vector<std::string> owned;
+    std::unordered_set<std::string_view> exact;
+    std::unordered_set<std::string_view> packets;  // "torch.ops.aten.relu": every overload
+  };
+  auto names = std::make_shared<Names>();
+  names->owned.reserve(2 * targets.size());
   for (const std::string& t : targets) {
+    names->owned.push_back(t);  // torch.ops.higher_order.cond is an operator of its own
+    if (::epgraph::detail::starts_with(t, "operator.")) names->owned.push_back("_" + t);
+  }
+  for (const std::string& t : names->owned) {
     const bool torch_op = ::epgraph::detail::starts_with(t, "torch.ops.");
     const std::size_t dots = static_cast<std::size_t>(std::count(t.begin(), t.end(), '.'));
-    exact.insert(t);  // torch.ops.higher_order.cond is an operator of its own
-    if (::epgraph::detail::starts_with(t, "operator.")) exact.insert("_" + t);
-    if (torch_op && dots == 3) packets.insert(t);
+    names->exact.insert(t);
+    if (torch_op && dots == 3) names->packets.insert(t);
   }
-  return OperatorSupport([exact = std::move(exact), packets = std::move(packets)](const Node& n) {
+  return OperatorSupport([names = std::shared_ptr<const Names>(std::move(names))](const Node& n) {
     if (n.op() != OpCode::call_function) return false;
-    const std::string name = qualified_target_name(n);
-    const std::string_view target = name;
-    if (exact.count(name) != 0) return true;
-    if (packets.empty() || target.rfind("torch.ops.", 0) != 0) return false;
+    const std::string_view target = n.target();
+    if (::epgraph::detail::starts_with(target, "operator.")) {  // torch's `_operator.getitem`
+      return names->exact.count(qualified_target_name(n)) != 0;
+    }
+    if (names->exact.count(target) != 0) return true;
+    if (names->packets.empty() || target.rfind("torch.ops.", 0) != 0) return false;
     const std::size_t last = target.rfind('.');
-    return last != std::string_view::npos &&
-           packets.count(std::string(target.substr(0, last))) != 0;
+    return last != std::string_view::npos && names->packets.count(target.substr(0, last)) != 0;
   });
 }
 
@@ -165,34 +177,73 @@ namespace detail {
 // The node graph in the index form the partitioner walks: nodes in graph order, users by index.
 struct PartitionGraph {
   std::vector<Node*> nodes;
+  std::vector<char> getitem;              // whether node i is an `operator.getitem` call
   std::vector<std::uint32_t> user_begin;  // CSR: users of i are users[user_begin[i] .. [i+1])
   std::vector<std::uint32_t> users;
 
   explicit PartitionGraph(Graph& g) {
     nodes.reserve(g.size());
-    for (Node& n : g.nodes()) nodes.push_back(&n);
-    // Node -> position: an open-addressing table (a power of two at least twice the node count,
-    // linear probing), one allocation instead of one per node.
-    std::size_t mask = 1;
-    while (mask < 2 * nodes.size()) mask <<= 1;
-    std::vector<std::pair<const Node*, std::uint32_t>> table(mask, {nullptr, 0});
-    mask -= 1;
-    const auto slot = [mask](const Node* n) {
+    getitem.reserve(g.size());
+    for (Node& n : g.nodes()) {
+      nodes.push_back(&n);
+      getitem.push_back(n.op() == OpCode::call_function && (n.target() == "_operator.getitem" ||
+                                                            n.target() == "operator.getitem")
+                            ? 1
+                            : 0);
+    }
+    // Node -> position. Nodes never overlap, so (address - lowest address) / sizeof(Node) differs
+    // between nodes: where the nodes lie close together (a graph's nodes share a few large
+    // blocks), an array indexed by it, read in about address order as users lie near their
+    // producers; elsewhere an open-addressing table (linear probing, at least twice the node
+    // count). Either is one allocation instead of one per node.
+    std::uintptr_t low = std::numeric_limits<std::uintptr_t>::max();
+    std::uintptr_t high = 0;
+    for (const Node* n : nodes) {
+      low = std::min(low, reinterpret_cast<std::uintptr_t>(n));
+      high = std::max(high, reinterpret_cast<std::uintptr_t>(n));
+    }
+    const std::size_t span = nodes.empty() ? 0 : (high - low) / sizeof(Node) + 1;
+    std::vector<std::uint32_t> direct;
+    std::vector<std::pair<const Node*, std::uint32_t>> table;
+    std::size_t mask = 0;
+    const auto slot = [&mask](const Node* n) {
       return static_cast<std::size_t>(
                  (static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(n)) >> 4) *
                  std::uint64_t{0x9E3779B97F4A7C15u}) &
              mask;
     };
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
-      std::size_t h = slot(nodes[i]);
-      while (table[h].first != nullptr) h = (h + 1) & mask;
-      table[h] = {nodes[i], static_cast<std::uint32_t>(i)};
+    const bool dense = span <= 8 * nodes.size() + 4096;
+    if (dense) {
+      direct.assign(span, std::numeric_limits<std::uint32_t>::max());
+      for (std::size_t i = 0; i < nodes.size(); ++i) {
+        direct[(reinterpret_cast<std::uintptr_t>(nodes[i]) - low) / sizeof(Node)] =
+            static_cast<std::uint32_t>(i);
+      }
+    } else {
+      mask = 1;
+      while (mask < 2 * nodes.size()) mask <<= 1;
+      table.assign(mask, {nullptr, 0});
+      mask -= 1;
+      for (std::size_t i = 0; i < nodes.size(); ++i) {
+        std::size_t h = slot(nodes[i]);
+        while (table[h].first != nullptr) h = (h + 1) & mask;
+        table[h] = {nodes[i], static_cast<std::uint32_t>(i)};
+      }
     }
+    const auto missing = []() {
+      return std::out_of_range("PartitionGraph: a user not in the graph");
+    };
     const auto index = [&](const Node* n) {
+      if (dense) {
+        const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(n);
+        if (a < low || a > high) throw missing();
+        const std::uint32_t i = direct[(a - low) / sizeof(Node)];
+        if (i == std::numeric_limits<std::uint32_t>::max() || nodes[i] != n) throw missing();
+        return i;
+      }
       std::size_t h = slot(n);
       while (table[h].first != n) {
-        if (table[h].first == nullptr)
-          throw std::out_of_range("PartitionGraph: a user not in the graph");
+        if (table[h].first == nullptr) throw missing();
         h = (h + 1) & mask;
       }
       return table[h].second;
@@ -252,8 +303,8 @@ class CapabilityBasedPartitioner {
   /// unassigned node that is a partition's only user; a partition whose set is in its record,
   /// or, for a cycle question, holds neither id). The id sets drop their low words whose live
   /// ids are all in (a partition's downstream partitions are most of the older ones), so most
-  /// sets are a few words. Time on a decoder (bench=partition): near linear, about 0.03-0.05 s
-  /// at 100k nodes and 0.4-0.7 s at 1M (26 s at 100k before); in general, O(P) attempts per new
+  /// sets are a few words. Time on a decoder (bench=partition): near linear, about 0.02-0.04 s
+  /// at 100k nodes and 0.26-0.55 s at 1M (26 s at 100k before); in general, O(P) attempts per new
   /// partition remain possible (graphs where many older partitions are neither upstream nor
   /// downstream of it), and each set is O(P / 64) words at worst. Memory O(N + E) plus the sets.
   /// torch's is O(N^2) for the downstream node sets alone. The graph must be in topological
@@ -758,11 +809,6 @@ class PartitionRun {
     return true;
   }
 
-  [[nodiscard]] static bool is_getitem(const Node& n) {
-    return n.op() == OpCode::call_function &&
-           (n.target() == "_operator.getitem" || n.target() == "operator.getitem");
-  }
-
   // torch's merge_single_node(node, None, id) of the getitem pass.
   void move_node(std::uint32_t node, std::uint32_t id) {
     const std::uint32_t old = assignment_[node];
@@ -784,7 +830,7 @@ class PartitionRun {
       for (std::uint32_t node = 0; node < pg_.size(); ++node) {
         bool tuple_output = true;
         for (std::uint32_t i = pg_.user_begin[node]; i < pg_.user_begin[node + 1]; ++i) {
-          if (!is_getitem(*pg_.nodes[pg_.users[i]])) {
+          if (pg_.getitem[pg_.users[i]] == 0) {
             tuple_output = false;
             break;
           }
@@ -820,7 +866,12 @@ class PartitionRun {
         for (std::uint32_t x : p.nodes) {
           const Node& node = *pg_.nodes[x];
           if (node.op() != OpCode::call_function) continue;
-          const std::string name = qualified_target_name(node);
+          std::string qualified;  // made only for Python functions (`_operator.getitem`)
+          std::string_view name = node.target();
+          if (::epgraph::detail::starts_with(name, "operator.")) {
+            qualified = qualified_target_name(node);
+            name = qualified;
+          }
           if (non_compute.count(name) == 0) ++compute;
           if (doubled.count(name) != 0) ++compute;
         }
