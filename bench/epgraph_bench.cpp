@@ -840,17 +840,24 @@ void bench_replace_pattern(int reps) {
 }
 
 // Issue 30: CapabilityBasedPartitioner::propose_partitions on kv_transformer programs of about
-// 1k and 10k nodes (sizes in turns, minimum kept), for two supports: the linear family (four
-// partitions a layer, which must not merge across the layer's unsupported nodes: every new one is
-// tried against every older one, as torch does) and every operator but
+// 100k and 1M nodes (the issue's sizes; three turns each, minimum kept), for two supports: the
+// linear family (four partitions a layer, which must not merge across the layer's unsupported
+// nodes: torch tries every new one against every older one) and every operator but
 // scaled_dot_product_attention (one unsupported node per layer in the middle of a chain).
 void bench_partition(int reps) {
-  // The issue asks for 100k and 1M nodes with a ratio <= 15; the partitioner is still
-  // superlinear (torch's algorithm tries every partition against each new one, and each walk
-  // unions the records of the partitions it meets: see bench/README.md). 100k nodes take about
-  // 25 s and 1M would take hours, so the figures are taken at 1k and 10k nodes, where the ratio
-  // shows the growth; {714, 7142} gives the 10k/100k pair.
-  const std::vector<std::size_t> layers = {71, 714};
+  // The issue asks for a ratio <= 15 between 1M and 100k nodes (bench/README.md has the
+  // history: 100k nodes took 26 s before the candidate runs were answered at once).
+  std::vector<std::size_t> layers = {7142, 71428};
+  // EPGRAPH_BENCH_PARTITION_LAYERS=71,714 (two sizes in layers, about 14 nodes each) picks
+  // other sizes, e.g. 1k/10k or 10k/100k nodes.
+  if (const char* env = std::getenv("EPGRAPH_BENCH_PARTITION_LAYERS")) {
+    const std::string text = env;
+    const std::size_t comma = text.find(',');
+    if (comma != std::string::npos) {
+      layers = {static_cast<std::size_t>(std::stoul(text.substr(0, comma))),
+                static_cast<std::size_t>(std::stoul(text.substr(comma + 1)))};
+    }
+  }
   struct Support {
     const char* name;
     epgraph::OperatorSupport support;
@@ -869,7 +876,7 @@ void bench_partition(int reps) {
       for (std::size_t k = 0; k < layers.size(); ++k) {
         Program ep = kv_transformer(layers[k]);
         const epgraph::CapabilityBasedPartitioner p(ep.graph(), s.support);
-        const double t = min_seconds(1, {}, [&] { found[k] = p.propose_partitions().size(); });
+        const double t = min_seconds(3, {}, [&] { found[k] = p.propose_partitions().size(); });
         best[k] = std::min(best[k], t);
       }
     }
@@ -880,8 +887,10 @@ void bench_partition(int reps) {
                  " seconds=" + fmt(best[k], 4) +
                  " ns_per_node=" + fmt(best[k] * 1e9 / static_cast<double>(nodes)));
     }
-    print_line(std::string("bench=partition_ratio support=") + s.name + " nodes=10000/1000 ratio=" +
-               fmt(best[1] / best[0], 2) + " target<=15(1M/100k,not_met:quadratic)");
+    print_line(std::string("bench=partition_ratio support=") + s.name +
+               " nodes=" + std::to_string(layers[1] * 14 + 3) + "/" +
+               std::to_string(layers[0] * 14 + 3) + " ratio=" + fmt(best[1] / best[0], 2) +
+               " target<=15" + (best[1] / best[0] <= 15 ? "" : "(not_met)"));
   }
 }
 

@@ -4,12 +4,17 @@
 // torch.fx.passes.infra.partitioner.CapabilityBasedPartitioner(...).propose_partitions() with
 // the same support and options; tests/interop/test_partition.py compares whole exported programs.
 // SPDX-License-Identifier: BSD-3-Clause
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <epgraph/epgraph.hpp>
 #include <epgraph/passes/partitioner.hpp>
+#include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -363,4 +368,406 @@ TEST_CASE("partitioner: refused tagging leaves every node as it was", "[partitio
       Catch::Message("tag_partitions: node 'relu_default' of partition 2 is not in the graph"));
   CHECK(partitioner_meta(*g) == before2);
   CHECK(epgraph::to_string(*g) == printed);
+}
+
+namespace {
+
+// torch.fx's CapabilityBasedPartitioner.propose_partitions (torch 2.13,
+// torch/fx/passes/infra/partitioner.py) transliterated line by line, with torch's containers
+// (ordered dicts as vectors of keys in insertion order, sets, the full downstream node set of
+// every node as _DependencyViewer keeps it): the reference the partitioner's faster bookkeeping
+// is compared with. Small graphs only (quadratic memory, a walk per merge attempt).
+PartitionerLines partitioner_torch_reference(epgraph::Graph& g,
+                                             const epgraph::OperatorSupport& support,
+                                             const epgraph::PartitionerOptions& options) {
+  std::vector<epgraph::Node*> nodes;
+  std::unordered_map<const epgraph::Node*, int> index;
+  for (epgraph::Node& n : g.nodes()) {
+    index.emplace(&n, static_cast<int>(nodes.size()));
+    nodes.push_back(&n);
+  }
+  const int n_nodes = static_cast<int>(nodes.size());
+  std::vector<std::vector<int>> users(nodes.size());
+  for (int i = 0; i < n_nodes; ++i) {
+    for (const epgraph::Node* u : nodes[static_cast<std::size_t>(i)]->users()) {
+      users[static_cast<std::size_t>(i)].push_back(index.at(u));
+    }
+  }
+  // _DependencyViewer: downstreams[node] = users and their downstreams, built in reverse.
+  std::vector<std::set<int>> downstreams(nodes.size());
+  for (int i = n_nodes - 1; i >= 0; --i) {
+    for (int u : users[static_cast<std::size_t>(i)]) {
+      downstreams[static_cast<std::size_t>(i)].insert(u);
+      downstreams[static_cast<std::size_t>(i)].insert(
+          downstreams[static_cast<std::size_t>(u)].begin(),
+          downstreams[static_cast<std::size_t>(u)].end());
+    }
+  }
+  std::map<int, std::set<int>> partition_map;
+  std::map<int, int> assignment;
+  struct RefPartition {
+    std::vector<std::pair<int, int>> nodes;  // (node, node_order) in dict order; -1 for None
+  };
+  std::vector<int> by_id_keys;  // partitions_by_id's keys in insertion order
+  std::map<int, RefPartition> partitions_by_id;
+  std::map<int, int> partitions_order;
+  std::map<int, std::set<int>> partition_users;
+  int new_partition_id = 0;
+  const auto has_node = [&](int id, int node) {
+    const auto& v = partitions_by_id.at(id).nodes;
+    return std::any_of(v.begin(), v.end(), [&](const auto& e) { return e.first == node; });
+  };
+  const auto downstream_partitions = [&](const std::set<int>& user_nodes,
+                                         const std::set<int>& source_ids) {
+    std::set<int> out;
+    for (int user_node : user_nodes) {
+      std::vector<int> path{user_node};
+      path.insert(path.end(), downstreams[static_cast<std::size_t>(user_node)].begin(),
+                  downstreams[static_cast<std::size_t>(user_node)].end());
+      for (int path_node : path) {
+        const auto it = assignment.find(path_node);
+        if (it == assignment.end()) continue;
+        out.insert(it->second);
+        const std::set<int>& m = partition_map[it->second];
+        out.insert(m.begin(), m.end());
+      }
+    }
+    for (int s : source_ids) out.erase(s);
+    return out;
+  };
+  const auto maybe_merge_partition = [&](int self_id, int other_id) -> std::pair<int, bool> {
+    const auto dfs_iter_find_cycle = [&](const std::set<int>& all_user_nodes) {
+      for (int user_node : all_user_nodes) {
+        std::set<int> visited_partition_ids;
+        std::vector<int> path{user_node};
+        path.insert(path.end(), downstreams[static_cast<std::size_t>(user_node)].begin(),
+                    downstreams[static_cast<std::size_t>(user_node)].end());
+        for (int path_node : path) {
+          if (has_node(self_id, path_node) || has_node(other_id, path_node)) return true;
+          const auto it = assignment.find(path_node);
+          if (it != assignment.end()) {
+            const int partition_id = it->second;
+            if (visited_partition_ids.count(partition_id) != 0) continue;
+            const std::set<int>& p_map = partition_map[partition_id];
+            if (p_map.count(self_id) != 0 || p_map.count(other_id) != 0) return true;
+            visited_partition_ids.insert(partition_id);
+          }
+        }
+      }
+      return false;
+    };
+    std::set<int> all_user_nodes = partition_users.at(self_id);
+    all_user_nodes.insert(partition_users.at(other_id).begin(), partition_users.at(other_id).end());
+    for (int id : {self_id, other_id}) {
+      for (const auto& e : partitions_by_id.at(id).nodes) all_user_nodes.erase(e.first);
+    }
+    if (dfs_iter_find_cycle(all_user_nodes)) return {self_id, false};
+    int merge_id = self_id;
+    int removed_id = other_id;
+    if (partitions_by_id.at(self_id).nodes.size() < partitions_by_id.at(other_id).nodes.size()) {
+      std::swap(merge_id, removed_id);
+    }
+    for (const auto& e : partitions_by_id.at(removed_id).nodes) {
+      partitions_by_id.at(merge_id).nodes.push_back(e);
+      assignment[e.first] = merge_id;
+    }
+    partitions_by_id.erase(removed_id);
+    by_id_keys.erase(std::find(by_id_keys.begin(), by_id_keys.end(), removed_id));
+    partitions_order[merge_id] = std::min(partitions_order[merge_id], partitions_order[removed_id]);
+    partitions_order.erase(removed_id);
+    std::set<int> merged_map = partition_map[merge_id];
+    merged_map.insert(partition_map[removed_id].begin(), partition_map[removed_id].end());
+    partition_map[merge_id] = merged_map;
+    partition_map.erase(removed_id);
+    partition_users[merge_id] = all_user_nodes;
+    partition_users.erase(removed_id);
+    const std::set<int> down = downstream_partitions(all_user_nodes, {merge_id, removed_id});
+    partition_map[merge_id].insert(down.begin(), down.end());
+    partition_map[merge_id].erase(merge_id);
+    partition_map[merge_id].erase(removed_id);
+    return {merge_id, true};
+  };
+  // merge_single_node(node, node_order, id); id -1 stands for None.
+  const auto merge_single_node = [&](int node, int node_order, int id) {
+    const auto it = assignment.find(node);
+    if (it != assignment.end()) {
+      auto& v = partitions_by_id.at(it->second).nodes;
+      v.erase(std::find_if(v.begin(), v.end(), [&](const auto& e) { return e.first == node; }));
+    }
+    if (id < 0) {
+      assignment.erase(node);
+    } else if (partitions_by_id.count(id) == 0) {
+      assignment[node] = id;
+      partitions_by_id[id].nodes.emplace_back(node, node_order);
+      by_id_keys.push_back(id);
+      const std::set<int> node_users(users[static_cast<std::size_t>(node)].begin(),
+                                     users[static_cast<std::size_t>(node)].end());
+      partition_users[id] = node_users;
+      const std::set<int> down = downstream_partitions(node_users, {id});
+      partition_map[id].insert(down.begin(), down.end());
+    } else {
+      assignment[node] = id;
+      auto& v = partitions_by_id.at(id).nodes;
+      const auto e =
+          std::find_if(v.begin(), v.end(), [&](const auto& x) { return x.first == node; });
+      if (e == v.end()) {
+        v.emplace_back(node, node_order);
+      } else {
+        e->second = node_order;
+      }
+    }
+  };
+  for (int node_order = 0; node_order < n_nodes; ++node_order) {
+    const int node = n_nodes - 1 - node_order;
+    std::vector<int> merge_candidates;  // an ordered set
+    const auto add_candidate = [&](int id) {
+      if (std::find(merge_candidates.begin(), merge_candidates.end(), id) == merge_candidates.end())
+        merge_candidates.push_back(id);
+    };
+    bool created_partition = false;
+    if (support.is_node_supported(*nodes[static_cast<std::size_t>(node)]) &&
+        assignment.count(node) == 0) {
+      const int partition_id = new_partition_id++;
+      partitions_order[partition_id] = partition_id;
+      merge_single_node(node, node_order, partition_id);
+      add_candidate(partition_id);
+      created_partition = true;
+    }
+    if (options.skip_horizontal_fusion) {
+      if (created_partition) {
+        for (int user : users[static_cast<std::size_t>(node)]) {
+          const auto it = assignment.find(user);
+          if (it != assignment.end()) add_candidate(it->second);
+        }
+      }
+    } else {
+      std::vector<std::pair<int, int>> sorted;  // (order, id)
+      for (const auto& e : partitions_order) sorted.emplace_back(e.second, e.first);
+      std::stable_sort(sorted.begin(), sorted.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (const auto& e : sorted) add_candidate(e.second);
+    }
+    if (merge_candidates.size() > 1) {
+      int self_id = merge_candidates[0];
+      for (std::size_t c = 1; c < merge_candidates.size(); ++c) {
+        self_id = maybe_merge_partition(self_id, merge_candidates[c]).first;
+      }
+    }
+  }
+  for (auto& e : partitions_by_id) {
+    std::stable_sort(e.second.nodes.begin(), e.second.nodes.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+  }
+  const auto is_getitem = [&](int node) {
+    const epgraph::Node& n = *nodes[static_cast<std::size_t>(node)];
+    return n.op() == epgraph::OpCode::call_function &&
+           epgraph::qualified_target_name(n) == "_operator.getitem";
+  };
+  while (true) {
+    std::vector<std::pair<int, int>> nodes_reassignment;  // an ordered dict; -1 for None
+    for (int node = 0; node < n_nodes; ++node) {
+      bool is_tuple_output = true;
+      for (int user : users[static_cast<std::size_t>(node)]) {
+        if (!is_getitem(user)) {
+          is_tuple_output = false;
+          break;
+        }
+      }
+      if (!is_tuple_output) continue;
+      const auto a = assignment.find(node);
+      const int id = a == assignment.end() ? -1 : a->second;
+      for (int user : users[static_cast<std::size_t>(node)]) {
+        const auto b = assignment.find(user);
+        if ((b == assignment.end() ? -1 : b->second) != id) {
+          const auto e = std::find_if(nodes_reassignment.begin(), nodes_reassignment.end(),
+                                      [&](const auto& x) { return x.first == user; });
+          if (e == nodes_reassignment.end()) {
+            nodes_reassignment.emplace_back(user, id);
+          } else {
+            e->second = id;
+          }
+        }
+      }
+    }
+    if (nodes_reassignment.empty()) break;
+    for (const auto& e : nodes_reassignment) merge_single_node(e.first, -1, e.second);
+  }
+  std::set<std::string> non_compute{"torch.ops.aten.view", "_operator.getitem"};
+  non_compute.insert(options.non_compute_ops.begin(), options.non_compute_ops.end());
+  PartitionerLines out;
+  for (int id : by_id_keys) {
+    const RefPartition& p = partitions_by_id.at(id);
+    if (!options.allows_single_node_partition) {
+      int compute_node_count = 0;
+      for (const auto& e : p.nodes) {
+        const epgraph::Node& n = *nodes[static_cast<std::size_t>(e.first)];
+        if (n.op() != epgraph::OpCode::call_function) continue;
+        const std::string name = epgraph::qualified_target_name(n);
+        if (non_compute.count(name) == 0) ++compute_node_count;
+        const auto& doubled = options.allowed_single_node_partition_ops;
+        if (std::find(doubled.begin(), doubled.end(), name) != doubled.end()) ++compute_node_count;
+      }
+      if (compute_node_count <= 1) continue;
+    }
+    if (p.nodes.empty()) continue;
+    std::vector<std::string> names;
+    for (const auto& e : p.nodes)
+      names.emplace_back(nodes[static_cast<std::size_t>(e.first)]->name());
+    out.emplace_back(static_cast<std::size_t>(id), std::move(names));
+  }
+  return out;
+}
+
+// A random DAG: nodes read one to three earlier values (mostly recent ones, a quarter of the
+// reads far back, so partitions cross each other's paths; with `residual`, every node also reads
+// the value `residual` steps back, a decoder's skip connections), some multi-output nodes read
+// through getitems; `percent` of the call_function nodes supported (by name).
+std::unique_ptr<epgraph::Graph> partitioner_random_dag(std::mt19937& rng, int count,
+                                                       std::size_t percent, int residual,
+                                                       std::unordered_set<std::string>& supported) {
+  auto g = std::make_unique<epgraph::Graph>();
+  g->set_schema_checks(false);
+  std::vector<epgraph::Node*> values{g->placeholder("x"), g->placeholder("y")};
+  for (int i = 0; i < count; ++i) {
+    const std::string name = "op_" + std::to_string(i);
+    if (rng() % 12 == 0) {
+      epgraph::Node* s =
+          g->call_function("torch.ops.aten.split.Tensor", {values.back(), 2}, {}, name);
+      if (rng() % 100 < percent) supported.emplace(s->name());
+      for (int k = 0; k < 2; ++k) {
+        epgraph::Node* gi =
+            g->call_function("_operator.getitem", {s, k}, {}, name + "_" + std::to_string(k));
+        if (rng() % 100 < percent) supported.emplace(gi->name());
+        values.push_back(gi);
+      }
+      continue;
+    }
+    const std::size_t arity = 1 + rng() % 3;
+    std::vector<epgraph::Argument> args;
+    for (std::size_t a = 0; a < arity; ++a) {
+      const std::size_t back = rng() % 4 == 0 ? rng() % values.size() : rng() % 3;
+      args.emplace_back(values[values.size() - 1 - std::min(back, values.size() - 1)]);
+    }
+    if (residual > 0 && values.size() > static_cast<std::size_t>(residual)) {
+      args.emplace_back(values[values.size() - 1 - static_cast<std::size_t>(residual)]);
+    }
+    const std::size_t n_args = args.size();
+    const char* target = n_args == 1   ? "torch.ops.aten.relu.default"
+                         : n_args == 2 ? "torch.ops.aten.add.Tensor"
+                         : n_args == 3 ? "torch.ops.aten.addcmul.default"
+                                       : "torch.ops.aten.cat.default";
+    epgraph::Node* n = g->call_function(target, std::move(args), {}, name);
+    if (rng() % 100 < percent) supported.emplace(n->name());
+    values.push_back(n);
+  }
+  std::vector<epgraph::Argument> outs{values.back()};
+  if (rng() % 2 == 0) outs.emplace_back(values[values.size() / 2]);
+  g->output(std::move(outs));
+  return g;
+}
+
+}  // namespace
+
+// The partitioner against torch's algorithm transliterated (partitioner_torch_reference) on
+// random DAGs: many seeds, support densities from sparse to almost everything, both option
+// switches, the single-node filter's op lists, getitems of multi-output nodes, and skip
+// connections (runs of partitions every new one is tried against).
+TEST_CASE("partitioner: equal to torch's algorithm on random DAGs", "[partitioner]") {
+  std::size_t merges_seen = 0;
+  std::size_t multi_seen = 0;
+  for (std::uint32_t seed = 1; seed <= 2500; ++seed) {
+    std::mt19937 rng(seed * 7919u + 17u);
+    const int count = 10 + static_cast<int>(rng() % (seed % 10 == 0 ? 220 : 90));
+    const std::size_t percent = std::vector<std::size_t>{10, 30, 50, 70, 85, 95, 100}[rng() % 7];
+    const int residual = rng() % 3 == 0 ? static_cast<int>(2 + rng() % 6) : 0;
+    std::unordered_set<std::string> supported;
+    auto g = partitioner_random_dag(rng, count, percent, residual, supported);
+    epgraph::PartitionerOptions options;
+    options.allows_single_node_partition = rng() % 2 == 0;
+    options.skip_horizontal_fusion = rng() % 4 == 0;
+    if (rng() % 4 == 0) options.non_compute_ops = {"torch.ops.aten.relu.default"};
+    if (rng() % 4 == 0) options.allowed_single_node_partition_ops = {"torch.ops.aten.add.Tensor"};
+    const epgraph::OperatorSupport support =
+        epgraph::create_op_support([&supported](const epgraph::Node& n) {
+          return supported.count(std::string(n.name())) != 0;
+        });
+    const PartitionerLines expected = partitioner_torch_reference(*g, support, options);
+    INFO("seed " << seed << ", " << count << " ops, " << supported.size() << " supported, "
+                 << percent << "%, residual " << residual);
+    REQUIRE(partitioner_result(
+                epgraph::CapabilityBasedPartitioner(*g, support, options).propose_partitions()) ==
+            expected);
+    REQUIRE(partitioner_result(
+                epgraph::detail::PartitionRun(*g, support, options, /*by_walks=*/true).run()) ==
+            expected);
+    for (const auto& line : expected) {
+      if (line.second.size() > 1) ++multi_seen;
+    }
+    merges_seen += supported.size();
+  }
+  CHECK(multi_seen > 2000);
+  CHECK(merges_seen > 10000);
+}
+
+// Larger random DAGs (hundreds of partitions, so that the partition id sets span many words and
+// the words every live id of which is in a set are dropped), against the same reference.
+TEST_CASE("partitioner: equal to torch's algorithm on larger random DAGs", "[partitioner]") {
+  std::size_t most_partitions = 0;
+  for (std::uint32_t seed = 1; seed <= 24; ++seed) {
+    std::mt19937 rng(seed * 104729u + 3u);
+    const int count = 300 + static_cast<int>(rng() % 400);
+    const std::size_t percent = std::vector<std::size_t>{40, 60, 75, 90}[rng() % 4];
+    const int residual = static_cast<int>(rng() % 8);
+    std::unordered_set<std::string> supported;
+    auto g = partitioner_random_dag(rng, count, percent, residual, supported);
+    epgraph::PartitionerOptions options;
+    options.allows_single_node_partition = seed % 2 == 0;
+    options.skip_horizontal_fusion = seed % 6 == 5;
+    const epgraph::OperatorSupport support =
+        epgraph::create_op_support([&supported](const epgraph::Node& n) {
+          return supported.count(std::string(n.name())) != 0;
+        });
+    const PartitionerLines expected = partitioner_torch_reference(*g, support, options);
+    INFO("seed " << seed << ", " << count << " ops, " << supported.size() << " supported, "
+                 << percent << "%, residual " << residual);
+    REQUIRE(partitioner_result(
+                epgraph::CapabilityBasedPartitioner(*g, support, options).propose_partitions()) ==
+            expected);
+    most_partitions = std::max(most_partitions, expected.size());
+  }
+  CHECK(most_partitions > 64);
+}
+
+// The partition id sets: words whose live ids are all in are dropped, never past the ids that
+// exist (a later id in that word is not in the set), and an erase under the base stores the
+// words again.
+TEST_CASE("partitioner: id sets drop full low words", "[partitioner]") {
+  epgraph::detail::IdBits live;
+  epgraph::detail::IdBits set;
+  for (std::uint32_t id = 0; id < 140; ++id) live.insert(id);
+  live.erase(3);  // merged away: may count as in
+  for (std::uint32_t id = 0; id < 140; ++id) {
+    if (id != 3 && id != 70) set.insert(id);
+  }
+  set.compact(live, 140 / 64);  // ids 128..139 exist; 140..191 do not yet
+  CHECK(set.base == 1);         // word 1 lacks 70
+  CHECK(set.test(3));
+  CHECK(!set.test(70));
+  set.insert(70);
+  set.compact(live, 140 / 64);
+  CHECK(set.base == 2);
+  CHECK(!set.test(140));  // a later id of the word the set ends in
+  CHECK(set.test(139));
+  set.erase(5);
+  CHECK(set.base == 0);
+  CHECK(!set.test(5));
+  CHECK(set.test(6));
+  CHECK(set.test(100));
+  epgraph::detail::IdBits other;
+  other.insert(200);
+  other.insert_all(set);
+  CHECK(other.test(200));
+  CHECK(!other.test(5));
+  CHECK(other.test(139));
+  CHECK(!other.test(150));
 }

@@ -10,7 +10,8 @@
 #include <functional>
 #include <initializer_list>
 #include <limits>
-#include <set>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -94,24 +95,35 @@ class OperatorSupport {
 /// placeholder a partition of its own; write that with any_chain if wanted. Throws std::bad_alloc.
 /// O(total length) to build, O(1) expected per call.
 [[nodiscard]] inline OperatorSupport supports_targets(const std::vector<std::string>& targets) {
-  std::unordered_set<std::string> exact;
-  std::unordered_set<std::string> packets;  // "torch.ops.aten.relu": every overload
+  // The names are looked up as views (no string made per call): the strings live in `owned`,
+  // which is filled before any view is taken and never changes after.
+  struct Names {
+    std::vector<std::string> owned;
+    std::unordered_set<std::string_view> exact;
+    std::unordered_set<std::string_view> packets;  // "torch.ops.aten.relu": every overload
+  };
+  auto names = std::make_shared<Names>();
+  names->owned.reserve(2 * targets.size());
   for (const std::string& t : targets) {
+    names->owned.push_back(t);  // torch.ops.higher_order.cond is an operator of its own
+    if (::epgraph::detail::starts_with(t, "operator.")) names->owned.push_back("_" + t);
+  }
+  for (const std::string& t : names->owned) {
     const bool torch_op = ::epgraph::detail::starts_with(t, "torch.ops.");
     const std::size_t dots = static_cast<std::size_t>(std::count(t.begin(), t.end(), '.'));
-    exact.insert(t);  // torch.ops.higher_order.cond is an operator of its own
-    if (::epgraph::detail::starts_with(t, "operator.")) exact.insert("_" + t);
-    if (torch_op && dots == 3) packets.insert(t);
+    names->exact.insert(t);
+    if (torch_op && dots == 3) names->packets.insert(t);
   }
-  return OperatorSupport([exact = std::move(exact), packets = std::move(packets)](const Node& n) {
+  return OperatorSupport([names = std::shared_ptr<const Names>(std::move(names))](const Node& n) {
     if (n.op() != OpCode::call_function) return false;
-    const std::string name = qualified_target_name(n);
-    const std::string_view target = name;
-    if (exact.count(name) != 0) return true;
-    if (packets.empty() || target.rfind("torch.ops.", 0) != 0) return false;
+    const std::string_view target = n.target();
+    if (::epgraph::detail::starts_with(target, "operator.")) {  // torch's `_operator.getitem`
+      return names->exact.count(qualified_target_name(n)) != 0;
+    }
+    if (names->exact.count(target) != 0) return true;
+    if (names->packets.empty() || target.rfind("torch.ops.", 0) != 0) return false;
     const std::size_t last = target.rfind('.');
-    return last != std::string_view::npos &&
-           packets.count(std::string(target.substr(0, last))) != 0;
+    return last != std::string_view::npos && names->packets.count(target.substr(0, last)) != 0;
   });
 }
 
@@ -165,21 +177,81 @@ namespace detail {
 // The node graph in the index form the partitioner walks: nodes in graph order, users by index.
 struct PartitionGraph {
   std::vector<Node*> nodes;
+  std::vector<char> getitem;              // whether node i is an `operator.getitem` call
   std::vector<std::uint32_t> user_begin;  // CSR: users of i are users[user_begin[i] .. [i+1])
   std::vector<std::uint32_t> users;
 
   explicit PartitionGraph(Graph& g) {
     nodes.reserve(g.size());
-    std::unordered_map<const Node*, std::uint32_t> index;
-    index.reserve(g.size());
+    getitem.reserve(g.size());
     for (Node& n : g.nodes()) {
-      index.emplace(&n, static_cast<std::uint32_t>(nodes.size()));
       nodes.push_back(&n);
+      getitem.push_back(n.op() == OpCode::call_function && (n.target() == "_operator.getitem" ||
+                                                            n.target() == "operator.getitem")
+                            ? 1
+                            : 0);
     }
+    // Node -> position. Nodes never overlap, so (address - lowest address) / sizeof(Node) differs
+    // between nodes: where the nodes lie close together (a graph's nodes share a few large
+    // blocks), an array indexed by it, read in about address order as users lie near their
+    // producers; elsewhere an open-addressing table (linear probing, at least twice the node
+    // count). Either is one allocation instead of one per node.
+    std::uintptr_t low = std::numeric_limits<std::uintptr_t>::max();
+    std::uintptr_t high = 0;
+    for (const Node* n : nodes) {
+      low = std::min(low, reinterpret_cast<std::uintptr_t>(n));
+      high = std::max(high, reinterpret_cast<std::uintptr_t>(n));
+    }
+    const std::size_t span = nodes.empty() ? 0 : (high - low) / sizeof(Node) + 1;
+    std::vector<std::uint32_t> direct;
+    std::vector<std::pair<const Node*, std::uint32_t>> table;
+    std::size_t mask = 0;
+    const auto slot = [&mask](const Node* n) {
+      return static_cast<std::size_t>(
+                 (static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(n)) >> 4) *
+                 std::uint64_t{0x9E3779B97F4A7C15u}) &
+             mask;
+    };
+    const bool dense = span <= 8 * nodes.size() + 4096;
+    if (dense) {
+      direct.assign(span, std::numeric_limits<std::uint32_t>::max());
+      for (std::size_t i = 0; i < nodes.size(); ++i) {
+        direct[(reinterpret_cast<std::uintptr_t>(nodes[i]) - low) / sizeof(Node)] =
+            static_cast<std::uint32_t>(i);
+      }
+    } else {
+      mask = 1;
+      while (mask < 2 * nodes.size()) mask <<= 1;
+      table.assign(mask, {nullptr, 0});
+      mask -= 1;
+      for (std::size_t i = 0; i < nodes.size(); ++i) {
+        std::size_t h = slot(nodes[i]);
+        while (table[h].first != nullptr) h = (h + 1) & mask;
+        table[h] = {nodes[i], static_cast<std::uint32_t>(i)};
+      }
+    }
+    const auto missing = []() {
+      return std::out_of_range("PartitionGraph: a user not in the graph");
+    };
+    const auto index = [&](const Node* n) {
+      if (dense) {
+        const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(n);
+        if (a < low || a > high) throw missing();
+        const std::uint32_t i = direct[(a - low) / sizeof(Node)];
+        if (i == std::numeric_limits<std::uint32_t>::max() || nodes[i] != n) throw missing();
+        return i;
+      }
+      std::size_t h = slot(n);
+      while (table[h].first != n) {
+        if (table[h].first == nullptr) throw missing();
+        h = (h + 1) & mask;
+      }
+      return table[h].second;
+    };
     user_begin.reserve(nodes.size() + 1);
     for (const Node* n : nodes) {
       user_begin.push_back(static_cast<std::uint32_t>(users.size()));
-      for (const Node* u : n->users()) users.push_back(index.at(u));
+      for (const Node* u : n->users()) users.push_back(index(u));
     }
     user_begin.push_back(static_cast<std::uint32_t>(users.size()));
   }
@@ -217,20 +289,24 @@ class CapabilityBasedPartitioner {
   ///
   /// Where torch is slower than it needs to be, the result is the same by other means: torch
   /// materializes every node's full set of downstream nodes (`_DependencyViewer`, quadratic
-  /// memory) and walks it for every merge attempt. Here the downstream partitions of each
-  /// partition's users (what torch's walk meets) are kept as a bit set per partition, exact
-  /// because only a merge changes them and only for the sets that hold one of the two merged
-  /// ids (those are dropped and recomputed on demand); a merge attempt is then answered by bit
-  /// tests, and by a walk only where a user of one partition lies in the other; a walk stops at
-  /// a partition whose cached set is already in its record. A pass over the partitions for an
-  /// unsupported node is skipped when nothing changed since the previous pass (it would refuse
-  /// the same merges). Time: O(N * P) merge attempts for N nodes and P partitions, as torch's
-  /// (each new partition is tried against every live one), each O(1) when refused by the
-  /// cached sets, plus one walk of the unassigned nodes downstream of each partition created,
-  /// merged or invalidated, which unions the records (P / 64 words each) of the partitions it
-  /// meets: superlinear (bench=partition, a decoder's linears: 0.11 s at 10k nodes, 4.2 s
-  /// before the cached sets; 26 s at 100k). Memory O(N + E + P^2 / 8 bytes) for the recorded
-  /// and cached sets;
+  /// memory), tries every partition against each new one and walks for every attempt. Here the
+  /// downstream partitions of each partition's users (what torch's walk meets) are kept as a set
+  /// per partition, exact because only a merge changes them and only the sets that hold one of
+  /// the two merged ids (checked when a set is next used); a merge attempt is answered by bit
+  /// tests, and by a walk only where a user of one partition lies in the other. Whole runs of
+  /// candidates are answered at once: the candidates of a partition that lie in its cached set
+  /// (and hold none of its users) are refused whatever their order, so only the others are
+  /// tried, and filtered again after each merge; the pass of an unsupported node tries only the
+  /// partitions created or merged since the previous pass of the same, unchanged oldest
+  /// partition (and those before its last merge): a refused merge stays refused while neither
+  /// partition changes. Walks stop where a cached set answers for everything below (an
+  /// unassigned node that is a partition's only user; a partition whose set is in its record,
+  /// or, for a cycle question, holds neither id). The id sets drop their low words whose live
+  /// ids are all in (a partition's downstream partitions are most of the older ones), so most
+  /// sets are a few words. Time on a decoder (bench=partition): near linear, about 0.02-0.04 s
+  /// at 100k nodes and 0.26-0.55 s at 1M (26 s at 100k before); in general, O(P) attempts per new
+  /// partition remain possible (graphs where many older partitions are neither upstream nor
+  /// downstream of it), and each set is O(P / 64) words at worst. Memory O(N + E) plus the sets.
   /// torch's is O(N^2) for the downstream node sets alone. The graph must be in topological
   /// order (as every loaded or exported graph is; torch assumes it too).
   /// Throws what the support predicate throws, and std::bad_alloc.
@@ -245,32 +321,69 @@ class CapabilityBasedPartitioner {
 namespace detail {
 
 // A set of partition ids as bits (ids are dense: 0, 1, ... in creation order); grows on insert.
+// The words below `base` are not stored: every id under base * 64 is in the set, or is the id
+// of a partition merged away (compact() moves base up over words whose live ids are all in the
+// set). A merged-away id is never asked about again (ids are not reused; every question is about
+// live partitions), so it may count as in or out. A partition's downstream partitions are most
+// of the older ones, which makes most sets a few words above their base.
 struct IdBits {
-  std::vector<std::uint64_t> words;
+  std::size_t base = 0;
+  std::vector<std::uint64_t> words;  // words[i] holds ids (base + i) * 64 ...
 
   [[nodiscard]] bool test(std::uint32_t id) const noexcept {
-    return id / 64 < words.size() && ((words[id / 64] >> (id % 64)) & 1u) != 0;
+    const std::size_t w = id / 64;
+    if (w < base) return true;
+    return w - base < words.size() && ((words[w - base] >> (id % 64)) & 1u) != 0;
   }
-  // True when `id` was not in the set.
-  bool insert(std::uint32_t id) {
-    if (words.size() <= id / 64) words.resize(std::size_t{id / 64} + 1, 0);
-    const std::uint64_t bit = std::uint64_t{1} << (id % 64);
-    const bool added = (words[id / 64] & bit) == 0;
-    words[id / 64] |= bit;
-    return added;
+  // Word `w` of the set (all ones under base).
+  [[nodiscard]] std::uint64_t word(std::size_t w) const noexcept {
+    if (w < base) return ~std::uint64_t{0};
+    return w - base < words.size() ? words[w - base] : 0;
   }
-  void erase(std::uint32_t id) noexcept {
-    if (id / 64 < words.size()) words[id / 64] &= ~(std::uint64_t{1} << (id % 64));
+  void insert(std::uint32_t id) {
+    const std::size_t w = id / 64;
+    if (w < base) return;
+    if (words.size() <= w - base) words.resize(w - base + 1, 0);
+    words[w - base] |= std::uint64_t{1} << (id % 64);
+  }
+  void erase(std::uint32_t id) {
+    const std::size_t w = id / 64;
+    if (w < base) {  // store the words from id's on again, all ones
+      words.insert(words.begin(), base - w, ~std::uint64_t{0});
+      base = w;
+    }
+    if (w - base < words.size()) words[w - base] &= ~(std::uint64_t{1} << (id % 64));
   }
   void insert_all(const IdBits& other) {
-    if (words.size() < other.words.size()) words.resize(other.words.size(), 0);
-    for (std::size_t i = 0; i < other.words.size(); ++i) words[i] |= other.words[i];
+    if (other.base > base) {
+      words.erase(words.begin(), words.begin() + static_cast<std::ptrdiff_t>(
+                                                     std::min(words.size(), other.base - base)));
+      base = other.base;
+    }
+    const std::size_t skip = base - other.base;  // other's words under our base
+    if (other.words.size() <= skip) return;
+    const std::size_t n = other.words.size() - skip;
+    if (words.size() < n) words.resize(n, 0);
+    for (std::size_t i = 0; i < n; ++i) words[i] |= other.words[skip + i];
   }
+  // Moves base up over the words (under word `limit`, the ids that exist) whose ids in `live`
+  // are all in the set.
+  void compact(const IdBits& live, std::size_t limit) {
+    std::size_t k = 0;
+    while (k < words.size() && base + k < limit &&
+           (words[k] | ~live.word(base + k)) == ~std::uint64_t{0})
+      ++k;
+    if (k == 0) return;
+    words.erase(words.begin(), words.begin() + static_cast<std::ptrdiff_t>(k));
+    base += k;
+  }
+  // The ids stored as bits (for a set whose base is 0: every id in it).
   template <class F>
   void for_each(F&& f) const {
     for (std::size_t i = 0; i < words.size(); ++i) {
       for (std::uint64_t w = words[i]; w != 0; w &= w - 1) {
-        f(static_cast<std::uint32_t>(i * 64 + static_cast<std::size_t>(count_trailing_zeros(w))));
+        f(static_cast<std::uint32_t>((base + i) * 64 +
+                                     static_cast<std::size_t>(count_trailing_zeros(w))));
       }
     }
   }
@@ -293,8 +406,8 @@ struct IdBits {
 // State of one propose_partitions run; names follow torch's locals.
 class PartitionRun {
  public:
-  // by_walks: answer every cycle question by a walk, as torch does (no cached downstream sets);
-  // the same partitions, slower. Kept to test the cached answers against.
+  // by_walks: try every candidate and answer every cycle question by a walk, as torch does (no
+  // cached sets, no candidate filtering); the same partitions, slower. Kept to test against.
   PartitionRun(Graph& g, const OperatorSupport& support, const PartitionerOptions& options,
                bool by_walks = false)
       : pg_(g), support_(support), options_(options), by_walks_(by_walks) {}
@@ -303,78 +416,152 @@ class PartitionRun {
     const std::size_t n = pg_.size();
     assignment_.assign(n, none);
     visit_mark_.assign(n, 0);
-    std::set<std::pair<std::size_t, std::uint32_t>> by_order;  // partitions_order, sorted
-    // False when a pass of the oldest partition over the others is known to refuse every merge
-    // (nothing merged since such a pass refused everything): the next one is then skipped.
-    bool unsettled = true;
+    sole_user_of_.assign(n, none);
     for (std::size_t k = 0; k < n; ++k) {
       const std::uint32_t node = static_cast<std::uint32_t>(n - 1 - k);
-      std::vector<std::uint32_t> candidates;
       bool created = false;
+      std::uint32_t self = none;
       if (support_.is_node_supported(*pg_.nodes[node]) && assignment_[node] == none) {
-        const std::uint32_t id = static_cast<std::uint32_t>(parts_.size());
-        create_partition(node, id);
-        by_order.emplace(parts_[id].order, id);
-        candidates.push_back(id);
+        self = static_cast<std::uint32_t>(parts_.size());
+        create_partition(node, self);
         created = true;
       }
       if (options_.skip_horizontal_fusion) {
-        if (created) {
-          for (std::uint32_t i = pg_.user_begin[node]; i < pg_.user_begin[node + 1]; ++i) {
-            const std::uint32_t a = assignment_[pg_.users[i]];
-            if (a != none && std::find(candidates.begin(), candidates.end(), a) == candidates.end())
-              candidates.push_back(a);
-          }
+        if (!created) continue;
+        std::vector<std::uint32_t> candidates;
+        for (std::uint32_t i = pg_.user_begin[node]; i < pg_.user_begin[node + 1]; ++i) {
+          const std::uint32_t a = assignment_[pg_.users[i]];
+          if (a != none && a != self &&
+              std::find(candidates.begin(), candidates.end(), a) == candidates.end())
+            candidates.push_back(a);
         }
-      } else {
-        // A new partition that merges with nothing leaves a settled state settled: its nodes
-        // come before every other partition's, so no walk from those reaches them, and the pass
-        // of the oldest would try it last, as it has just been tried.
-        if (!created && !unsettled) continue;
-        for (const auto& entry : by_order) {
-          if (candidates.empty() || entry.second != candidates.front())
-            candidates.push_back(entry.second);
-        }
-      }
-      bool merged = false;
-      if (candidates.size() > 1) {
-        std::uint32_t self = candidates[0];
-        IdBits self_holders = user_partitions(self);
-        for (std::size_t c = 1; c < candidates.size(); ++c) {
-          const std::uint32_t other = candidates[c];
-          // The common answer first, without a walk or an allocation: when no user of self lies
-          // in other, the walk from self's users is the cached one, and other in it is a cycle.
-          if (!by_walks_ && !self_holders.test(other) && down_of(self).test(other)) continue;
-          const std::pair<std::size_t, std::uint32_t> self_key{parts_[self].order, self};
-          const std::pair<std::size_t, std::uint32_t> other_key{parts_[other].order, other};
-          if (try_merge(self, other)) {
-            self_holders = user_partitions(self);
-            merged = true;
-            by_order.erase(self_key);
-            by_order.erase(other_key);
-            by_order.emplace(parts_[self].order, self);
-          }
-        }
-      }
-      if (merged) {
-        unsettled = true;
-      } else if (!created) {
-        unsettled = false;
+        for (const std::uint32_t other : candidates) try_merge(self, other);
+      } else if (by_walks_) {
+        merge_all_by_walks(created ? self : oldest());
+      } else if (created) {
+        merge_run(self, filtered_candidates(self, -1));
+      } else if (!order_id_.empty()) {
+        merge_pass_of_oldest();
       }
     }
     return finish();
   }
 
  private:
+  // torch's loop over merge_candidates: `self` tries every other live partition in
+  // partitions_order, as torch does (every question answered by a walk): the reference the
+  // faster merge_run is tested against.
+  void merge_all_by_walks(std::uint32_t self) {
+    if (self == none) return;
+    std::vector<std::pair<std::size_t, std::uint32_t>> others;
+    alive_.for_each([&](std::uint32_t id) {
+      if (id != self) others.emplace_back(parts_[id].order, id);
+    });
+    std::sort(others.begin(), others.end());
+    for (const auto& o : others) try_merge(self, o.second);
+  }
+
+  // The live partition with the least partitions_order (none when there is none).
+  // (The least order of a live partition never decreases: a merge keeps the lesser of two.)
+  [[nodiscard]] std::uint32_t oldest() {
+    while (oldest_cursor_ < order_id_.size() && order_id_[oldest_cursor_] == none) ++oldest_cursor_;
+    return oldest_cursor_ < order_id_.size() ? order_id_[oldest_cursor_] : none;
+  }
+
+  // The live partitions (but `self`) after partitions_order `after` that a merge with `self` is
+  // not already known to refuse, in partitions_order: those outside `self`'s cached downstream
+  // set, and those holding one of its users. (A partition in that set, none of whose nodes is a
+  // user of self, closes a cycle with self: try_merge's first test.)
+  std::vector<std::uint32_t> filtered_candidates(std::uint32_t self, std::int64_t after) {
+    const IdBits& down = down_of(self);
+    const std::vector<std::uint32_t> holders = user_partitions(self);
+    std::vector<std::pair<std::size_t, std::uint32_t>> found;
+    for (std::size_t i = down.base; i < alive_.words.size(); ++i) {
+      const std::uint64_t d = down.word(i);
+      for (std::uint64_t w = alive_.words[i] & ~d; w != 0; w &= w - 1) {
+        const std::uint32_t id = static_cast<std::uint32_t>(
+            i * 64 + static_cast<std::size_t>(IdBits::count_trailing_zeros(w)));
+        if (id != self && static_cast<std::int64_t>(parts_[id].order) > after)
+          found.emplace_back(parts_[id].order, id);
+      }
+    }
+    for (const std::uint32_t id : holders) {  // those in down
+      if (down.test(id) && id != self && parts_[id].alive &&
+          static_cast<std::int64_t>(parts_[id].order) > after)
+        found.emplace_back(parts_[id].order, id);
+    }
+    std::sort(found.begin(), found.end());
+    found.erase(std::unique(found.begin(), found.end()), found.end());
+    std::vector<std::uint32_t> out;
+    out.reserve(found.size());
+    for (const auto& f : found) out.push_back(f.second);
+    return out;
+  }
+
+  // torch's loop over the merge candidates from `self` on, where every candidate not in `list`
+  // (live ones, in partitions_order) is known to be refused while self is unchanged: each is tried
+  // in turn; after a merge, the candidates after the merged one are filtered again for the new
+  // self. Returns the partitions_order of the last candidate merged (-1 for none); `self`
+  // becomes the surviving id.
+  std::int64_t merge_run(std::uint32_t& self, std::vector<std::uint32_t> list) {
+    std::int64_t last_merged = -1;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::uint32_t other = list[i];
+      if (other == self || !parts_[other].alive) continue;
+      const std::int64_t order = static_cast<std::int64_t>(parts_[other].order);
+      if (try_merge(self, other)) {
+        last_merged = order;
+        list = filtered_candidates(self, order);
+        i = static_cast<std::size_t>(-1);
+      }
+    }
+    return last_merged;
+  }
+
+  // The pass of an unsupported node: the oldest partition tries every other one. A refused merge
+  // stays refused while neither partition changes (a merge of two others only moves nodes to a
+  // partition whose record holds the removed one's, and records only grow; a new partition lies
+  // upstream of every walk), so after a pass of the same, unchanged oldest partition only the
+  // partitions created or merged since, and those before its last merge, need trying.
+  void merge_pass_of_oldest() {
+    std::uint32_t self = oldest();
+    if (self == none) return;
+    std::vector<std::uint32_t> list;
+    if (pass_self_ == self && parts_[self].mod == pass_self_mod_) {
+      std::vector<std::pair<std::size_t, std::uint32_t>> found;
+      for (std::size_t o = parts_[self].order + 1;
+           static_cast<std::int64_t>(o) <= pass_after_ && o < order_id_.size(); ++o) {
+        if (order_id_[o] != none) found.emplace_back(o, order_id_[o]);
+      }
+      for (std::size_t i = pass_log_; i < log_.size(); ++i) {
+        const std::uint32_t id = log_[i];
+        if (id != self && parts_[id].alive &&
+            static_cast<std::int64_t>(parts_[id].order) > pass_after_) {
+          found.emplace_back(parts_[id].order, id);
+        }
+      }
+      std::sort(found.begin(), found.end());
+      found.erase(std::unique(found.begin(), found.end()), found.end());
+      list.reserve(found.size());
+      for (const auto& f : found) list.push_back(f.second);
+    } else {
+      list = filtered_candidates(self, -1);
+    }
+    pass_after_ = merge_run(self, std::move(list));
+    pass_self_ = self;
+    pass_self_mod_ = parts_[self].mod;
+    pass_log_ = log_.size();
+  }
+
   static constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
   static constexpr std::size_t no_order = std::numeric_limits<std::size_t>::max();
 
   struct Part {
     std::vector<std::uint32_t> nodes;  // torch's dict, in insertion order
     std::vector<std::uint32_t> users;  // partition_users (a set)
-    IdBits reach;                      // partition_map (ids, dead ones included)
+    IdBits reach;                      // partition_map (merged-away ids: either way)
     std::size_t order = 0;             // partitions_order
-    std::uint32_t max_pos = 0;         // last graph position of its nodes
+    std::uint64_t mod = 0;             // when it was created or last merged (clock_)
     bool alive = true;
   };
 
@@ -392,14 +579,20 @@ class PartitionRun {
     }
   }
 
-  // Records `id` in partition `into`'s downstream partitions, and that a partition holding it
-  // may reach as far as `into`'s last node.
-  void add_reach(std::uint32_t into, std::uint32_t id) {
-    if (parts_[into].reach.insert(id)) raise_bound(id, parts_[into].max_pos);
-  }
-  void raise_bound(std::uint32_t id, std::uint32_t pos) {
-    if (reach_bound_.size() <= id) reach_bound_.resize(std::size_t{id} + 1, 0);
-    reach_bound_[id] = std::max(reach_bound_[id], pos);
+  // Whether partition `id` has a cached downstream set that is still exact. A merge of m and r
+  // makes inexact exactly the sets holding m or r (see down_of); the merges since a set was
+  // last checked are looked at when it is next used (each once per set), not at every merge.
+  bool down_valid(std::uint32_t id) {
+    if (id >= down_.size() || !down_[id].valid) return false;
+    Down& d = down_[id];
+    for (; d.checked < merges_.size(); ++d.checked) {
+      const auto& e = merges_[d.checked];
+      if (d.bits.test(e.first) || d.bits.test(e.second)) {
+        d.valid = false;
+        return false;
+      }
+    }
+    return true;
   }
 
   // torch's downstream_partitions (before it removes the source ids): the partitions assigned
@@ -419,14 +612,24 @@ class PartitionRun {
       const std::uint32_t d = stack.back();
       stack.pop_back();
       const std::uint32_t a = assignment_[d];
+      // An unassigned node that is the only user of a partition with a valid cached set: what a
+      // walk from it meets is that set.
+      if (a == none && !by_walks_) {
+        const std::uint32_t p = sole_user_of_[d];
+        if (p != none && parts_[p].alive && parts_[p].users.size() == 1 &&
+            parts_[p].users[0] == d && down_valid(p)) {
+          found.insert_all(down_[p].bits);
+          continue;
+        }
+      }
       if (a != none && part_mark_[a] != epoch_) {
         part_mark_[a] = epoch_;
+        found.insert_all(parts_[a].reach);  // first: its base is usually high
         found.insert(a);
-        found.insert_all(parts_[a].reach);
       }
       // What a walk from a node of a covered partition meets is already in: it lies in the
       // partition or downstream of its users, and its cached set of those is in its record.
-      if (a != none && !by_walks_ && a < down_.size() && down_[a].valid && down_[a].covered) {
+      if (a != none && !by_walks_ && down_valid(a) && down_[a].covered) {
         continue;
       }
       for (std::uint32_t i = pg_.user_begin[d]; i < pg_.user_begin[d + 1]; ++i) {
@@ -442,15 +645,17 @@ class PartitionRun {
     Part& p = parts_[id];
     p.nodes.push_back(node);
     p.order = id;
-    p.max_pos = node;
     assignment_[node] = id;
+    order_id_.push_back(id);
+    p.mod = ++clock_;
+    log_.push_back(id);
     for (std::uint32_t i = pg_.user_begin[node]; i < pg_.user_begin[node + 1]; ++i) {
       p.users.push_back(pg_.users[i]);
     }
     IdBits found = downstream_partitions(parts_[id].users);
-    found.for_each([&](std::uint32_t r) {
-      if (r != id) add_reach(id, r);
-    });
+    p.reach.insert_all(found);
+    p.reach.erase(id);
+    p.reach.compact(alive_, parts_.size() / 64);
     store_down(id, std::move(found));
   }
 
@@ -462,8 +667,7 @@ class PartitionRun {
   // set; a merge of m and r changes the assignment of r's nodes and the recorded set of m only,
   // so exactly the sets that hold m or r change (invalidate_after_merge).
   const IdBits& down_of(std::uint32_t id) {
-    if (down_.size() <= id || !down_[id].valid)
-      store_down(id, downstream_partitions(parts_[id].users));
+    if (!down_valid(id)) store_down(id, downstream_partitions(parts_[id].users));
     return down_[id].bits;
   }
   void store_down(std::uint32_t id, IdBits found) {
@@ -471,29 +675,30 @@ class PartitionRun {
     Down& d = down_[id];
     d.bits = std::move(found);
     d.valid = true;
+    d.checked = merges_.size();
+    if (parts_[id].users.size() == 1) sole_user_of_[parts_[id].users[0]] = id;
+    d.bits.compact(alive_, parts_.size() / 64);
     // Covered: every live partition the set holds (besides id) is in id's record.
-    const std::vector<std::uint64_t>& rec = parts_[id].reach.words;
+    const IdBits& rec = parts_[id].reach;
     d.covered = true;
-    for (std::size_t i = 0; i < d.bits.words.size() && d.covered; ++i) {
-      std::uint64_t extra = d.bits.words[i] & (i < rec.size() ? ~rec[i] : ~std::uint64_t{0}) &
-                            (i < alive_.words.size() ? alive_.words[i] : 0);
+    const std::size_t end = d.bits.base + d.bits.words.size();
+    for (std::size_t i = rec.base; i < end && d.covered; ++i) {
+      std::uint64_t extra = d.bits.word(i) & ~rec.word(i) & alive_.word(i);
       if (i == id / 64) extra &= ~(std::uint64_t{1} << (id % 64));
       d.covered = extra == 0;
     }
   }
   void invalidate_after_merge(std::uint32_t m, std::uint32_t r) {
-    for (Down& d : down_) {
-      if (d.valid && (d.bits.test(m) || d.bits.test(r))) d.valid = false;
-    }
+    merges_.emplace_back(m, r);
     if (m < down_.size()) down_[m].valid = false;
     if (r < down_.size()) down_[r].valid = false;
   }
 
   // The partitions holding a user of partition `id`.
-  [[nodiscard]] IdBits user_partitions(std::uint32_t id) const {
-    IdBits holders;
+  [[nodiscard]] std::vector<std::uint32_t> user_partitions(std::uint32_t id) const {
+    std::vector<std::uint32_t> holders;
     for (std::uint32_t u : parts_[id].users) {
-      if (assignment_[u] != none) holders.insert(assignment_[u]);
+      if (assignment_[u] != none) holders.push_back(assignment_[u]);
     }
     return holders;
   }
@@ -513,17 +718,17 @@ class PartitionRun {
 
   // torch's dfs_iter_find_cycle for merging partitions a and b whose outside users are `users`:
   // a walk from them that reaches a or b, or a partition whose recorded downstream partitions
-  // hold a or b, closes a cycle. No path goes backwards in graph order, so the walk stops after
-  // the last position such a partition can have (reach_bound_, an upper bound kept by
-  // add_reach).
+  // hold a or b, closes a cycle. The cached sets cut the walk short, exactly: below an
+  // unassigned node that is a partition's only user lies what its cached set holds (the walk
+  // closes a cycle there exactly when the set holds a or b), and below a node of a partition q
+  // lie only q's nodes and what q's users reach, so when q's cached set holds neither a nor b,
+  // nothing below closes a cycle (q itself was just looked at).
   bool finds_cycle(const std::vector<std::uint32_t>& users, std::uint32_t a, std::uint32_t b) {
-    const std::uint32_t bound =
-        std::max({parts_[a].max_pos, parts_[b].max_pos, reach_bound(a), reach_bound(b)});
     new_walk();
     std::vector<std::uint32_t>& stack = stack_;
     stack.clear();
     for (std::uint32_t u : users) {
-      if (u <= bound && visit(u)) stack.push_back(u);
+      if (visit(u)) stack.push_back(u);
     }
     while (!stack.empty()) {
       const std::uint32_t d = stack.back();
@@ -533,16 +738,24 @@ class PartitionRun {
       if (p != none && (parts_[p].reach.test(a) || parts_[p].reach.test(b))) {
         return true;
       }
+      if (!by_walks_) {
+        if (p == none) {
+          const std::uint32_t q = sole_user_of_[d];
+          if (q != none && parts_[q].alive && parts_[q].users.size() == 1 &&
+              parts_[q].users[0] == d && down_valid(q)) {
+            if (down_[q].bits.test(a) || down_[q].bits.test(b)) return true;
+            continue;
+          }
+        } else if (down_valid(p) && !down_[p].bits.test(a) && !down_[p].bits.test(b)) {
+          continue;
+        }
+      }
       for (std::uint32_t i = pg_.user_begin[d]; i < pg_.user_begin[d + 1]; ++i) {
         const std::uint32_t u = pg_.users[i];
-        if (u <= bound && visit(u)) stack.push_back(u);
+        if (visit(u)) stack.push_back(u);
       }
     }
     return false;
-  }
-
-  [[nodiscard]] std::uint32_t reach_bound(std::uint32_t id) const {
-    return id < reach_bound_.size() ? reach_bound_[id] : 0;
   }
 
   // torch's maybe_merge_partition: true when merged; `self` becomes the surviving id.
@@ -570,35 +783,30 @@ class PartitionRun {
       m.nodes.push_back(x);
       assignment_[x] = merge_id;
     }
-    if (r.max_pos > m.max_pos) {
-      m.max_pos = r.max_pos;
-      m.reach.for_each([&](std::uint32_t x) { raise_bound(x, m.max_pos); });
-    }
+    order_id_[m.order] = none;
+    order_id_[r.order] = none;
     m.order = std::min(m.order, r.order);
-    r.reach.for_each([&](std::uint32_t x) { add_reach(merge_id, x); });
+    order_id_[m.order] = merge_id;
+    m.mod = ++clock_;
+    log_.push_back(merge_id);
+    m.reach.insert_all(r.reach);
     m.users = std::move(users);
     r.alive = false;
     alive_.erase(removed);
     r.nodes.clear();
     r.users.clear();
-    r.reach.words.clear();
+    r.reach = IdBits();
     IdBits found = downstream_partitions(m.users);
-    found.for_each([&](std::uint32_t x) {
-      if (x != merge_id && x != removed) add_reach(merge_id, x);
-    });
+    m.reach.insert_all(found);
     m.reach.erase(merge_id);
-    m.reach.erase(removed);
+    // (torch also drops `removed`, a merged-away id: never asked about again.)
+    m.reach.compact(alive_, parts_.size() / 64);
     invalidate_after_merge(merge_id, removed);
     // found is m's set in the state after the merge: only m's record changed since the walk,
     // and no walk from m's users meets m.
     store_down(merge_id, std::move(found));
     self = merge_id;
     return true;
-  }
-
-  [[nodiscard]] static bool is_getitem(const Node& n) {
-    return n.op() == OpCode::call_function &&
-           (n.target() == "_operator.getitem" || n.target() == "operator.getitem");
   }
 
   // torch's merge_single_node(node, None, id) of the getitem pass.
@@ -622,7 +830,7 @@ class PartitionRun {
       for (std::uint32_t node = 0; node < pg_.size(); ++node) {
         bool tuple_output = true;
         for (std::uint32_t i = pg_.user_begin[node]; i < pg_.user_begin[node + 1]; ++i) {
-          if (!is_getitem(*pg_.nodes[pg_.users[i]])) {
+          if (pg_.getitem[pg_.users[i]] == 0) {
             tuple_output = false;
             break;
           }
@@ -658,7 +866,12 @@ class PartitionRun {
         for (std::uint32_t x : p.nodes) {
           const Node& node = *pg_.nodes[x];
           if (node.op() != OpCode::call_function) continue;
-          const std::string name = qualified_target_name(node);
+          std::string qualified;  // made only for Python functions (`_operator.getitem`)
+          std::string_view name = node.target();
+          if (::epgraph::detail::starts_with(name, "operator.")) {
+            qualified = qualified_target_name(node);
+            name = qualified;
+          }
           if (non_compute.count(name) == 0) ++compute;
           if (doubled.count(name) != 0) ++compute;
         }
@@ -679,7 +892,6 @@ class PartitionRun {
   const PartitionerOptions& options_;
   std::vector<Part> parts_;
   std::vector<std::uint32_t> assignment_;
-  std::vector<std::uint32_t> reach_bound_;  // id -> last position of a partition reaching it
   std::vector<std::uint32_t> stack_;
   std::vector<std::uint32_t> visit_mark_;
   std::uint32_t epoch_ = 0;
@@ -689,9 +901,22 @@ class PartitionRun {
     bool covered = false;  // valid, and its live ids (besides its own) are in its record
     IdBits bits;
     bool valid = false;
+    std::size_t checked = 0;  // merges_ looked at since it was stored
   };
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> merges_;  // (kept, removed), in order
   std::vector<Down> down_;  // id -> cached downstream partitions of its users (down_of)
   bool by_walks_ = false;
+  std::vector<std::uint32_t> order_id_;  // partitions_order -> live id (none once merged away)
+  std::size_t oldest_cursor_ = 0;        // no live partition has a lesser order
+  std::vector<std::uint32_t> log_;       // ids created or merged, in that order
+  std::uint64_t clock_ = 0;
+  // The last pass of an oldest partition: its id and `mod` then, the order of the last
+  // candidate it merged (-1: none; every later candidate was refused), log_ size after it.
+  std::uint32_t pass_self_ = none;
+  std::uint64_t pass_self_mod_ = 0;
+  std::int64_t pass_after_ = -1;
+  std::size_t pass_log_ = 0;
+  std::vector<std::uint32_t> sole_user_of_;  // node -> a partition whose only user it is
 };
 
 }  // namespace detail
