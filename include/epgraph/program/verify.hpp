@@ -505,8 +505,7 @@ inline void check_aten_targets(const Graph& graph, std::vector<std::string>& out
     if (global_registry().find(key) != nullptr) continue;
     out.push_back("Node '" + std::string(n.name()) + "' calls '" + std::string(n.target()) +
                   "', which is not an operator of torch " +
-                  std::string(global_registry_torch_version()) + " (no schema " + key +
-                  ")");
+                  std::string(global_registry_torch_version()) + " (no schema " + key + ")");
   }
 }
 
