@@ -328,3 +328,88 @@ TEST_CASE("infer_meta: size, stride and offset arithmetic beyond int64 is an err
   REQUIRE(v.tensor() != nullptr);
   CHECK(v.tensor()->sizes == syms({2, 1}));
 }
+
+// Upsampling (F.interpolate; issue 28): the output sizes and strides are checked against torch on
+// the generated cases (tests/json/test_infer_meta.cpp); here the refusals, each with the message
+// torch's upsample meta gives (upsample_common_check, upsample_compute_output_size).
+TEST_CASE("infer_meta: upsample refuses what torch's meta refuses", "[infer_meta]") {
+  Graph g;
+  Node* x3 = input(g, "x3", meta_of(epgraph::dtype::float32, {3, 4, 5}));
+  Node* x4 = input(g, "x4", meta_of(epgraph::dtype::float32, {2, 3, 4, 5}));
+  Node* empty = input(g, "empty", meta_of(epgraph::dtype::float32, {2, 0, 4, 5}));
+  const Argument scales{2.0, 2.0};
+  Node* rank = g.call_function("torch.ops.aten.upsample_nearest2d.vec", {x3, epgraph::none, scales},
+                               {}, "rank");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*rank),
+                    "Cannot infer the metadata of node 'rank' "
+                    "(torch.ops.aten.upsample_nearest2d.vec): It is expected input_size equals to "
+                    "4, but got size 3");
+  Node* three = g.call_function("torch.ops.aten.upsample_bilinear2d.default",
+                                {x4, Argument{4, 4, 4}, false}, {}, "three");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*three),
+                    "Cannot infer the metadata of node 'three' "
+                    "(torch.ops.aten.upsample_bilinear2d.default): It is expected output_size "
+                    "equals to 2, but got size 3");
+  Node* one_scale = g.call_function("torch.ops.aten.upsample_nearest2d.vec",
+                                    {x4, epgraph::none, Argument{2.0}}, {}, "one_scale");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*one_scale),
+                    "Cannot infer the metadata of node 'one_scale' "
+                    "(torch.ops.aten.upsample_nearest2d.vec): It is expected output_size equals "
+                    "to 2, but got size 1");
+  Node* both = g.call_function("torch.ops.aten.upsample_nearest2d.vec",
+                               {x4, Argument{8, 8}, scales}, {}, "both");
+  Node* neither = g.call_function("torch.ops.aten.upsample_nearest2d.vec",
+                                  {x4, epgraph::none, epgraph::none}, {}, "neither");
+  for (Node* n : {both, neither}) {
+    CHECK_THROWS_WITH(epgraph::infer_meta(*n),
+                      "Cannot infer the metadata of node '" + std::string(n->name()) +
+                          "' (torch.ops.aten.upsample_nearest2d.vec): Must specify exactly one of "
+                          "output_size and scale_factors");
+  }
+  Node* zero = g.call_function("torch.ops.aten.upsample_nearest2d.vec",
+                               {x4, epgraph::none, Argument{0.2, 2.0}}, {}, "zero");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*zero),
+                    "Cannot infer the metadata of node 'zero' "
+                    "(torch.ops.aten.upsample_nearest2d.vec): Input and output sizes should be "
+                    "greater than 0, but got input size [2, 3, 4, 5] and output size [0, 10]");
+  Node* no_channels = g.call_function("torch.ops.aten.upsample_bicubic2d.vec",
+                                      {empty, epgraph::none, false, scales}, {}, "no_channels");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*no_channels),
+                    "Cannot infer the metadata of node 'no_channels' "
+                    "(torch.ops.aten.upsample_bicubic2d.vec): Non-empty 4D data tensor expected "
+                    "but got a tensor with sizes [2, 0, 4, 5]");
+  // a scale computed at run time (a SymFloat node): epgraph computes with constant scales only
+  Node* ratio = g.placeholder("ratio");
+  ratio->mutable_meta().val = epgraph::SymFloatValue{SymExpr{"ToFloat(s0)/4", 2}};
+  Node* dynamic_scale =
+      g.call_function("torch.ops.aten.upsample_linear1d.vec",
+                      {x3, epgraph::none, false, Argument{Argument(ratio)}}, {}, "dynamic_scale");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*dynamic_scale),
+                    "Cannot infer the metadata of node 'dynamic_scale' "
+                    "(torch.ops.aten.upsample_linear1d.vec): element 0 of argument "
+                    "'scale_factors' is not a constant float (node 'ratio'); epgraph computes "
+                    "upsampling with constant scales only");
+}
+
+// The dynamic-H/W program of F.interpolate(x, scale_factor=1.5): torch writes
+// TruncToInt(1.5*ToFloat(s0)) for the size; a symbol with a hint gets the hint's value.
+TEST_CASE("infer_meta: upsample by a fractional scale of a symbolic size", "[infer_meta]") {
+  Graph g;
+  TensorMeta m = meta_of(epgraph::dtype::float32, {1, 2, 8, 4});
+  m.sizes[2] = SymExpr{"s0", 8};
+  m.strides[0] = SymExpr{"8*s0", 64};
+  m.strides[1] = SymExpr{"4*s0", 32};
+  Node* x = input(g, "x", m);
+  Node* up = g.call_function("torch.ops.aten.upsample_nearest2d.vec",
+                             {x, epgraph::none, Argument{1.5, 2.0}}, {}, "up");
+  const NodeValue v = epgraph::infer_meta(*up);
+  REQUIRE(v.tensor() != nullptr);
+  const std::vector<SymInt>& sizes = v.tensor()->sizes;
+  REQUIRE(sizes.size() == 4);
+  CHECK(sizes[0] == SymInt{std::int64_t{1}});
+  CHECK(sizes[3] == SymInt{std::int64_t{8}});
+  const auto* h = std::get_if<SymExpr>(&sizes[2]);
+  REQUIRE(h != nullptr);
+  CHECK(epgraph::sym::parse(h->expr) == epgraph::sym::parse("TruncToInt(1.5*ToFloat(s0))"));
+  CHECK(h->hint == std::int64_t{12});
+}

@@ -768,6 +768,86 @@ def define_cases() -> None:
          T(b, [2, 3]), T(f32, [10]))
     case("masked_scatter_same_shape_f64", A + "masked_scatter.default", T(f64, [2, 2]),
          T(b, [2, 2]), T(f64, [2, 2]))
+    # upsampling, every op torch.export emits for F.interpolate (issue 28): the output size from
+    # output_size or scale_factors (an integral scale multiplies, another truncates size * scale),
+    # channels-last (3-D too) preserved as suggest_memory_format decides, 1-D always contiguous
+    cl4 = T(f32, [2, 3, 4, 4], [48, 1, 12, 3])
+    cl5 = T(f32, [2, 3, 2, 4, 4], [96, 1, 48, 12, 3])
+    case("upsample_nearest1d_vec_scale", A + "upsample_nearest1d.vec", T(f32, [2, 3, 5]), None,
+         [2.0])
+    case("upsample_nearest1d_vec_fraction", A + "upsample_nearest1d.vec", T(bf16, [2, 3, 5]), None,
+         [1.7])
+    case("upsample_nearest1d_default", A + "upsample_nearest1d.default", T(f32, [2, 3, 5]), [7])
+    case("upsample_nearest1d_transposed", A + "upsample_nearest1d.vec",
+         T(f32, [2, 3, 5], [15, 1, 3]), [4], None)
+    case("upsample_linear1d_vec_scale", A + "upsample_linear1d.vec", T(f32, [2, 3, 5]), None, True,
+         [1.5])
+    case("upsample_linear1d_default", A + "upsample_linear1d.default", T(f64, [2, 3, 5]), [7],
+         False)
+    case("upsample_nearest2d_fraction_down", A + "upsample_nearest2d.vec", T(f32, [1, 3, 4, 5]),
+         None, [0.3, 1.0])
+    case("upsample_nearest2d_uint8", A + "upsample_nearest2d.vec", T(u8, [1, 3, 4, 5]), None,
+         [2.0, 2.0])
+    case("upsample_nearest2d_ambiguous_layout", A + "upsample_nearest2d.vec",
+         T(f32, [1, 1, 4, 5], [20, 20, 5, 1]), None, [2.0, 2.0])
+    case("upsample_nearest2d_default_channels_last", A + "upsample_nearest2d.default", cl4, [3, 5])
+    case("upsample_bilinear2d_channels_last_f16", A + "upsample_bilinear2d.vec",
+         T(f16, [1, 3, 4, 5], [60, 1, 15, 3]), None, False, [2.0, 2.0])
+    case("upsample_bilinear2d_default_channels_last", A + "upsample_bilinear2d.default", cl4,
+         [5, 7], True, 1.25, 1.75)
+    case("upsample_bicubic2d_vec_scale", A + "upsample_bicubic2d.vec", T(f32, [1, 3, 4, 5]), None,
+         False, [1.5, 2.5])
+    case("upsample_bicubic2d_vec_channels_last", A + "upsample_bicubic2d.vec", cl4, None, False,
+         [1.5, 2.5])
+    case("upsample_bicubic2d_default", A + "upsample_bicubic2d.default", T(f32, [1, 3, 4, 5]),
+         [7, 9], True)
+    case("upsample_nearest_exact2d_vec", A + "_upsample_nearest_exact2d.vec", cl4, None,
+         [2.0, 1.5])
+    case("upsample_nearest_exact1d_vec", A + "_upsample_nearest_exact1d.vec", T(f32, [2, 3, 5]),
+         None, [2.5])
+    case("upsample_bilinear2d_aa_vec", A + "_upsample_bilinear2d_aa.vec", cl4, None, False,
+         [2.0, 1.5])
+    case("upsample_bicubic2d_aa_vec_size", A + "_upsample_bicubic2d_aa.vec", T(f32, [1, 3, 4, 5]),
+         [3, 3], False, None)
+    case("upsample_nearest3d_vec_channels_last_3d", A + "upsample_nearest3d.vec", cl5, None,
+         [2.0, 2.0, 1.5])
+    case("upsample_nearest3d_default", A + "upsample_nearest3d.default", T(f32, [1, 2, 3, 4, 5]),
+         [4, 5, 6])
+    case("upsample_trilinear3d_vec_channels_last_3d", A + "upsample_trilinear3d.vec", cl5, None,
+         False, [2.0, 2.0, 1.5])
+    case("upsample_trilinear3d_vec_size", A + "upsample_trilinear3d.vec", T(f32, [1, 2, 3, 4, 5]),
+         [4, 5, 6], False, None)
+    case("upsample_nearest2d_sliced_channels_last", A + "upsample_nearest2d.vec",
+         T(f32, [2, 3, 4, 4], [96, 1, 24, 3]), None, [2.0, 2.0])
+    case("upsample_nearest2d_one_channel_both_layouts", A + "upsample_nearest2d.vec",
+         T(f32, [2, 1, 4, 4], [16, 1, 4, 1]), None, [2.0, 2.0])
+    case("upsample_bilinear2d_transposed_hw", A + "upsample_bilinear2d.vec",
+         T(f32, [2, 3, 4, 5], [60, 20, 1, 4]), None, False, [2.0, 2.0])
+    # one channel: the strides are both contiguous and channels-last; the Python metas
+    # (new_empty(...).contiguous(memory_format=...)) keep contiguous strides, the C++ ones
+    # (set_output_raw_strided with the format) write channels-last ones
+    c1 = T(f32, [2, 1, 4, 4], [16, 1, 4, 1])
+    c1_3d = T(f32, [2, 1, 2, 4, 4], [32, 1, 16, 4, 1])
+    case("upsample_nearest_exact2d_one_channel", A + "_upsample_nearest_exact2d.vec", c1, None,
+         [2.0, 2.0])
+    case("upsample_bilinear2d_one_channel", A + "upsample_bilinear2d.vec", c1, None, False,
+         [2.0, 2.0])
+    case("upsample_bilinear2d_default_one_channel", A + "upsample_bilinear2d.default", c1, [8, 8],
+         False)
+    case("upsample_bicubic2d_one_channel", A + "upsample_bicubic2d.vec", c1, None, False,
+         [2.0, 2.0])
+    case("upsample_bilinear2d_aa_one_channel", A + "_upsample_bilinear2d_aa.vec", c1, None, False,
+         [2.0, 2.0])
+    case("upsample_bicubic2d_aa_one_channel", A + "_upsample_bicubic2d_aa.vec", c1, None, False,
+         [2.0, 2.0])
+    case("upsample_nearest3d_one_channel", A + "upsample_nearest3d.vec", c1_3d, None,
+         [2.0, 2.0, 2.0])
+    case("upsample_trilinear3d_one_channel", A + "upsample_trilinear3d.vec", c1_3d, None, False,
+         [2.0, 2.0, 2.0])
+    case("upsample_nearest_exact3d_one_channel", A + "_upsample_nearest_exact3d.vec", c1_3d, None,
+         [2.0, 2.0, 2.0])
+    case("upsample_nearest2d_one_by_one", A + "upsample_nearest2d.vec",
+         T(f32, [2, 3, 1, 1], [3, 1, 3, 3]), None, [1.0, 1.0])
 
 
 def run_case(name: str, target: str, args: list, kwargs: dict, strides: str) -> dict:
@@ -806,7 +886,9 @@ def dumps(cases: list[dict]) -> str:
 
 # --- symbolic cases: tests/data/infer_meta_sym_cases.json ------------------------------------
 #
-# Each case runs under a FakeTensorMode with a ShapeEnv: the symbols of `syms` (name -> hint) are
+# Each case runs under a FakeTensorMode with a ShapeEnv and the Python dispatcher on (as
+# torch.export traces: a .vec upsample takes its Python decomposition, which keeps a scaled
+# symbolic size, where the C++ one would specialize it): the symbols of `syms` (name -> hint) are
 # backed symbols of the ShapeEnv (torch names them s0, s1, ...), an input's sizes are ints or
 # Python expressions over those names, and `view` optionally applies a view (e.g. a transpose)
 # to the contiguous input. Format (one case):
@@ -948,6 +1030,35 @@ def define_sym_cases() -> None:
             S(f32, ["n", 4, 7, 7]), [1, 1])
     symcase("sym_layer_norm", A + "native_layer_norm.default", one, S(f32, [2, "n", 8]), [8],
             S(f32, [8]), S(f32, [8]), 1e-5)
+    # upsampling a dynamic H/W (F.interpolate): an integral scale multiplies the size
+    # (2*s0), another is TruncToInt(scale*ToFloat(s0)); contiguous strides keep Max(1, ...)
+    # where sympy cannot drop it
+    hw = {"h": 8, "w": 6}
+    symcase("sym_upsample_nearest2d_scale", A + "upsample_nearest2d.vec", hw,
+            S(f32, [2, 3, "h", "w"]), None, [2.0, 2.0])
+    symcase("sym_upsample_nearest2d_fraction", A + "upsample_nearest2d.vec", hw,
+            S(f32, [2, 3, "h", "w"]), None, [1.5, 0.5])
+    symcase("sym_upsample_nearest2d_default", A + "upsample_nearest2d.default", hw,
+            S(f32, [2, 3, "h", "w"]), [SymArg("h + 1"), SymArg("w")])
+    symcase("sym_upsample_nearest2d_batch", A + "upsample_nearest2d.vec", one,
+            S(f32, ["n", 3, 4, 5]), None, [2.0, 3.0])
+    symcase("sym_upsample_bilinear2d_scale", A + "upsample_bilinear2d.vec", hw,
+            S(f32, [1, 3, "h", "w"]), None, False, [2.0, 2.0])
+    symcase("sym_upsample_bilinear2d_fraction", A + "upsample_bilinear2d.vec", hw,
+            S(f32, [1, 3, "h", "w"]), None, True, [1.5, 2.5])
+    symcase("sym_upsample_bicubic2d_fraction", A + "upsample_bicubic2d.vec", hw,
+            S(f32, [1, 3, "h", "w"]), None, False, [1.5, 1.5])
+    symcase("sym_upsample_nearest1d_scale", A + "upsample_nearest1d.vec", one,
+            S(f32, [2, 3, "n"]), None, [3.0])
+    symcase("sym_upsample_linear1d_fraction", A + "upsample_linear1d.vec", one,
+            S(f32, [2, 3, "n"]), None, False, [0.7])
+    symcase("sym_upsample_trilinear3d_scale", A + "upsample_trilinear3d.vec", one,
+            S(f32, [1, 2, "n", 4, 4]), None, False, [2.0, 2.0, 2.0])
+    nhwc = lambda t: t.permute(0, 3, 1, 2)  # noqa: E731 - [n, h, w, c] viewed as NCHW
+    symcase("sym_upsample_nearest2d_channels_last", A + "upsample_nearest2d.vec", hw,
+            S(f32, [2, "h", "w", 3], view=nhwc), None, [2.0, 2.0])
+    symcase("sym_upsample_bilinear2d_channels_last_fraction", A + "upsample_bilinear2d.vec", hw,
+            S(f32, [2, "h", "w", 3], view=nhwc), None, False, [1.5, 2.0])
     # factories
     symcase("sym_arange", A + "arange.default", one, SymArg("n"), dtype=i64)
     symcase("sym_arange_start", A + "arange.start", one, 2, SymArg("n"))
@@ -1042,11 +1153,13 @@ def _encode_sym_out(v: Any) -> dict:
 
 
 def run_sym_case(name: str, target: str, syms: dict, args: list, kwargs: dict) -> dict:
+    from torch._dispatch.python import enable_python_dispatcher
     from torch.fx.experimental.symbolic_shapes import ShapeEnv
     from torch.utils._sympy.numbers import IntInfinity, NegativeIntInfinity
     op = resolve(target)
     shape_env = ShapeEnv()
-    with FakeTensorMode(shape_env=shape_env, allow_non_fake_inputs=False):
+    with enable_python_dispatcher(), FakeTensorMode(shape_env=shape_env,
+                                                    allow_non_fake_inputs=False):
         env = _symbols(shape_env, syms)
         made = [_make_sym_args(a, env) for a in args]
         made_kw = {k: _make_sym_args(v, env) for k, v in kwargs.items()}

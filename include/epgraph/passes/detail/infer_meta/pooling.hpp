@@ -187,41 +187,168 @@ inline NodeValue rule_pad(const Context& ctx, std::string_view) {
   return suggested_meta(ctx, self, self.dtype, std::move(shape));
 }
 
-// upsample_nearest2d / upsample_bilinear2d (.vec: output_size or scale_factors; .default:
-// output_size): [N, C] + the output size (floor(size * scale)).
-inline NodeValue rule_upsample2d(const Context& ctx, std::string_view) {
-  const TensorMeta& input = ctx.tensor(ctx.has("input") ? "input" : "self");
-  if (input.sizes.size() != 4) {
-    ctx.fail("upsample2d expects a 4-D input, got " + shape_str(input.sizes));
+// torch's suggest_memory_format for a new output like `input`
+// (torch._prims_common.are_strides_like_channels_last_or_false): a 4-D (5-D) input whose
+// strides grow in the channels-last order C, W, H, N (C, W, H, D, N), channels-last even when
+// also contiguous; sizes and strides may be symbolic (the hints decide, an undecidable relation
+// counts against channels-last).
+inline bool strides_like_channels_last(const Context& ctx, const TensorMeta& input) {
+  const std::size_t rank = input.sizes.size();
+  if ((rank != 4 && rank != 5) || input.strides.size() != rank) return false;
+  const std::vector<std::size_t> order =
+      rank == 4 ? std::vector<std::size_t>{1, 3, 2, 0} : std::vector<std::size_t>{1, 4, 3, 2, 0};
+  const sym::Ranges* r = ctx.ranges();
+  const sym::Expr zero(0);
+  if (ctx.guard_or_true(sym::eq(ctx.ex(input.strides[1]), zero, r))) return false;
+  sym::Expr min(0);
+  for (std::size_t d : order) {
+    const sym::Expr size = ctx.ex(input.sizes[d]);
+    const sym::Expr stride = ctx.ex(input.strides[d]);
+    if (ctx.guard_or_true(sym::eq(size, zero, r))) return false;
+    if (ctx.guard_or_true(sym::lt(stride, min, r))) return false;
+    if (d == 0 && min == ctx.ex(input.strides[1])) return false;
+    min = stride * size;
   }
-  Sizes shape(input.sizes.begin(), input.sizes.begin() + 2);
+  return true;
+}
+
+// The channels-last strides of `sizes` (4-D: C, W, H, N innermost first; 5-D: C, W, H, D, N),
+// each the product of the sizes inside it, as torch's make_channels_last_strides_for writes them.
+inline Sizes channels_last_sym_strides(const Context& ctx, const Sizes& sizes) {
+  if (auto c = all_concrete(sizes)) return to_sym(channels_last_strides(*c));
+  const std::vector<std::size_t> order = sizes.size() == 4
+                                             ? std::vector<std::size_t>{1, 3, 2, 0}
+                                             : std::vector<std::size_t>{1, 4, 3, 2, 0};
+  Sizes out(sizes.size(), std::int64_t{1});
+  sym::Expr multiplier(1);
+  for (std::size_t d : order) {
+    out[d] = ctx.out(multiplier);
+    try {
+      multiplier = multiplier * ctx.ex(sizes[d]);
+    } catch (const value_error& e) {
+      ctx.fail("cannot write the channels-last strides of the symbolic shape " + shape_str(sizes) +
+               ": " + e.what());
+    }
+  }
+  return out;
+}
+
+// c10's channels-last contiguity of a 4-D or 5-D shape (size-1 dimensions skipped), the sizes
+// and strides possibly symbolic (compared by their canonical form and the bounds).
+inline bool channels_last_contiguous(const Context& ctx, const Sizes& sizes, const Sizes& strides) {
+  const std::vector<std::size_t> order = sizes.size() == 4
+                                             ? std::vector<std::size_t>{1, 3, 2, 0}
+                                             : std::vector<std::size_t>{1, 4, 3, 2, 0};
+  SymInt expected = std::int64_t{1};
+  for (std::size_t d : order) {
+    if (ctx.is_one(sizes[d])) continue;
+    if (!ctx.equal(strides[d], expected)) return false;
+    expected = ctx.mul(expected, sizes[d], "the channels-last stride");
+  }
+  return true;
+}
+
+// One output size of upsampling `in` by `scale`, as torch's upsample_compute_output_size
+// computes it: `in * int(scale)` for an integral scale, else `sym_int(in * scale)`, the float64
+// product truncated (symbolic: TruncToInt(scale*ToFloat(in))).
+inline SymInt upsampled_size(const Context& ctx, const SymInt& in, double scale) {
+  const std::string what = "the upsampled size";
+  if (!std::isfinite(scale)) ctx.fail("scale_factors must be finite, got " + std::to_string(scale));
+  if (std::trunc(scale) == scale) {
+    if (std::fabs(scale) >= 9.2e18) ctx.fail(what + " overflows int64");
+    return ctx.mul(in, static_cast<std::int64_t>(scale), what);
+  }
+  if (const auto* v = std::get_if<std::int64_t>(&in)) {
+    const double product = std::trunc(static_cast<double>(*v) * scale);
+    if (!(std::fabs(product) < 9.2e18)) ctx.fail(what + " overflows int64");
+    return static_cast<std::int64_t>(product);
+  }
+  const auto exact = sym::detail::exact_double(scale);
+  if (!exact) ctx.fail("the scale " + std::to_string(scale) + " is no fraction of 64-bit integers");
+  try {
+    const sym::Expr as_float = sym::detail::apply("ToFloat", {ctx.ex(in)}, ctx.ranges());
+    return ctx.out(sym::detail::apply("TruncToInt", {sym::Expr(*exact) * as_float}, ctx.ranges()));
+  } catch (const value_error& e) {
+    ctx.fail(what + ": " + e.what());
+  }
+}
+
+// upsample_nearest{1,2,3}d, _upsample_nearest_exact{1,2,3}d, upsample_linear1d,
+// upsample_bilinear2d, upsample_bicubic2d, _upsample_bilinear2d_aa, _upsample_bicubic2d_aa and
+// upsample_trilinear3d (the op's suffix gives n spatial dimensions), .vec (output_size or
+// scale_factors) and .default (output_size): [N, C] + the output size, the input's dtype, in the
+// memory format suggest_memory_format gives the input (channels-last for a 2-D or 3-D input with
+// channels-last strides, else contiguous), as torch's upsample metas (upsample_common_check).
+inline NodeValue rule_upsample(const Context& ctx, std::string_view op) {
+  // the spatial rank: the digit before the last "d" of "..._2d" / "..._2d_aa"
+  const std::size_t d = op.rfind('d');
+  const char digit = d != std::string_view::npos && d > 0 ? op[d - 1] : '0';
+  if (digit < '1' || digit > '3') ctx.fail("not an upsample op");
+  const auto n = static_cast<std::size_t>(digit - '0');
+  const TensorMeta& input = ctx.tensor(ctx.has("input") ? "input" : "self");
   const Argument* size_arg = ctx.given_arg("output_size");
-  if (size_arg != nullptr && !size_arg->is_none()) {
-    const Sizes out = ctx.sym_list("output_size");
-    if (out.size() != 2) ctx.fail("upsample2d: output_size must have 2 elements");
-    shape.insert(shape.end(), out.begin(), out.end());
+  const Argument* scales = ctx.given_arg("scale_factors");
+  if ((size_arg == nullptr) == (scales == nullptr)) {
+    ctx.fail("Must specify exactly one of output_size and scale_factors");
+  }
+  if (input.sizes.size() != n + 2) {
+    ctx.fail("It is expected input_size equals to " + std::to_string(n + 2) + ", but got size " +
+             std::to_string(input.sizes.size()));
+  }
+  Sizes out;
+  if (size_arg != nullptr) {
+    out = ctx.sym_list("output_size");
   } else {
-    const Argument* scales = ctx.given_arg("scale_factors");
-    if (scales == nullptr || scales->is_none()) {
-      ctx.fail("Must specify exactly one of output_size and scale_factors");
-    }
     const ArgumentList* list = scales->list();
-    if (list == nullptr || list->size() != 2) {
-      ctx.fail("upsample2d: scale_factors must be a list of 2 floats");
-    }
-    for (std::size_t i = 0; i < 2; ++i) {
+    if (list == nullptr) ctx.fail("argument 'scale_factors' is not a list of floats");
+    for (std::size_t i = 0; i < list->size(); ++i) {
       const Argument& f = (*list)[i];
       if (!f.is<double>() && !f.is<std::int64_t>()) {
-        ctx.fail("upsample2d: scale_factors must be a list of 2 floats");
+        const Node* node = f.node();
+        ctx.fail("element " + std::to_string(i) + " of argument 'scale_factors' is not a " +
+                 (node != nullptr ? "constant float (node '" + std::string(node->name()) +
+                                        "'); epgraph computes upsampling with constant scales only"
+                                  : std::string("float")));
       }
       const double scale =
           f.is<double>() ? f.as<double>() : static_cast<double>(f.as<std::int64_t>());
-      const std::int64_t in =
-          ctx.concrete(input.sizes[2 + i], "argument 'input' dimension " + std::to_string(2 + i));
-      shape.push_back(static_cast<std::int64_t>(std::floor(static_cast<double>(in) * scale)));
+      if (i < n) out.push_back(upsampled_size(ctx, input.sizes[2 + i], scale));
     }
+    if (list->size() != n) out.resize(list->size(), std::int64_t{0});
   }
-  return suggested_meta(ctx, input, input.dtype, std::move(shape));
+  if (out.size() != n) {
+    ctx.fail("It is expected output_size equals to " + std::to_string(n) + ", but got size " +
+             std::to_string(out.size()));
+  }
+  const sym::Expr zero(0);
+  bool positive = true;
+  for (std::size_t i = 0; i < n; ++i) {
+    positive =
+        positive && ctx.guard_or_true(sym::gt(ctx.ex(input.sizes[2 + i]), zero, ctx.ranges()));
+    positive = positive && ctx.guard_or_true(sym::gt(ctx.ex(out[i]), zero, ctx.ranges()));
+  }
+  if (!positive) {
+    ctx.fail("Input and output sizes should be greater than 0, but got input size " +
+             shape_str(input.sizes) + " and output size " + shape_str(out));
+  }
+  if (ctx.guard_or_false(sym::eq(ctx.ex(input.sizes[1]), zero, ctx.ranges()))) {
+    ctx.fail("Non-empty " + std::to_string(n + 2) +
+             "D data tensor expected but got a tensor with sizes " + shape_str(input.sizes));
+  }
+  Sizes shape(input.sizes.begin(), input.sizes.begin() + 2);
+  shape.insert(shape.end(), out.begin(), out.end());
+  TensorMeta contiguous = contiguous_meta(ctx, input.dtype, shape, input.device);
+  if (n == 1 || !strides_like_channels_last(ctx, input)) return contiguous;
+  // Most metas make a contiguous output and then ask for channels-last contiguity, which
+  // contiguous strides may already have (one channel, or 1x1 spatial sizes): then they stay.
+  // The 3-D nearest and the anti-aliased metas write channels-last strides in every case.
+  const bool always_restrided = op == "upsample_nearest3d" || op == "_upsample_nearest_exact3d" ||
+                                op == "_upsample_bilinear2d_aa" || op == "_upsample_bicubic2d_aa";
+  if (!always_restrided && channels_last_contiguous(ctx, contiguous.sizes, contiguous.strides)) {
+    return contiguous;
+  }
+  Sizes strides = channels_last_sym_strides(ctx, shape);
+  return make_meta(input.dtype, std::move(shape), std::move(strides), input.device);
 }
 
 // pixel_shuffle (upscale_factor r: [*, C*r*r, H, W] -> [*, C, H*r, W*r]) and pixel_unshuffle

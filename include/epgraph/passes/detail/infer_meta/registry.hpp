@@ -203,7 +203,12 @@ inline void register_compute_rules(RuleTable& t) {
             "replication_pad1d", "replication_pad2d", "replication_pad3d"},
            &rule_pad);
   add_aten(t, {"max", "min"}, &rule_max);
-  add_aten(t, {"upsample_nearest2d", "upsample_bilinear2d"}, &rule_upsample2d);
+  add_aten(t,
+           {"upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d",
+            "_upsample_nearest_exact1d", "_upsample_nearest_exact2d", "_upsample_nearest_exact3d",
+            "upsample_linear1d", "upsample_bilinear2d", "upsample_bicubic2d",
+            "_upsample_bilinear2d_aa", "_upsample_bicubic2d_aa", "upsample_trilinear3d"},
+           &rule_upsample);
   add_aten(t, {"sum"}, &reduction_rule<Rule::sum>);
   add_aten(t, {"mean"}, &reduction_rule<Rule::mean>);
   add_aten(t, {"amax", "amin"}, &reduction_rule<Rule::amax>);
