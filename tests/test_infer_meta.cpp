@@ -413,3 +413,107 @@ TEST_CASE("infer_meta: upsample by a fractional scale of a symbolic size", "[inf
   CHECK(epgraph::sym::parse(h->expr) == epgraph::sym::parse("TruncToInt(1.5*ToFloat(s0))"));
   CHECK(h->hint == std::int64_t{12});
 }
+
+// grid sampling, im2col/col2im and the pairwise distances (issue 28): values are checked against
+// torch on the generated cases; here the refusals, with the messages of torch's checks (eager's
+// grid_sampler checks, the im2col/col2im decompositions, meta_cdist_forward, pdist).
+TEST_CASE("infer_meta: grid_sampler, im2col, col2im, cdist and pdist refuse as torch does",
+          "[infer_meta]") {
+  Graph g;
+  const epgraph::dtype f32 = epgraph::dtype::float32;
+  Node* x = input(g, "x", meta_of(f32, {2, 3, 4, 6}));
+  Node* x3 = input(g, "x3", meta_of(f32, {3, 4, 6}));
+  Node* grid = input(g, "grid", meta_of(f32, {2, 5, 7, 2}));
+  Node* grid3 = input(g, "grid3", meta_of(f32, {2, 5, 7, 3}));
+  Node* grid_b3 = input(g, "grid_b3", meta_of(f32, {3, 5, 7, 2}));
+  Node* grid64 = input(g, "grid64", meta_of(epgraph::dtype::float64, {2, 5, 7, 2}));
+  Node* flat = input(g, "flat", meta_of(f32, {2, 3, 0, 6}));
+  auto refusal = [](Node* n) {
+    try {
+      (void)epgraph::infer_meta(*n);
+    } catch (const value_error& e) {
+      const std::string what = e.what();
+      return what.substr(what.find("): ") + 3);
+    }
+    return std::string("no error");
+  };
+  auto grid_call = [&](const char* op, Node* in, Node* gr, std::int64_t mode) {
+    return g.call_function(std::string("torch.ops.aten.") + op + ".default",
+                           {in, gr, mode, 0, false});
+  };
+  CHECK(refusal(grid_call("grid_sampler_2d", x, grid_b3, 0)) ==
+        "grid_sampler(): expected grid and input to have same batch size, but got input with "
+        "sizes [2, 3, 4, 6] and grid with sizes [3, 5, 7, 2]");
+  CHECK(refusal(grid_call("grid_sampler_2d", x, grid3, 0)) ==
+        "grid_sampler(): expected grid to have size 2 in last dimension, but got grid with sizes "
+        "[2, 5, 7, 3]");
+  CHECK(refusal(grid_call("grid_sampler_2d", flat, grid, 0)) ==
+        "grid_sampler(): expected input to have non-empty spatial dimensions, but input has "
+        "sizes [2, 3, 0, 6] with dimension 2 being empty");
+  CHECK(refusal(grid_call("grid_sampler_3d", x, grid, 0)) ==
+        "grid_sampler(): expected 5D input and grid with same number of dimensions, but got "
+        "input with sizes [2, 3, 4, 6] and grid with sizes [2, 5, 7, 2]");
+  CHECK(refusal(grid_call("grid_sampler", x3, grid, 0)) ==
+        "grid_sampler(): expected grid and input to have same batch size, but got input with "
+        "sizes [3, 4, 6] and grid with sizes [2, 5, 7, 2]");
+  CHECK(refusal(grid_call("grid_sampler_2d", x, grid64, 0)) ==
+        "grid_sampler(): expected input and grid to have the same dtype, but input has float32 "
+        "and grid has float64");
+
+  auto im2col = [&](Node* in, std::vector<std::int64_t> k, std::vector<std::int64_t> d) {
+    epgraph::ArgumentList kl(k.begin(), k.end()), dl(d.begin(), d.end());
+    return g.call_function("torch.ops.aten.im2col.default",
+                           {in, kl, dl, Argument{0, 0}, Argument{1, 1}});
+  };
+  CHECK(refusal(im2col(x, {2}, {1, 1})) == "im2col(): only 2D kernel supported");
+  CHECK(refusal(im2col(x, {0, 2}, {1, 1})) ==
+        "kernel_size should be greater than zero, but got [0, 2]");
+  CHECK(refusal(im2col(x, {2, 2}, {1, 0})) ==
+        "dilation should be greater than zero, but got [1, 0]");
+  CHECK(refusal(im2col(input(g, "m", meta_of(f32, {3, 6})), {2, 2}, {1, 1})) ==
+        "Expected 3D or 4D (batch mode) tensor for input with possible 0 batch size and non-zero "
+        "dimensions, but got: (3, 6)");
+  CHECK(refusal(im2col(x, {5, 2}, {1, 1})) ==
+        "Given an input with spatial size (4, 6), kernel_size=[5, 2], dilation=[1, 1], "
+        "padding=[0, 0], stride=[1, 1], the calculated shape of the array of sliding blocks is "
+        "(0, 5), but its components must be at least one.");
+
+  auto col2im = [&](Node* in, std::vector<std::int64_t> out) {
+    epgraph::ArgumentList ol(out.begin(), out.end());
+    return g.call_function("torch.ops.aten.col2im.default", {in, ol, Argument{2, 2}, Argument{1, 1},
+                                                             Argument{0, 0}, Argument{2, 2}});
+  };
+  CHECK(refusal(col2im(input(g, "c13", meta_of(f32, {2, 13, 6})), {4, 6})) ==
+        "Expected size of input's first non-batch dimension to be divisible by the product of "
+        "kernel_size, but got input.shape[-2] = 13 and kernel_size=[2, 2]");
+  CHECK(refusal(col2im(input(g, "c7", meta_of(f32, {2, 12, 7})), {4, 6})) ==
+        "Given output_size=[4, 6], kernel_size=[2, 2], dilation=[1, 1], padding=[0, 0], "
+        "stride=[2, 2], expected input.size(-1) to be 6 but got 7.");
+  CHECK(refusal(col2im(input(g, "c6", meta_of(f32, {2, 12, 6})), {4})) ==
+        "only 2D output_size supported");
+
+  Node* a = input(g, "a", meta_of(f32, {5, 4}));
+  Node* b3 = input(g, "b3", meta_of(f32, {6, 3}));
+  Node* v = input(g, "v", meta_of(f32, {4}));
+  Node* ints = input(g, "ints", meta_of(epgraph::dtype::int64, {5, 4}));
+  auto cdist = [&](Node* x1, Node* x2, double p) {
+    return g.call_function("torch.ops.aten._cdist_forward.default", {x1, x2, p, epgraph::none});
+  };
+  CHECK(refusal(cdist(a, b3, 2.0)) ==
+        "X1 and X2 must have the same number of columns. X1: 4 X2: 3");
+  CHECK(refusal(cdist(v, a, 2.0)) == "cdist only supports at least 2D tensors, X1 got: 1D");
+  CHECK(refusal(cdist(ints, a, 2.0)) ==
+        "cdist only supports floating-point dtypes, X1 got: torch.int64");
+  CHECK(refusal(cdist(a, a, -1.0)) == "cdist only supports non-negative p values");
+
+  Node* cube = input(g, "cube", meta_of(f32, {2, 5, 3}));
+  CHECK(refusal(g.call_function("torch.ops.aten.pdist.default", {cube, 2.0})) ==
+        "pdist only supports 2D tensors, got: 3D");
+  CHECK(refusal(g.call_function("torch.ops.aten.pdist.default", {ints, 2.0})) ==
+        "pdist only supports floating-point dtypes");
+  TensorMeta t = meta_of(f32, {5, 3});
+  t.strides = syms({1, 5});
+  CHECK(
+      refusal(g.call_function("torch.ops.aten._pdist_forward.default", {input(g, "t", t), 2.0})) ==
+      "_pdist_forward requires contiguous input");
+}

@@ -848,6 +848,52 @@ def define_cases() -> None:
          [2.0, 2.0, 2.0])
     case("upsample_nearest2d_one_by_one", A + "upsample_nearest2d.vec",
          T(f32, [2, 3, 1, 1], [3, 1, 3, 3]), None, [1.0, 1.0])
+    # grid sampling, F.unfold / F.fold and pairwise distances (issue 28): contiguous outputs
+    clg = T(f32, [2, 3, 4, 6], [72, 1, 18, 3])
+    grid = T(f32, [2, 5, 7, 2])
+    case("grid_sampler", A + "grid_sampler.default", T(f32, [2, 3, 4, 6]), grid, 0, 0, False)
+    case("grid_sampler_5d", A + "grid_sampler.default", T(f32, [2, 3, 2, 4, 6]),
+         T(f32, [2, 5, 7, 3, 3]), 1, 1, True)
+    case("grid_sampler_2d", A + "grid_sampler_2d.default", T(f16, [2, 3, 4, 6]),
+         T(f16, [2, 5, 7, 2]), 1, 1, True)
+    case("grid_sampler_2d_channels_last", A + "grid_sampler_2d.default", clg, grid, 2, 0, False)
+    case("grid_sampler_2d_strided_grid", A + "grid_sampler_2d.default", T(f32, [2, 3, 4, 6]),
+         T(f32, [2, 5, 7, 2], [70, 1, 10, 35]), 0, 2, False)
+    case("grid_sampler_3d", A + "grid_sampler_3d.default", T(f64, [1, 2, 3, 4, 5]),
+         T(f64, [1, 2, 3, 4, 3]), 0, 0, False)
+    case("im2col_batched", A + "im2col.default", T(f32, [2, 3, 4, 6]), [2, 2], [1, 1], [0, 0],
+         [2, 2])
+    case("im2col_unbatched_dilated", A + "im2col.default", T(f32, [3, 4, 6]), [3, 2], [1, 2],
+         [1, 0], [1, 1])
+    case("im2col_channels_last", A + "im2col.default", clg, [2, 2], [1, 1], [0, 0], [1, 1])
+    case("im2col_int64", A + "im2col.default", T(i64, [2, 3, 4, 6]), [2, 2], [1, 1], [1, 1],
+         [3, 2])
+    case("col2im_batched", A + "col2im.default", T(f32, [2, 12, 6]), [4, 6], [2, 2], [1, 1],
+         [0, 0], [2, 2])
+    case("col2im_unbatched", A + "col2im.default", T(f32, [12, 6]), [4, 6], [2, 2], [1, 1],
+         [0, 0], [2, 2])
+    case("col2im_padded_transposed_f16", A + "col2im.default", T(f16, [2, 18, 12], [216, 1, 18]),
+         [4, 5], [3, 3], [1, 1], [1, 1], [1, 2])
+    case("cdist_batched", A + "cdist.default", T(f32, [2, 5, 4]), T(f32, [2, 6, 4]))
+    case("cdist_broadcast_batch", A + "cdist.default", T(f32, [5, 4]), T(f32, [3, 1, 6, 4]), 1.0)
+    case("cdist_mode", A + "cdist.default", T(f32, [5, 4]), T(f32, [6, 4]), 2.0, 1)
+    case("cdist_promotes", A + "cdist.default", T(f64, [5, 4]), T(f32, [6, 4]))
+    case("cdist_forward", A + "_cdist_forward.default", T(f32, [2, 5, 4]), T(f32, [2, 6, 4]), 2.0,
+         None)
+    case("cdist_forward_transposed", A + "_cdist_forward.default", T(f32, [5, 4], [1, 5]),
+         T(f32, [6, 4]), 2.0, None)
+    case("cdist_forward_f16_mode", A + "_cdist_forward.default", T(f16, [5, 4]),
+         T(f16, [1, 6, 4]), 0.0, 2)
+    case("cdist_forward_x1_dtype", A + "_cdist_forward.default", T(f32, [5, 4]), T(f64, [6, 4]),
+         2.0, None)
+    case("cdist_forward_empty_columns", A + "_cdist_forward.default", T(f32, [5, 0]),
+         T(f32, [6, 0]), 2.0, None)
+    case("pdist", A + "pdist.default", T(f32, [5, 3]))
+    case("pdist_one_row", A + "pdist.default", T(f32, [1, 3]), 1.0)
+    case("pdist_transposed", A + "pdist.default", T(f64, [5, 3], [1, 5]))
+    case("pdist_forward", A + "_pdist_forward.default", T(f32, [5, 3]), 2.0)
+    case("pdist_forward_empty", A + "_pdist_forward.default", T(f64, [0, 3]), 2.0)
+    case("pdist_forward_int32", A + "_pdist_forward.default", T(i32, [5, 3]), 2.0)
 
 
 def run_case(name: str, target: str, args: list, kwargs: dict, strides: str) -> dict:
@@ -1059,6 +1105,22 @@ def define_sym_cases() -> None:
             S(f32, [2, "h", "w", 3], view=nhwc), None, [2.0, 2.0])
     symcase("sym_upsample_bilinear2d_channels_last_fraction", A + "upsample_bilinear2d.vec", hw,
             S(f32, [2, "h", "w", 3], view=nhwc), None, False, [1.5, 2.0])
+    symcase("sym_grid_sampler_2d", A + "grid_sampler_2d.default", hw, S(f32, [2, 3, "h", "w"]),
+            S(f32, [2, "w", 5, 2]), 0, 0, False)
+    symcase("sym_grid_sampler_batch", A + "grid_sampler.default", one, S(f32, ["n", 3, 4, 4]),
+            S(f32, ["n", 5, 7, 2]), 1, 0, True)
+    symcase("sym_im2col", A + "im2col.default", hw, S(f32, [2, 3, "h", "w"]), [2, 2], [1, 1],
+            [0, 0], [2, 2])
+    symcase("sym_im2col_padded", A + "im2col.default", one, S(f32, [2, 3, "n", 6]), [3, 3],
+            [1, 1], [1, 1], [1, 1])
+    symcase("sym_im2col_batch", A + "im2col.default", one, S(f32, ["n", 3, 4, 6]), [2, 2],
+            [1, 1], [0, 0], [2, 2])
+    symcase("sym_col2im_batch", A + "col2im.default", one, S(f32, ["n", 12, 6]), [4, 6], [2, 2],
+            [1, 1], [0, 0], [2, 2])
+    symcase("sym_cdist", A + "_cdist_forward.default", two, S(f32, [2, "n", 4]),
+            S(f32, [2, "m", 4]), 2.0, None)
+    symcase("sym_cdist_default", A + "cdist.default", one, S(f32, ["n", 4]), S(f32, [3, 4]))
+    symcase("sym_pdist", A + "_pdist_forward.default", one, S(f32, ["n", 3]), 2.0)
     # factories
     symcase("sym_arange", A + "arange.default", one, SymArg("n"), dtype=i64)
     symcase("sym_arange_start", A + "arange.start", one, 2, SymArg("n"))

@@ -1,4 +1,4 @@
-// infer_meta rules of pooling, padding and upsampling.
+// infer_meta rules of pooling, padding, upsampling, grid sampling and im2col/col2im.
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
@@ -395,6 +395,217 @@ inline NodeValue rule_pixel_shuffle(const Context& ctx, std::string_view op) {
     shape.push_back(w / r);
   }
   return suggested_meta(ctx, self, self.dtype, std::move(shape));
+}
+
+// grid_sampler, grid_sampler_2d, grid_sampler_3d (input [N, C, *in], grid [N, *out, k]):
+// [N, C, *out] in the input's dtype, contiguous whatever the layouts; the checks and messages of
+// torch's grid_sampler checks (aten/src/ATen/native/GridSamplerUtils.h). torch's fake tensors
+// take the grid's dtype from a decomposition where eager refuses a different one, so epgraph
+// refuses it.
+inline NodeValue rule_grid_sampler(const Context& ctx, std::string_view op) {
+  const TensorMeta& input = ctx.tensor("input");
+  const TensorMeta& grid = ctx.tensor("grid");
+  const std::string sizes = "input with sizes " + shape_str(input.sizes) + " and grid with sizes " +
+                            shape_str(grid.sizes);
+  const std::size_t rank = input.sizes.size();
+  if (rank == 0 || grid.sizes.empty() || !ctx.equal(input.sizes[0], grid.sizes[0])) {
+    ctx.fail("grid_sampler(): expected grid and input to have same batch size, but got " + sizes);
+  }
+  if (rank < 2 || !ctx.equal(grid.sizes.back(), static_cast<std::int64_t>(rank - 2))) {
+    ctx.fail("grid_sampler(): expected grid to have size " +
+             std::to_string(rank < 2 ? 0 : rank - 2) +
+             " in last dimension, but got grid with sizes " + shape_str(grid.sizes));
+  }
+  for (std::size_t i = 2; i < rank; ++i) {
+    if (ctx.guard_or_false(sym::eq(ctx.ex(input.sizes[i]), sym::Expr(0), ctx.ranges()))) {
+      ctx.fail(
+          "grid_sampler(): expected input to have non-empty spatial dimensions, but input "
+          "has sizes " +
+          shape_str(input.sizes) + " with dimension " + std::to_string(i) + " being empty");
+    }
+  }
+  const std::size_t want = op == "grid_sampler_2d" ? 4 : op == "grid_sampler_3d" ? 5 : 0;
+  if ((want != 0 && rank != want) || (want == 0 && rank != 4 && rank != 5) ||
+      grid.sizes.size() != rank) {
+    ctx.fail(std::string("grid_sampler(): expected ") +
+             (want == 4   ? "4D"
+              : want == 5 ? "5D"
+                          : "4D or 5D") +
+             " input and grid with same number of dimensions, but got " + sizes);
+  }
+  if (rank == 5 && ctx.integer("interpolation_mode") == 2) {
+    ctx.fail("grid_sampler(): bicubic interpolation only supports 4D input");
+  }
+  if (grid.dtype != input.dtype) {
+    ctx.fail("grid_sampler(): expected input and grid to have the same dtype, but input has " +
+             std::string(dtype_name(input.dtype)) + " and grid has " +
+             std::string(dtype_name(grid.dtype)));
+  }
+  Sizes shape{input.sizes[0], input.sizes[1]};
+  shape.insert(shape.end(), grid.sizes.begin() + 1, grid.sizes.end() - 1);
+  return contiguous_meta(ctx, input.dtype, std::move(shape), input.device);
+}
+
+// A parameter of im2col/col2im: two ints (`prefix` starts torch's message: "im2col(): " or "").
+inline Ints fold_param(const Context& ctx, const char* name, const char* what,
+                       const std::string& prefix) {
+  Ints v = ctx.int_list(name);
+  if (v.size() != 2) ctx.fail(prefix + "only 2D " + what + " supported");
+  return v;
+}
+
+inline std::string ints_str(const Ints& v) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  return out + "]";
+}
+
+// The kernel_size, dilation, padding and stride of im2col/col2im with torch's checks
+struct FoldParams {
+  Ints kernel, dilation, padding, stride;
+};
+// (torch's im2col checks dilation where it means padding, so it lets a negative padding pass)
+inline FoldParams fold_params(const Context& ctx, const std::string& prefix, bool check_padding) {
+  FoldParams f{fold_param(ctx, "kernel_size", "kernel", prefix),
+               fold_param(ctx, "dilation", "dilation", prefix),
+               fold_param(ctx, "padding", "padding", prefix),
+               fold_param(ctx, "stride", "stride", prefix)};
+  auto positive = [&](const Ints& v, const char* name, bool strict) {
+    for (std::int64_t x : v) {
+      if (strict ? x <= 0 : x < 0) {
+        ctx.fail(std::string(name) + " should be greater than zero, but got " + ints_str(v));
+      }
+    }
+  };
+  positive(f.kernel, "kernel_size", true);
+  positive(f.dilation, "dilation", true);
+  if (check_padding) positive(f.padding, "padding", false);
+  positive(f.stride, "stride", true);
+  return f;
+}
+
+// The number of sliding blocks along spatial dimension i of size `in`:
+// (in + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1.
+inline sym::Expr sliding_blocks(const Context& ctx, const sym::Expr& in, const FoldParams& f,
+                                std::size_t i) {
+  try {
+    const sym::Expr span = in + sym::Expr(2 * f.padding[i]) -
+                           sym::Expr(f.dilation[i]) * sym::Expr(f.kernel[i] - 1) - sym::Expr(1);
+    return sym::floordiv(span, sym::Expr(f.stride[i]), ctx.ranges()) + sym::Expr(1);
+  } catch (const value_error& e) {
+    ctx.fail("the number of sliding blocks: " + std::string(e.what()));
+  }
+}
+
+// im2col (F.unfold; self [N,] C, H, W): [N,] C * kh * kw, L with L the number of sliding blocks,
+// contiguous; torch's im2col decomposition's checks and messages.
+inline NodeValue rule_im2col(const Context& ctx, std::string_view) {
+  const TensorMeta& self = ctx.tensor("self");
+  const FoldParams f = fold_params(ctx, "im2col(): ", false);
+  const std::size_t rank = self.sizes.size();
+  bool empty = false;
+  for (std::size_t i = rank >= 3 ? rank - 3 : 0; i < rank; ++i) {
+    empty = empty || ctx.guard_or_false(sym::eq(ctx.ex(self.sizes[i]), sym::Expr(0), ctx.ranges()));
+  }
+  if ((rank != 3 && rank != 4) || empty) {
+    std::string shape = shape_str(self.sizes);
+    shape = "(" + shape.substr(1, shape.size() - 2) + (rank == 1 ? ",)" : ")");
+    ctx.fail(
+        "Expected 3D or 4D (batch mode) tensor for input with possible 0 batch size and "
+        "non-zero dimensions, but got: " +
+        shape);
+  }
+  const sym::Expr rows = sliding_blocks(ctx, ctx.ex(self.sizes[rank - 2]), f, 0);
+  const sym::Expr cols = sliding_blocks(ctx, ctx.ex(self.sizes[rank - 1]), f, 1);
+  const sym::Expr zero(0);
+  if (!ctx.guard_or_true(sym::gt(rows, zero, ctx.ranges())) ||
+      !ctx.guard_or_true(sym::gt(cols, zero, ctx.ranges()))) {
+    ctx.fail("Given an input with spatial size (" + sym_str(self.sizes[rank - 2]) + ", " +
+             sym_str(self.sizes[rank - 1]) + "), kernel_size=" + ints_str(f.kernel) +
+             ", dilation=" + ints_str(f.dilation) + ", padding=" + ints_str(f.padding) +
+             ", stride=" + ints_str(f.stride) +
+             ", the calculated shape of the array of sliding blocks is (" + sym_str(ctx.out(rows)) +
+             ", " + sym_str(ctx.out(cols)) + "), but its components must be at least one.");
+  }
+  Sizes shape(self.sizes.begin(), self.sizes.end() - 3);
+  shape.push_back(ctx.mul(self.sizes[rank - 3],
+                          checked_mul(ctx, f.kernel[0], f.kernel[1], "the kernel size"),
+                          "the output channels"));
+  try {
+    shape.push_back(ctx.out(rows * cols));
+  } catch (const value_error& e) {
+    ctx.fail("the number of sliding blocks: " + std::string(e.what()));
+  }
+  // the strides of the decomposition's reshape of [N, C, kh, kw, rows, cols]: the blocks'
+  // stride Max(1, rows)*Max(1, cols), each Max kept as torch's Max keeps it (by the symbols'
+  // assumptions only)
+  Sizes strides(shape.size(), std::int64_t{1});
+  if (const auto c = all_concrete(shape)) {
+    strides = to_sym(contiguous_strides(*c));
+  } else {
+    try {
+      const sym::Expr blocks = sym::max({rows, sym::Expr(1)}) * sym::max({cols, sym::Expr(1)});
+      strides[shape.size() - 2] = ctx.out(blocks);
+      if (shape.size() == 3) {
+        strides[0] = ctx.out(sym::max({ctx.ex(shape[1]), sym::Expr(1)}) * blocks);
+      }
+    } catch (const value_error& e) {
+      ctx.fail("the strides: " + std::string(e.what()));
+    }
+  }
+  return make_meta(self.dtype, std::move(shape), std::move(strides), self.device);
+}
+
+// col2im (F.fold; self [N,] C * kh * kw, L, output_size): [N,] C, *output_size, contiguous;
+// torch's col2im decomposition's checks and messages.
+inline NodeValue rule_col2im(const Context& ctx, std::string_view) {
+  const TensorMeta& self = ctx.tensor("self");
+  const Ints out_size = ctx.int_list("output_size");
+  if (out_size.size() != 2) ctx.fail("only 2D output_size supported");
+  const FoldParams f = fold_params(ctx, "", true);
+  for (std::int64_t x : out_size) {
+    if (x <= 0) ctx.fail("output_size should be greater than zero, but got " + ints_str(out_size));
+  }
+  const std::size_t rank = self.sizes.size();
+  bool empty = false;
+  for (std::size_t i = rank >= 2 ? rank - 2 : 0; i < rank; ++i) {
+    empty = empty || ctx.guard_or_false(sym::eq(ctx.ex(self.sizes[i]), sym::Expr(0), ctx.ranges()));
+  }
+  if ((rank != 2 && rank != 3) || empty) {
+    std::string shape = shape_str(self.sizes);
+    shape = "(" + shape.substr(1, shape.size() - 2) + (rank == 1 ? ",)" : ")");
+    ctx.fail(
+        "Expected 2D or 3D (batch mode) tensor for input with possible 0 batch size and "
+        "non-zero dimensions, but got: " +
+        shape);
+  }
+  const std::int64_t k = checked_mul(ctx, f.kernel[0], f.kernel[1], "the kernel size");
+  const sym::Expr cols = ctx.ex(self.sizes[rank - 2]);
+  if (!ctx.guard_or_true(
+          sym::eq(sym::mod(cols, sym::Expr(k), ctx.ranges()), sym::Expr(0), ctx.ranges()))) {
+    ctx.fail(
+        "Expected size of input's first non-batch dimension to be divisible by the product "
+        "of kernel_size, but got input.shape[-2] = " +
+        sym_str(self.sizes[rank - 2]) + " and kernel_size=" + ints_str(f.kernel));
+  }
+  const sym::Expr blocks = sliding_blocks(ctx, sym::Expr(out_size[0]), f, 0) *
+                           sliding_blocks(ctx, sym::Expr(out_size[1]), f, 1);
+  const std::int64_t length = blocks.as_integer().value_or(0);
+  if (!ctx.equal(self.sizes[rank - 1], length) || length <= 0) {
+    ctx.fail("Given output_size=" + ints_str(out_size) + ", kernel_size=" + ints_str(f.kernel) +
+             ", dilation=" + ints_str(f.dilation) + ", padding=" + ints_str(f.padding) +
+             ", stride=" + ints_str(f.stride) + ", expected input.size(-1) to be " +
+             std::to_string(length) + " but got " + sym_str(self.sizes[rank - 1]) + ".");
+  }
+  Sizes shape(self.sizes.begin(), self.sizes.end() - 2);
+  try {
+    shape.push_back(ctx.out(sym::floordiv(cols, sym::Expr(k), ctx.ranges())));
+  } catch (const value_error& e) {
+    ctx.fail("the output channels: " + std::string(e.what()));
+  }
+  shape.push_back(out_size[0]);
+  shape.push_back(out_size[1]);
+  return contiguous_meta(ctx, self.dtype, std::move(shape), self.device);
 }
 
 }  // namespace infer

@@ -209,6 +209,11 @@ inline void register_compute_rules(RuleTable& t) {
             "upsample_linear1d", "upsample_bilinear2d", "upsample_bicubic2d",
             "_upsample_bilinear2d_aa", "_upsample_bicubic2d_aa", "upsample_trilinear3d"},
            &rule_upsample);
+  add_aten(t, {"grid_sampler", "grid_sampler_2d", "grid_sampler_3d"}, &rule_grid_sampler);
+  add_aten(t, {"im2col"}, &rule_im2col);
+  add_aten(t, {"col2im"}, &rule_col2im);
+  add_aten(t, {"cdist", "_cdist_forward"}, &rule_cdist);
+  add_aten(t, {"pdist", "_pdist_forward"}, &rule_pdist);
   add_aten(t, {"sum"}, &reduction_rule<Rule::sum>);
   add_aten(t, {"mean"}, &reduction_rule<Rule::mean>);
   add_aten(t, {"amax", "amin"}, &reduction_rule<Rule::amax>);
