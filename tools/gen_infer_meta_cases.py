@@ -496,6 +496,12 @@ def define_cases() -> None:
             case(f"promote_{str(x)[6:]}_{str(y)[6:]}", A + "add.Tensor", T(x, [2]), T(y, [2]))
 
     # --- the default IR's conv2d family and any/all (issue 28) ----------------------------------
+    case("conv_transpose2d_default_ir", A + "conv_transpose2d.input", T(f32, [2, 8, 5, 6]),
+         T(f32, [8, 4, 2, 3]), T(f32, [4]), [2, 1], [0, 1], [1, 0], 1, [1, 2])
+    case("conv_transpose1d_default_ir_groups", A + "conv_transpose1d.default", T(f32, [2, 4, 7]),
+         T(f32, [4, 3, 3]), None, [2], [1], [1], 2)
+    case("conv_transpose3d_default_ir", A + "conv_transpose3d.input", T(f32, [1, 2, 3, 4, 5]),
+         T(f32, [2, 3, 2, 2, 2]))
     case("conv2d_default_ir", A + "conv2d.default", T(f32, [2, 3, 8, 8]), T(f32, [8, 3, 3, 3]),
          T(f32, [8]), strides="contiguous")
     case("conv2d_default_ir_stride_pad", A + "conv2d.default", T(f32, [1, 4, 9, 7]),
@@ -1105,6 +1111,22 @@ def define_sym_cases() -> None:
             S(f32, [2, "h", "w", 3], view=nhwc), None, [2.0, 2.0])
     symcase("sym_upsample_bilinear2d_channels_last_fraction", A + "upsample_bilinear2d.vec", hw,
             S(f32, [2, "h", "w", 3], view=nhwc), None, False, [1.5, 2.0])
+    # convolutions of a dynamic H/W or length: FloorDiv output sizes
+    cv = A + "convolution.default"
+    symcase("sym_conv2d_same", cv, hw, S(f32, [2, 3, "h", "w"]), S(f32, [8, 3, 3, 3]),
+            S(f32, [8]), [1, 1], [1, 1], [1, 1], False, [0, 0], 1)
+    symcase("sym_conv2d_stride2", cv, hw, S(f32, [2, 3, "h", "w"]), S(f32, [8, 3, 3, 3]), None,
+            [2, 2], [1, 1], [1, 1], False, [0, 0], 1)
+    symcase("sym_conv2d_dilated_groups", cv, hw, S(f32, [1, 4, "h", "w"]), S(f32, [8, 2, 3, 2]),
+            None, [1, 3], [0, 1], [2, 1], False, [0, 0], 2)
+    symcase("sym_conv_transpose2d", cv, hw, S(f32, [2, 4, "h", "w"]), S(f32, [4, 3, 3, 3]),
+            S(f32, [3]), [2, 2], [1, 1], [1, 1], True, [1, 0], 1)
+    symcase("sym_conv1d_length", A + "conv1d.default", one, S(f32, [2, 3, "n"]),
+            S(f32, [5, 3, 4]), S(f32, [5]), [2], [1])
+    symcase("sym_conv2d_batch", A + "conv2d.default", one, S(f32, ["n", 3, 8, 8]),
+            S(f32, [6, 3, 3, 3]))
+    symcase("sym_conv_transpose2d_default_ir", A + "conv_transpose2d.input", hw,
+            S(f32, [2, 8, "h", "w"]), S(f32, [8, 4, 2, 2]), S(f32, [4]), [2, 2])
     symcase("sym_grid_sampler_2d", A + "grid_sampler_2d.default", hw, S(f32, [2, 3, "h", "w"]),
             S(f32, [2, "w", 5, 2]), 0, 0, False)
     symcase("sym_grid_sampler_batch", A + "grid_sampler.default", one, S(f32, ["n", 3, 4, 4]),

@@ -141,33 +141,45 @@ inline TensorMeta rule_convolution(const Context& ctx) {
   const Ints stride = expand_param("stride");
   const Ints padding = expand_param("padding");
   const Ints dilation = expand_param("dilation");
-  const bool transposed = ctx.has("transposed") && ctx.boolean("transposed");  // conv2d: false
+  // convolution says; conv_transpose{1,2,3}d (with output_padding, no flag) are transposed;
+  // conv{1,2,3}d are not
+  const bool transposed =
+      ctx.has("transposed") ? ctx.boolean("transposed") : ctx.has("output_padding");
   const Ints output_padding = transposed ? expand_param("output_padding") : Ints(nsp, 0);
   const std::int64_t groups = ctx.integer("groups");
   if (groups <= 0) ctx.fail("non-positive groups is not supported");
   Sizes shape;
   shape.push_back(input.sizes[0]);
   if (transposed) {
-    shape.push_back(ctx.concrete(weight.sizes[1], "argument 'weight' dimension 1") * groups);
+    shape.push_back(ctx.mul(weight.sizes[1], groups, "the output channels"));
   } else {
     shape.push_back(weight.sizes[0]);
   }
+  // torch's meta_conv: (in + 2p - d(k - 1) - 1) // s + 1, transposed
+  // (in - 1) s - 2p + d(k - 1) + output_padding + 1; symbolic sizes give FloorDiv expressions
   for (std::size_t i = 0; i < nsp; ++i) {
-    const std::int64_t in =
-        ctx.concrete(input.sizes[i + 2], "argument 'input' dimension " + std::to_string(i + 2));
-    const std::int64_t k =
-        ctx.concrete(weight.sizes[i + 2], "argument 'weight' dimension " + std::to_string(i + 2));
-    std::int64_t o = 0;
-    if (transposed) {
-      o = (in - 1) * stride[i] - 2 * padding[i] + dilation[i] * (k - 1) + output_padding[i] + 1;
-    } else {
-      o = (in + 2 * padding[i] - dilation[i] * (k - 1) - 1) / stride[i] + 1;
+    sym::Expr o;
+    try {
+      const sym::Expr in = ctx.ex(input.sizes[i + 2]);
+      const sym::Expr k = ctx.ex(weight.sizes[i + 2]);
+      const sym::Expr span = sym::Expr(dilation[i]) * (k - sym::Expr(1));
+      if (transposed) {
+        o = (in - sym::Expr(1)) * sym::Expr(stride[i]) - sym::Expr(2) * sym::Expr(padding[i]) +
+            span + sym::Expr(output_padding[i]) + sym::Expr(1);
+      } else {
+        if (stride[i] == 0) ctx.fail("stride should be greater than zero");
+        o = sym::floordiv(in + sym::Expr(2) * sym::Expr(padding[i]) - span - sym::Expr(1),
+                          sym::Expr(stride[i]), ctx.ranges()) +
+            sym::Expr(1);
+      }
+    } catch (const value_error& e) {
+      ctx.fail("the output size of spatial dimension " + std::to_string(i) + ": " + e.what());
     }
-    if (o <= 0) {
+    if (!ctx.guard_or_true(sym::gt(o, sym::Expr(0), ctx.ranges()))) {
       ctx.fail("the computed output size of spatial dimension " + std::to_string(i) + " is " +
-               std::to_string(o) + ", which is too small");
+               sym_str(ctx.out(o)) + ", which is too small");
     }
-    shape.push_back(o);
+    shape.push_back(ctx.out(o));
   }
   return contiguous_meta(ctx, input.dtype, std::move(shape), input.device);
 }

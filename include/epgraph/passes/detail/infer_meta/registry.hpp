@@ -167,7 +167,10 @@ inline void register_compute_rules(RuleTable& t) {
   add_aten(t, {"mm", "bmm"}, &rule_mm_op);
   add_aten(t, {"matmul"}, &plain_rule<rule_matmul>);
   add_aten(t, {"addmm", "baddbmm"}, &rule_addmm_op);
-  add_aten(t, {"convolution", "conv1d", "conv2d", "conv3d"}, &plain_rule<rule_convolution>);
+  add_aten(t,
+           {"convolution", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+            "conv_transpose3d"},
+           &plain_rule<rule_convolution>);
   add_aten(t, {"_native_batch_norm_legit_no_training"}, &plain_rule<rule_batch_norm>);
   add_aten(t, {"native_layer_norm"}, &plain_rule<rule_layer_norm>);
   add_aten(t, {"layer_norm"}, &rule_layer_norm_op);
