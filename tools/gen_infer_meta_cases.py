@@ -1127,6 +1127,18 @@ def define_sym_cases() -> None:
             S(f32, [6, 3, 3, 3]))
     symcase("sym_conv_transpose2d_default_ir", A + "conv_transpose2d.input", hw,
             S(f32, [2, 8, "h", "w"]), S(f32, [8, 4, 2, 2]), S(f32, [4]), [2, 2])
+    # pooling of a dynamic H/W: FloorDiv output sizes, ceil_mode's correction decided by the hint
+    symcase("sym_max_pool2d_hw", A + "max_pool2d.default", hw, S(f32, [2, 3, "h", "w"]), [2, 2])
+    symcase("sym_max_pool2d_with_indices_pad", A + "max_pool2d_with_indices.default", hw,
+            S(f32, [2, 3, "h", "w"]), [3, 3], [2, 2], [1, 1])
+    symcase("sym_avg_pool2d_ceil", A + "avg_pool2d.default", hw, S(f32, [1, 3, "h", "w"]),
+            [3, 3], [2, 2], [0, 0], True)
+    symcase("sym_max_pool2d_ceil_dilated", A + "max_pool2d.default", hw,
+            S(f32, [1, 3, "h", "w"]), [2, 3], [2, 3], [1, 0], [1, 2], True)
+    symcase("sym_avg_pool3d", A + "avg_pool3d.default", one, S(f32, [1, 2, "n", 6, 6]),
+            [2, 2, 2])
+    symcase("sym_max_pool3d_with_indices", A + "max_pool3d_with_indices.default", one,
+            S(f32, [1, 2, 4, "n", 6]), [2, 2, 2], [2, 1, 2], [0, 1, 1])
     symcase("sym_grid_sampler_2d", A + "grid_sampler_2d.default", hw, S(f32, [2, 3, "h", "w"]),
             S(f32, [2, "w", 5, 2]), 0, 0, False)
     symcase("sym_grid_sampler_batch", A + "grid_sampler.default", one, S(f32, ["n", 3, 4, 4]),

@@ -299,7 +299,7 @@ def test_propagate_meta_on_real_architectures(name, decompose, pt2_edit, passes,
 
 class UpsampleNet(nn.Module):
     """A U-Net-style network on a dynamic height and width: convolutions (stride 1 and 2, and a
-    transposed one), and F.interpolate in every mode torch.export keeps as one op: nearest and
+    transposed one), max and average pooling, and F.interpolate in every mode torch.export keeps as one op: nearest and
     bilinear by 2 (the size 2*s0), bicubic by 1.5 (TruncToInt(1.5*ToFloat(s0))), bilinear back to
     another tensor's symbolic size (an FPN's top-down path), and 1-D linear and nearest
     resizes."""
@@ -318,7 +318,8 @@ class UpsampleNet(nn.Module):
         cubic = F.interpolate(y, scale_factor=1.5, mode="bicubic")
         line = F.interpolate(y.mean(2), scale_factor=2, mode="linear")
         near = F.interpolate(y.amax(3), scale_factor=0.5, mode="nearest")
-        return up * 2, fpn, self.up(d), cubic, line, near
+        pooled = (F.max_pool2d(y, 2), F.avg_pool2d(y, 3, 2, padding=1))
+        return up * 2, fpn, self.up(d), cubic, line, near, pooled
 
 
 def test_validate_meta_computes_every_upsample_of_a_dynamic_program(pt2_edit, passes, workdir):

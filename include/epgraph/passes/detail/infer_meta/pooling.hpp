@@ -65,8 +65,6 @@ inline Sizes pool_shape(const Context& ctx, const TensorMeta& input, std::size_t
   Sizes shape(input.sizes.begin(), input.sizes.end() - static_cast<std::ptrdiff_t>(n));
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t d = input.sizes.size() - n + i;
-    const std::int64_t in =
-        ctx.concrete(input.sizes[d], "argument 'self' dimension " + std::to_string(d));
     if (kernel[i] <= 0 || stride[i] <= 0 || dilation[i] <= 0) {
       ctx.fail("kernel_size, stride and dilation must be greater than zero");
     }
@@ -74,16 +72,31 @@ inline Sizes pool_shape(const Context& ctx, const TensorMeta& input, std::size_t
       ctx.fail("pad should be at most half of effective kernel size, but got pad=" +
                std::to_string(padding[i]) + ", kernel_size=" + std::to_string(kernel[i]));
     }
-    const std::int64_t span =
-        in + 2 * padding[i] - dilation[i] * (kernel[i] - 1) - 1 + (ceil_mode ? stride[i] - 1 : 0);
-    std::int64_t o = (span >= 0 ? span / stride[i] : -((-span + stride[i] - 1) / stride[i])) + 1;
-    if (ceil_mode && (o - 1) * stride[i] >= in + padding[i]) --o;
-    if (o <= 0) {
+    // symbolic sizes give FloorDiv expressions; ceil_mode's correction is decided as torch's
+    // guard decides it (the bounds, else the hints)
+    sym::Expr o;
+    bool too_small = false;
+    try {
+      const sym::Expr in = ctx.ex(input.sizes[d]);
+      const sym::Expr s(stride[i]);
+      const sym::Expr span = in + sym::Expr(2 * padding[i]) -
+                             sym::Expr(dilation[i]) * sym::Expr(kernel[i] - 1) - sym::Expr(1) +
+                             sym::Expr(ceil_mode ? stride[i] - 1 : 0);
+      o = sym::floordiv(span, s, ctx.ranges()) + sym::Expr(1);
+      if (ceil_mode && ctx.guard_or_false(sym::ge((o - sym::Expr(1)) * s,
+                                                  in + sym::Expr(padding[i]), ctx.ranges()))) {
+        o = o - sym::Expr(1);
+      }
+      too_small = !ctx.guard_or_true(sym::gt(o, sym::Expr(0), ctx.ranges()));
+    } catch (const value_error& e) {
+      ctx.fail("the output size of spatial dimension " + std::to_string(i) + ": " + e.what());
+    }
+    if (too_small) {
       ctx.fail("Given input size " + shape_str(input.sizes) + ", the calculated output size of " +
-               "spatial dimension " + std::to_string(i) + " is " + std::to_string(o) +
+               "spatial dimension " + std::to_string(i) + " is " + sym_str(ctx.out(o)) +
                ", which is too small");
     }
-    shape.push_back(o);
+    shape.push_back(ctx.out(o));
   }
   return shape;
 }
