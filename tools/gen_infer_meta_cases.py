@@ -1009,6 +1009,10 @@ def define_sym_cases() -> None:
     symcase("sym_zeros_like_transposed", A + "zeros_like.default", one, S(f32, ["n", 4], view=tr))
     symcase("sym_add_transposed_contiguous", A + "add.Tensor", one,
             S(f32, ["n", 4], view=tr), S(f32, [4, "n"]))
+    # a contiguous view whose stride lacks Max(1, n//2): TensorIterator writes a new contiguous
+    # output, Max(1, n//2) kept (the decomposed F.interpolate(scale_factor=1.5) does this)
+    symcase("sym_mul_view_floordiv", A + "mul.Tensor", one,
+            S(f32, ["n", "2*(n//2)"], view=lambda t: t.view(t.shape[0], 2, -1)), 1.25)
     # views and reshapes
     symcase("sym_view_split", A + "view.default", one, S(f32, [2, "4*n"]),
             [2, SymArg("n"), 4])

@@ -364,6 +364,21 @@ def test_validate_meta_computes_every_upsample_of_a_dynamic_program(pt2_edit, pa
             x = torch.randn(2, 3, *hw)
             torch.testing.assert_close(module(x), model(x), rtol=1e-4, atol=1e-4)
 
+    # run_decompositions(): the resizes become index arithmetic on SymFloats; no value differs
+    # from torch's (a contiguous view's TensorIterator output keeps Max(1, TruncToInt(...)) in its
+    # strides, which epgraph dropped), and only the SymFloat operators are left uncomputed
+    dec = workdir / "meta_upsample_dynamic_decomposed.pt2"
+    torch.export.save(ep.run_decompositions(), str(dec))
+    proc = pt2_edit.run("validate", dec, "--meta")
+    summary = re.search(r"meta: nodes=(\d+) computed=(\d+) equal=(\d+) differ=(\d+) "
+                        r"uncomputed=(\d+)", proc.stdout)
+    assert summary, proc.stdout
+    nodes, computed, equal, differ, uncomputed = map(int, summary.groups())
+    print(f"upsample_dynamic_decomposed: nodes={nodes} equal={equal}")
+    assert differ == 0 and equal == computed == nodes - uncomputed, proc.stdout
+    left = set(re.findall(r"meta: no value computed for \d+ node\(s\) of (\S+)", proc.stdout))
+    assert left <= {"torch.sym_float", "operator.mul", "math.trunc", "operator.truediv"}, left
+
 
 def test_validate_meta_reports_a_stale_value(pt2_edit, workdir):
     """A value that disagrees with its op: `validate --meta` names the node with both values and

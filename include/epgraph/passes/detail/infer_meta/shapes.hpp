@@ -414,6 +414,10 @@ inline Sizes elementwise_strides_sym(const Context& ctx, const Sizes& shape_in,
   if (ndim == 1) return {std::int64_t{1}};
   if (ops.empty()) return contiguous_sym_strides(ctx, shape_in);
   if (ops.size() == 1) {
+    // TensorIterator's fast setup: a contiguous operand gives a new contiguous output (strides
+    // with Max(1, size) where torch keeps it, not the operand's own), another dense one its
+    // strides
+    if (contiguous_sym(ctx, ops[0])) return contiguous_sym_strides(ctx, shape_in);
     if (dense_sym(ctx, ops[0])) return sizes_of(ctx, ops[0].strides);
   } else {
     bool contiguous = true, channels_last = true;
