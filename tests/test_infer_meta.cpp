@@ -517,3 +517,64 @@ TEST_CASE("infer_meta: grid_sampler, im2col, col2im, cdist and pdist refuse as t
       refusal(g.call_function("torch.ops.aten._pdist_forward.default", {input(g, "t", t), 2.0})) ==
       "_pdist_forward requires contiguous input");
 }
+
+// run_decompositions() of F.interpolate(scale_factor=1.5) on a dynamic size computes the size
+// with SymFloats: torch.sym_float, float arithmetic and math.trunc. Each value equals torch's
+// (the texts below are torch 2.13's, for a symbol of hint 8), compared as expressions.
+TEST_CASE("infer_meta: SymFloat arithmetic of Python operators, sym_float and math.trunc",
+          "[infer_meta]") {
+  Graph g;
+  const std::string s0 = "Symbol('s0', positive=True, integer=True)";
+  Node* n = g.placeholder("n");
+  n->mutable_meta().val = epgraph::SymIntValue{SymExpr{s0, 8}};
+  auto text = [](const NodeValue& v) {
+    if (const auto* f = v.sym_float()) return std::get<SymExpr>(f->value).expr;
+    return std::get<SymExpr>(v.sym_int()->value).expr;
+  };
+  auto same = [](const std::string& got, const std::string& torch) {
+    return epgraph::sym::parse(got) == epgraph::sym::parse(torch);
+  };
+  Node* f = g.call_function("torch.sym_float", {n}, {}, "f");
+  epgraph::set_inferred_meta(*f);
+  CHECK(text(f->meta().val) == "ToFloat(" + s0 + ")");
+  const std::vector<std::pair<Node*, std::string>> cases{
+      {g.call_function("operator.mul", {f, 1.5}, {}, "mul"),
+       "Mul(Float('1.5', precision=53), ToFloat(" + s0 + "))"},
+      {g.call_function("operator.truediv", {n, 2}, {}, "div_int"),
+       "IntTrueDiv(" + s0 + ", Integer(2))"},
+      {g.call_function("operator.truediv", {f, 3.0}, {}, "div_float"),
+       "FloatTrueDiv(ToFloat(" + s0 + "), Float('3.0', precision=53))"},
+      {g.call_function("operator.add", {f, 0.25}, {}, "add"),
+       "Add(ToFloat(" + s0 + "), Float('0.25', precision=53))"},
+      {g.call_function("operator.sub", {2.5, n}, {}, "sub"),
+       "Add(Float('2.5', precision=53), Mul(Integer(-1), ToFloat(" + s0 + ")))"},
+      {g.call_function("operator.neg", {f}, {}, "neg"), "Mul(Integer(-1), ToFloat(" + s0 + "))"},
+  };
+  for (const auto& [node, torch_text] : cases) {
+    INFO(node->name());
+    const NodeValue v = epgraph::infer_meta(*node);
+    REQUIRE(v.sym_float() != nullptr);
+    CHECK(same(text(v), torch_text));
+  }
+  Node* scaled = cases[0].first;
+  epgraph::set_inferred_meta(*scaled);
+  Node* third = cases[1].first;
+  epgraph::set_inferred_meta(*third);
+  Node* trunc = g.call_function("math.trunc", {scaled}, {}, "trunc");
+  epgraph::MetaContext symbols;  // a program's context knows s0's hint from its placeholders
+  symbols.set_hint("s0", 8);
+  const NodeValue t = epgraph::infer_meta(*trunc, symbols);
+  REQUIRE(t.sym_int() != nullptr);
+  CHECK(same(text(t), "TruncToInt(Mul(Float('1.5', precision=53), ToFloat(" + s0 + ")))"));
+  CHECK(std::get<SymExpr>(t.sym_int()->value).hint == std::int64_t{12});
+  Node* floor = g.call_function("math.floor", {g.call_function("operator.truediv", {n, 3})});
+  epgraph::set_inferred_meta(*floor->args()[0].node());
+  CHECK(same(text(epgraph::infer_meta(*floor)), "FloorToInt(IntTrueDiv(" + s0 + ", Integer(3)))"));
+  // an int stays an int; a comparison of floats is not computed (named)
+  CHECK(epgraph::infer_meta(*g.call_function("math.trunc", {n})) ==
+        NodeValue(epgraph::SymIntValue{SymExpr{s0, 8}}));
+  Node* lt = g.call_function("operator.lt", {f, 2.0}, {}, "lt");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*lt),
+                    "Cannot infer the metadata of node 'lt' (operator.lt): epgraph computes +, -, "
+                    "*, / and negation on SymFloats, not lt");
+}
