@@ -328,3 +328,253 @@ TEST_CASE("infer_meta: size, stride and offset arithmetic beyond int64 is an err
   REQUIRE(v.tensor() != nullptr);
   CHECK(v.tensor()->sizes == syms({2, 1}));
 }
+
+// Upsampling (F.interpolate; issue 28): the output sizes and strides are checked against torch on
+// the generated cases (tests/json/test_infer_meta.cpp); here the refusals, each with the message
+// torch's upsample meta gives (upsample_common_check, upsample_compute_output_size).
+TEST_CASE("infer_meta: upsample refuses what torch's meta refuses", "[infer_meta]") {
+  Graph g;
+  Node* x3 = input(g, "x3", meta_of(epgraph::dtype::float32, {3, 4, 5}));
+  Node* x4 = input(g, "x4", meta_of(epgraph::dtype::float32, {2, 3, 4, 5}));
+  Node* empty = input(g, "empty", meta_of(epgraph::dtype::float32, {2, 0, 4, 5}));
+  const Argument scales{2.0, 2.0};
+  Node* rank = g.call_function("torch.ops.aten.upsample_nearest2d.vec", {x3, epgraph::none, scales},
+                               {}, "rank");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*rank),
+                    "Cannot infer the metadata of node 'rank' "
+                    "(torch.ops.aten.upsample_nearest2d.vec): It is expected input_size equals to "
+                    "4, but got size 3");
+  Node* three = g.call_function("torch.ops.aten.upsample_bilinear2d.default",
+                                {x4, Argument{4, 4, 4}, false}, {}, "three");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*three),
+                    "Cannot infer the metadata of node 'three' "
+                    "(torch.ops.aten.upsample_bilinear2d.default): It is expected output_size "
+                    "equals to 2, but got size 3");
+  Node* one_scale = g.call_function("torch.ops.aten.upsample_nearest2d.vec",
+                                    {x4, epgraph::none, Argument{2.0}}, {}, "one_scale");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*one_scale),
+                    "Cannot infer the metadata of node 'one_scale' "
+                    "(torch.ops.aten.upsample_nearest2d.vec): It is expected output_size equals "
+                    "to 2, but got size 1");
+  Node* both = g.call_function("torch.ops.aten.upsample_nearest2d.vec",
+                               {x4, Argument{8, 8}, scales}, {}, "both");
+  Node* neither = g.call_function("torch.ops.aten.upsample_nearest2d.vec",
+                                  {x4, epgraph::none, epgraph::none}, {}, "neither");
+  for (Node* n : {both, neither}) {
+    CHECK_THROWS_WITH(epgraph::infer_meta(*n),
+                      "Cannot infer the metadata of node '" + std::string(n->name()) +
+                          "' (torch.ops.aten.upsample_nearest2d.vec): Must specify exactly one of "
+                          "output_size and scale_factors");
+  }
+  Node* zero = g.call_function("torch.ops.aten.upsample_nearest2d.vec",
+                               {x4, epgraph::none, Argument{0.2, 2.0}}, {}, "zero");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*zero),
+                    "Cannot infer the metadata of node 'zero' "
+                    "(torch.ops.aten.upsample_nearest2d.vec): Input and output sizes should be "
+                    "greater than 0, but got input size [2, 3, 4, 5] and output size [0, 10]");
+  Node* no_channels = g.call_function("torch.ops.aten.upsample_bicubic2d.vec",
+                                      {empty, epgraph::none, false, scales}, {}, "no_channels");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*no_channels),
+                    "Cannot infer the metadata of node 'no_channels' "
+                    "(torch.ops.aten.upsample_bicubic2d.vec): Non-empty 4D data tensor expected "
+                    "but got a tensor with sizes [2, 0, 4, 5]");
+  // a scale computed at run time (a SymFloat node): epgraph computes with constant scales only
+  Node* ratio = g.placeholder("ratio");
+  ratio->mutable_meta().val = epgraph::SymFloatValue{SymExpr{"ToFloat(s0)/4", 2}};
+  Node* dynamic_scale =
+      g.call_function("torch.ops.aten.upsample_linear1d.vec",
+                      {x3, epgraph::none, false, Argument{Argument(ratio)}}, {}, "dynamic_scale");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*dynamic_scale),
+                    "Cannot infer the metadata of node 'dynamic_scale' "
+                    "(torch.ops.aten.upsample_linear1d.vec): element 0 of argument "
+                    "'scale_factors' is not a constant float (node 'ratio'); epgraph computes "
+                    "upsampling with constant scales only");
+}
+
+// The dynamic-H/W program of F.interpolate(x, scale_factor=1.5): torch writes
+// TruncToInt(1.5*ToFloat(s0)) for the size; a symbol with a hint gets the hint's value.
+TEST_CASE("infer_meta: upsample by a fractional scale of a symbolic size", "[infer_meta]") {
+  Graph g;
+  TensorMeta m = meta_of(epgraph::dtype::float32, {1, 2, 8, 4});
+  m.sizes[2] = SymExpr{"s0", 8};
+  m.strides[0] = SymExpr{"8*s0", 64};
+  m.strides[1] = SymExpr{"4*s0", 32};
+  Node* x = input(g, "x", m);
+  Node* up = g.call_function("torch.ops.aten.upsample_nearest2d.vec",
+                             {x, epgraph::none, Argument{1.5, 2.0}}, {}, "up");
+  const NodeValue v = epgraph::infer_meta(*up);
+  REQUIRE(v.tensor() != nullptr);
+  const std::vector<SymInt>& sizes = v.tensor()->sizes;
+  REQUIRE(sizes.size() == 4);
+  CHECK(sizes[0] == SymInt{std::int64_t{1}});
+  CHECK(sizes[3] == SymInt{std::int64_t{8}});
+  const auto* h = std::get_if<SymExpr>(&sizes[2]);
+  REQUIRE(h != nullptr);
+  CHECK(epgraph::sym::parse(h->expr) == epgraph::sym::parse("TruncToInt(1.5*ToFloat(s0))"));
+  CHECK(h->hint == std::int64_t{12});
+}
+
+// grid sampling, im2col/col2im and the pairwise distances (issue 28): values are checked against
+// torch on the generated cases; here the refusals, with the messages of torch's checks (eager's
+// grid_sampler checks, the im2col/col2im decompositions, meta_cdist_forward, pdist).
+TEST_CASE("infer_meta: grid_sampler, im2col, col2im, cdist and pdist refuse as torch does",
+          "[infer_meta]") {
+  Graph g;
+  const epgraph::dtype f32 = epgraph::dtype::float32;
+  Node* x = input(g, "x", meta_of(f32, {2, 3, 4, 6}));
+  Node* x3 = input(g, "x3", meta_of(f32, {3, 4, 6}));
+  Node* grid = input(g, "grid", meta_of(f32, {2, 5, 7, 2}));
+  Node* grid3 = input(g, "grid3", meta_of(f32, {2, 5, 7, 3}));
+  Node* grid_b3 = input(g, "grid_b3", meta_of(f32, {3, 5, 7, 2}));
+  Node* grid64 = input(g, "grid64", meta_of(epgraph::dtype::float64, {2, 5, 7, 2}));
+  Node* flat = input(g, "flat", meta_of(f32, {2, 3, 0, 6}));
+  auto refusal = [](Node* n) {
+    try {
+      (void)epgraph::infer_meta(*n);
+    } catch (const value_error& e) {
+      const std::string what = e.what();
+      return what.substr(what.find("): ") + 3);
+    }
+    return std::string("no error");
+  };
+  auto grid_call = [&](const char* op, Node* in, Node* gr, std::int64_t mode) {
+    return g.call_function(std::string("torch.ops.aten.") + op + ".default",
+                           {in, gr, mode, 0, false});
+  };
+  CHECK(refusal(grid_call("grid_sampler_2d", x, grid_b3, 0)) ==
+        "grid_sampler(): expected grid and input to have same batch size, but got input with "
+        "sizes [2, 3, 4, 6] and grid with sizes [3, 5, 7, 2]");
+  CHECK(refusal(grid_call("grid_sampler_2d", x, grid3, 0)) ==
+        "grid_sampler(): expected grid to have size 2 in last dimension, but got grid with sizes "
+        "[2, 5, 7, 3]");
+  CHECK(refusal(grid_call("grid_sampler_2d", flat, grid, 0)) ==
+        "grid_sampler(): expected input to have non-empty spatial dimensions, but input has "
+        "sizes [2, 3, 0, 6] with dimension 2 being empty");
+  CHECK(refusal(grid_call("grid_sampler_3d", x, grid, 0)) ==
+        "grid_sampler(): expected 5D input and grid with same number of dimensions, but got "
+        "input with sizes [2, 3, 4, 6] and grid with sizes [2, 5, 7, 2]");
+  CHECK(refusal(grid_call("grid_sampler", x3, grid, 0)) ==
+        "grid_sampler(): expected grid and input to have same batch size, but got input with "
+        "sizes [3, 4, 6] and grid with sizes [2, 5, 7, 2]");
+  CHECK(refusal(grid_call("grid_sampler_2d", x, grid64, 0)) ==
+        "grid_sampler(): expected input and grid to have the same dtype, but input has float32 "
+        "and grid has float64");
+
+  auto im2col = [&](Node* in, std::vector<std::int64_t> k, std::vector<std::int64_t> d) {
+    epgraph::ArgumentList kl(k.begin(), k.end()), dl(d.begin(), d.end());
+    return g.call_function("torch.ops.aten.im2col.default",
+                           {in, kl, dl, Argument{0, 0}, Argument{1, 1}});
+  };
+  CHECK(refusal(im2col(x, {2}, {1, 1})) == "im2col(): only 2D kernel supported");
+  CHECK(refusal(im2col(x, {0, 2}, {1, 1})) ==
+        "kernel_size should be greater than zero, but got [0, 2]");
+  CHECK(refusal(im2col(x, {2, 2}, {1, 0})) ==
+        "dilation should be greater than zero, but got [1, 0]");
+  CHECK(refusal(im2col(input(g, "m", meta_of(f32, {3, 6})), {2, 2}, {1, 1})) ==
+        "Expected 3D or 4D (batch mode) tensor for input with possible 0 batch size and non-zero "
+        "dimensions, but got: (3, 6)");
+  CHECK(refusal(im2col(x, {5, 2}, {1, 1})) ==
+        "Given an input with spatial size (4, 6), kernel_size=[5, 2], dilation=[1, 1], "
+        "padding=[0, 0], stride=[1, 1], the calculated shape of the array of sliding blocks is "
+        "(0, 5), but its components must be at least one.");
+
+  auto col2im = [&](Node* in, std::vector<std::int64_t> out) {
+    epgraph::ArgumentList ol(out.begin(), out.end());
+    return g.call_function("torch.ops.aten.col2im.default", {in, ol, Argument{2, 2}, Argument{1, 1},
+                                                             Argument{0, 0}, Argument{2, 2}});
+  };
+  CHECK(refusal(col2im(input(g, "c13", meta_of(f32, {2, 13, 6})), {4, 6})) ==
+        "Expected size of input's first non-batch dimension to be divisible by the product of "
+        "kernel_size, but got input.shape[-2] = 13 and kernel_size=[2, 2]");
+  CHECK(refusal(col2im(input(g, "c7", meta_of(f32, {2, 12, 7})), {4, 6})) ==
+        "Given output_size=[4, 6], kernel_size=[2, 2], dilation=[1, 1], padding=[0, 0], "
+        "stride=[2, 2], expected input.size(-1) to be 6 but got 7.");
+  CHECK(refusal(col2im(input(g, "c6", meta_of(f32, {2, 12, 6})), {4})) ==
+        "only 2D output_size supported");
+
+  Node* a = input(g, "a", meta_of(f32, {5, 4}));
+  Node* b3 = input(g, "b3", meta_of(f32, {6, 3}));
+  Node* v = input(g, "v", meta_of(f32, {4}));
+  Node* ints = input(g, "ints", meta_of(epgraph::dtype::int64, {5, 4}));
+  auto cdist = [&](Node* x1, Node* x2, double p) {
+    return g.call_function("torch.ops.aten._cdist_forward.default", {x1, x2, p, epgraph::none});
+  };
+  CHECK(refusal(cdist(a, b3, 2.0)) ==
+        "X1 and X2 must have the same number of columns. X1: 4 X2: 3");
+  CHECK(refusal(cdist(v, a, 2.0)) == "cdist only supports at least 2D tensors, X1 got: 1D");
+  CHECK(refusal(cdist(ints, a, 2.0)) ==
+        "cdist only supports floating-point dtypes, X1 got: torch.int64");
+  CHECK(refusal(cdist(a, a, -1.0)) == "cdist only supports non-negative p values");
+
+  Node* cube = input(g, "cube", meta_of(f32, {2, 5, 3}));
+  CHECK(refusal(g.call_function("torch.ops.aten.pdist.default", {cube, 2.0})) ==
+        "pdist only supports 2D tensors, got: 3D");
+  CHECK(refusal(g.call_function("torch.ops.aten.pdist.default", {ints, 2.0})) ==
+        "pdist only supports floating-point dtypes");
+  TensorMeta t = meta_of(f32, {5, 3});
+  t.strides = syms({1, 5});
+  CHECK(
+      refusal(g.call_function("torch.ops.aten._pdist_forward.default", {input(g, "t", t), 2.0})) ==
+      "_pdist_forward requires contiguous input");
+}
+
+// run_decompositions() of F.interpolate(scale_factor=1.5) on a dynamic size computes the size
+// with SymFloats: torch.sym_float, float arithmetic and math.trunc. Each value equals torch's
+// (the texts below are torch 2.13's, for a symbol of hint 8), compared as expressions.
+TEST_CASE("infer_meta: SymFloat arithmetic of Python operators, sym_float and math.trunc",
+          "[infer_meta]") {
+  Graph g;
+  const std::string s0 = "Symbol('s0', positive=True, integer=True)";
+  Node* n = g.placeholder("n");
+  n->mutable_meta().val = epgraph::SymIntValue{SymExpr{s0, 8}};
+  auto text = [](const NodeValue& v) {
+    if (const auto* f = v.sym_float()) return std::get<SymExpr>(f->value).expr;
+    return std::get<SymExpr>(v.sym_int()->value).expr;
+  };
+  auto same = [](const std::string& got, const std::string& torch) {
+    return epgraph::sym::parse(got) == epgraph::sym::parse(torch);
+  };
+  Node* f = g.call_function("torch.sym_float", {n}, {}, "f");
+  epgraph::set_inferred_meta(*f);
+  CHECK(text(f->meta().val) == "ToFloat(" + s0 + ")");
+  const std::vector<std::pair<Node*, std::string>> cases{
+      {g.call_function("operator.mul", {f, 1.5}, {}, "mul"),
+       "Mul(Float('1.5', precision=53), ToFloat(" + s0 + "))"},
+      {g.call_function("operator.truediv", {n, 2}, {}, "div_int"),
+       "IntTrueDiv(" + s0 + ", Integer(2))"},
+      {g.call_function("operator.truediv", {f, 3.0}, {}, "div_float"),
+       "FloatTrueDiv(ToFloat(" + s0 + "), Float('3.0', precision=53))"},
+      {g.call_function("operator.add", {f, 0.25}, {}, "add"),
+       "Add(ToFloat(" + s0 + "), Float('0.25', precision=53))"},
+      {g.call_function("operator.sub", {2.5, n}, {}, "sub"),
+       "Add(Float('2.5', precision=53), Mul(Integer(-1), ToFloat(" + s0 + ")))"},
+      {g.call_function("operator.neg", {f}, {}, "neg"), "Mul(Integer(-1), ToFloat(" + s0 + "))"},
+  };
+  for (const auto& [node, torch_text] : cases) {
+    INFO(node->name());
+    const NodeValue v = epgraph::infer_meta(*node);
+    REQUIRE(v.sym_float() != nullptr);
+    CHECK(same(text(v), torch_text));
+  }
+  Node* scaled = cases[0].first;
+  epgraph::set_inferred_meta(*scaled);
+  Node* third = cases[1].first;
+  epgraph::set_inferred_meta(*third);
+  Node* trunc = g.call_function("math.trunc", {scaled}, {}, "trunc");
+  epgraph::MetaContext symbols;  // a program's context knows s0's hint from its placeholders
+  symbols.set_hint("s0", 8);
+  const NodeValue t = epgraph::infer_meta(*trunc, symbols);
+  REQUIRE(t.sym_int() != nullptr);
+  CHECK(same(text(t), "TruncToInt(Mul(Float('1.5', precision=53), ToFloat(" + s0 + ")))"));
+  CHECK(std::get<SymExpr>(t.sym_int()->value).hint == std::int64_t{12});
+  Node* floor = g.call_function("math.floor", {g.call_function("operator.truediv", {n, 3})});
+  epgraph::set_inferred_meta(*floor->args()[0].node());
+  CHECK(same(text(epgraph::infer_meta(*floor)), "FloorToInt(IntTrueDiv(" + s0 + ", Integer(3)))"));
+  // an int stays an int; a comparison of floats is not computed (named)
+  CHECK(epgraph::infer_meta(*g.call_function("math.trunc", {n})) ==
+        NodeValue(epgraph::SymIntValue{SymExpr{s0, 8}}));
+  Node* lt = g.call_function("operator.lt", {f, 2.0}, {}, "lt");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*lt),
+                    "Cannot infer the metadata of node 'lt' (operator.lt): epgraph computes +, -, "
+                    "*, / and negation on SymFloats, not lt");
+}

@@ -195,6 +195,16 @@ TEST_CASE("SymFloat expressions: Float, ToFloat, true division and the ToInt fun
       sym::parse("TruncToInt(Mul(Float('1.5', precision=53), ToFloat(" + s53 + ")))");
   CHECK(sym::parse("TruncToInt(1.5*ToFloat(s53))") == up);  // the str form
   CHECK(sym::str(up) == "TruncToInt(3*ToFloat(s53)/2)");
+  // written back as torch wrote it, so sympy finds the saved expression equal to torch's (a
+  // Rational(3, 2) would load, but sympy keeps it apart from Float(1.5))
+  CHECK(sym::srepr(up) == "TruncToInt(Mul(Float('1.5', precision=53), ToFloat(" + s53 + ")))");
+  CHECK(sym::srepr(sym::parse("0.7*ToFloat(s0)")) ==
+        "Mul(Float('0.69999999999999996', precision=53), ToFloat(Symbol('s0', positive=True, "
+        "integer=True)))");
+  CHECK(sym::srepr(sym::parse("9.5367431640625e-7*ToFloat(s0) + 0.5")) ==
+        "Add(Mul(Float('9.5367431640625e-7', precision=53), ToFloat(Symbol('s0', positive=True, "
+        "integer=True))), Float('0.5', precision=53))");  // sympy's text of 2**-20 + 1/2
+  CHECK(sym::srepr(sym::Expr(sym::Rational::of(1, 3))) == "Rational(1, 3)");  // no double
   CHECK(sym::evaluate(up, {{"s53", 5}}) == 7);
   CHECK(sym::evaluate(up, {{"s53", 13}}) == 19);
   const std::map<std::string, sym::Expr, std::less<>> five{{"s53", sym::Expr(5)}};

@@ -496,6 +496,12 @@ def define_cases() -> None:
             case(f"promote_{str(x)[6:]}_{str(y)[6:]}", A + "add.Tensor", T(x, [2]), T(y, [2]))
 
     # --- the default IR's conv2d family and any/all (issue 28) ----------------------------------
+    case("conv_transpose2d_default_ir", A + "conv_transpose2d.input", T(f32, [2, 8, 5, 6]),
+         T(f32, [8, 4, 2, 3]), T(f32, [4]), [2, 1], [0, 1], [1, 0], 1, [1, 2])
+    case("conv_transpose1d_default_ir_groups", A + "conv_transpose1d.default", T(f32, [2, 4, 7]),
+         T(f32, [4, 3, 3]), None, [2], [1], [1], 2)
+    case("conv_transpose3d_default_ir", A + "conv_transpose3d.input", T(f32, [1, 2, 3, 4, 5]),
+         T(f32, [2, 3, 2, 2, 2]))
     case("conv2d_default_ir", A + "conv2d.default", T(f32, [2, 3, 8, 8]), T(f32, [8, 3, 3, 3]),
          T(f32, [8]), strides="contiguous")
     case("conv2d_default_ir_stride_pad", A + "conv2d.default", T(f32, [1, 4, 9, 7]),
@@ -768,6 +774,132 @@ def define_cases() -> None:
          T(b, [2, 3]), T(f32, [10]))
     case("masked_scatter_same_shape_f64", A + "masked_scatter.default", T(f64, [2, 2]),
          T(b, [2, 2]), T(f64, [2, 2]))
+    # upsampling, every op torch.export emits for F.interpolate (issue 28): the output size from
+    # output_size or scale_factors (an integral scale multiplies, another truncates size * scale),
+    # channels-last (3-D too) preserved as suggest_memory_format decides, 1-D always contiguous
+    cl4 = T(f32, [2, 3, 4, 4], [48, 1, 12, 3])
+    cl5 = T(f32, [2, 3, 2, 4, 4], [96, 1, 48, 12, 3])
+    case("upsample_nearest1d_vec_scale", A + "upsample_nearest1d.vec", T(f32, [2, 3, 5]), None,
+         [2.0])
+    case("upsample_nearest1d_vec_fraction", A + "upsample_nearest1d.vec", T(bf16, [2, 3, 5]), None,
+         [1.7])
+    case("upsample_nearest1d_default", A + "upsample_nearest1d.default", T(f32, [2, 3, 5]), [7])
+    case("upsample_nearest1d_transposed", A + "upsample_nearest1d.vec",
+         T(f32, [2, 3, 5], [15, 1, 3]), [4], None)
+    case("upsample_linear1d_vec_scale", A + "upsample_linear1d.vec", T(f32, [2, 3, 5]), None, True,
+         [1.5])
+    case("upsample_linear1d_default", A + "upsample_linear1d.default", T(f64, [2, 3, 5]), [7],
+         False)
+    case("upsample_nearest2d_fraction_down", A + "upsample_nearest2d.vec", T(f32, [1, 3, 4, 5]),
+         None, [0.3, 1.0])
+    case("upsample_nearest2d_uint8", A + "upsample_nearest2d.vec", T(u8, [1, 3, 4, 5]), None,
+         [2.0, 2.0])
+    case("upsample_nearest2d_ambiguous_layout", A + "upsample_nearest2d.vec",
+         T(f32, [1, 1, 4, 5], [20, 20, 5, 1]), None, [2.0, 2.0])
+    case("upsample_nearest2d_default_channels_last", A + "upsample_nearest2d.default", cl4, [3, 5])
+    case("upsample_bilinear2d_channels_last_f16", A + "upsample_bilinear2d.vec",
+         T(f16, [1, 3, 4, 5], [60, 1, 15, 3]), None, False, [2.0, 2.0])
+    case("upsample_bilinear2d_default_channels_last", A + "upsample_bilinear2d.default", cl4,
+         [5, 7], True, 1.25, 1.75)
+    case("upsample_bicubic2d_vec_scale", A + "upsample_bicubic2d.vec", T(f32, [1, 3, 4, 5]), None,
+         False, [1.5, 2.5])
+    case("upsample_bicubic2d_vec_channels_last", A + "upsample_bicubic2d.vec", cl4, None, False,
+         [1.5, 2.5])
+    case("upsample_bicubic2d_default", A + "upsample_bicubic2d.default", T(f32, [1, 3, 4, 5]),
+         [7, 9], True)
+    case("upsample_nearest_exact2d_vec", A + "_upsample_nearest_exact2d.vec", cl4, None,
+         [2.0, 1.5])
+    case("upsample_nearest_exact1d_vec", A + "_upsample_nearest_exact1d.vec", T(f32, [2, 3, 5]),
+         None, [2.5])
+    case("upsample_bilinear2d_aa_vec", A + "_upsample_bilinear2d_aa.vec", cl4, None, False,
+         [2.0, 1.5])
+    case("upsample_bicubic2d_aa_vec_size", A + "_upsample_bicubic2d_aa.vec", T(f32, [1, 3, 4, 5]),
+         [3, 3], False, None)
+    case("upsample_nearest3d_vec_channels_last_3d", A + "upsample_nearest3d.vec", cl5, None,
+         [2.0, 2.0, 1.5])
+    case("upsample_nearest3d_default", A + "upsample_nearest3d.default", T(f32, [1, 2, 3, 4, 5]),
+         [4, 5, 6])
+    case("upsample_trilinear3d_vec_channels_last_3d", A + "upsample_trilinear3d.vec", cl5, None,
+         False, [2.0, 2.0, 1.5])
+    case("upsample_trilinear3d_vec_size", A + "upsample_trilinear3d.vec", T(f32, [1, 2, 3, 4, 5]),
+         [4, 5, 6], False, None)
+    case("upsample_nearest2d_sliced_channels_last", A + "upsample_nearest2d.vec",
+         T(f32, [2, 3, 4, 4], [96, 1, 24, 3]), None, [2.0, 2.0])
+    case("upsample_nearest2d_one_channel_both_layouts", A + "upsample_nearest2d.vec",
+         T(f32, [2, 1, 4, 4], [16, 1, 4, 1]), None, [2.0, 2.0])
+    case("upsample_bilinear2d_transposed_hw", A + "upsample_bilinear2d.vec",
+         T(f32, [2, 3, 4, 5], [60, 20, 1, 4]), None, False, [2.0, 2.0])
+    # one channel: the strides are both contiguous and channels-last; the Python metas
+    # (new_empty(...).contiguous(memory_format=...)) keep contiguous strides, the C++ ones
+    # (set_output_raw_strided with the format) write channels-last ones
+    c1 = T(f32, [2, 1, 4, 4], [16, 1, 4, 1])
+    c1_3d = T(f32, [2, 1, 2, 4, 4], [32, 1, 16, 4, 1])
+    case("upsample_nearest_exact2d_one_channel", A + "_upsample_nearest_exact2d.vec", c1, None,
+         [2.0, 2.0])
+    case("upsample_bilinear2d_one_channel", A + "upsample_bilinear2d.vec", c1, None, False,
+         [2.0, 2.0])
+    case("upsample_bilinear2d_default_one_channel", A + "upsample_bilinear2d.default", c1, [8, 8],
+         False)
+    case("upsample_bicubic2d_one_channel", A + "upsample_bicubic2d.vec", c1, None, False,
+         [2.0, 2.0])
+    case("upsample_bilinear2d_aa_one_channel", A + "_upsample_bilinear2d_aa.vec", c1, None, False,
+         [2.0, 2.0])
+    case("upsample_bicubic2d_aa_one_channel", A + "_upsample_bicubic2d_aa.vec", c1, None, False,
+         [2.0, 2.0])
+    case("upsample_nearest3d_one_channel", A + "upsample_nearest3d.vec", c1_3d, None,
+         [2.0, 2.0, 2.0])
+    case("upsample_trilinear3d_one_channel", A + "upsample_trilinear3d.vec", c1_3d, None, False,
+         [2.0, 2.0, 2.0])
+    case("upsample_nearest_exact3d_one_channel", A + "_upsample_nearest_exact3d.vec", c1_3d, None,
+         [2.0, 2.0, 2.0])
+    case("upsample_nearest2d_one_by_one", A + "upsample_nearest2d.vec",
+         T(f32, [2, 3, 1, 1], [3, 1, 3, 3]), None, [1.0, 1.0])
+    # grid sampling, F.unfold / F.fold and pairwise distances (issue 28): contiguous outputs
+    clg = T(f32, [2, 3, 4, 6], [72, 1, 18, 3])
+    grid = T(f32, [2, 5, 7, 2])
+    case("grid_sampler", A + "grid_sampler.default", T(f32, [2, 3, 4, 6]), grid, 0, 0, False)
+    case("grid_sampler_5d", A + "grid_sampler.default", T(f32, [2, 3, 2, 4, 6]),
+         T(f32, [2, 5, 7, 3, 3]), 1, 1, True)
+    case("grid_sampler_2d", A + "grid_sampler_2d.default", T(f16, [2, 3, 4, 6]),
+         T(f16, [2, 5, 7, 2]), 1, 1, True)
+    case("grid_sampler_2d_channels_last", A + "grid_sampler_2d.default", clg, grid, 2, 0, False)
+    case("grid_sampler_2d_strided_grid", A + "grid_sampler_2d.default", T(f32, [2, 3, 4, 6]),
+         T(f32, [2, 5, 7, 2], [70, 1, 10, 35]), 0, 2, False)
+    case("grid_sampler_3d", A + "grid_sampler_3d.default", T(f64, [1, 2, 3, 4, 5]),
+         T(f64, [1, 2, 3, 4, 3]), 0, 0, False)
+    case("im2col_batched", A + "im2col.default", T(f32, [2, 3, 4, 6]), [2, 2], [1, 1], [0, 0],
+         [2, 2])
+    case("im2col_unbatched_dilated", A + "im2col.default", T(f32, [3, 4, 6]), [3, 2], [1, 2],
+         [1, 0], [1, 1])
+    case("im2col_channels_last", A + "im2col.default", clg, [2, 2], [1, 1], [0, 0], [1, 1])
+    case("im2col_int64", A + "im2col.default", T(i64, [2, 3, 4, 6]), [2, 2], [1, 1], [1, 1],
+         [3, 2])
+    case("col2im_batched", A + "col2im.default", T(f32, [2, 12, 6]), [4, 6], [2, 2], [1, 1],
+         [0, 0], [2, 2])
+    case("col2im_unbatched", A + "col2im.default", T(f32, [12, 6]), [4, 6], [2, 2], [1, 1],
+         [0, 0], [2, 2])
+    case("col2im_padded_transposed_f16", A + "col2im.default", T(f16, [2, 18, 12], [216, 1, 18]),
+         [4, 5], [3, 3], [1, 1], [1, 1], [1, 2])
+    case("cdist_batched", A + "cdist.default", T(f32, [2, 5, 4]), T(f32, [2, 6, 4]))
+    case("cdist_broadcast_batch", A + "cdist.default", T(f32, [5, 4]), T(f32, [3, 1, 6, 4]), 1.0)
+    case("cdist_mode", A + "cdist.default", T(f32, [5, 4]), T(f32, [6, 4]), 2.0, 1)
+    case("cdist_promotes", A + "cdist.default", T(f64, [5, 4]), T(f32, [6, 4]))
+    case("cdist_forward", A + "_cdist_forward.default", T(f32, [2, 5, 4]), T(f32, [2, 6, 4]), 2.0,
+         None)
+    case("cdist_forward_transposed", A + "_cdist_forward.default", T(f32, [5, 4], [1, 5]),
+         T(f32, [6, 4]), 2.0, None)
+    case("cdist_forward_f16_mode", A + "_cdist_forward.default", T(f16, [5, 4]),
+         T(f16, [1, 6, 4]), 0.0, 2)
+    case("cdist_forward_x1_dtype", A + "_cdist_forward.default", T(f32, [5, 4]), T(f64, [6, 4]),
+         2.0, None)
+    case("cdist_forward_empty_columns", A + "_cdist_forward.default", T(f32, [5, 0]),
+         T(f32, [6, 0]), 2.0, None)
+    case("pdist", A + "pdist.default", T(f32, [5, 3]))
+    case("pdist_one_row", A + "pdist.default", T(f32, [1, 3]), 1.0)
+    case("pdist_transposed", A + "pdist.default", T(f64, [5, 3], [1, 5]))
+    case("pdist_forward", A + "_pdist_forward.default", T(f32, [5, 3]), 2.0)
+    case("pdist_forward_empty", A + "_pdist_forward.default", T(f64, [0, 3]), 2.0)
+    case("pdist_forward_int32", A + "_pdist_forward.default", T(i32, [5, 3]), 2.0)
 
 
 def run_case(name: str, target: str, args: list, kwargs: dict, strides: str) -> dict:
@@ -806,7 +938,9 @@ def dumps(cases: list[dict]) -> str:
 
 # --- symbolic cases: tests/data/infer_meta_sym_cases.json ------------------------------------
 #
-# Each case runs under a FakeTensorMode with a ShapeEnv: the symbols of `syms` (name -> hint) are
+# Each case runs under a FakeTensorMode with a ShapeEnv and the Python dispatcher on (as
+# torch.export traces: a .vec upsample takes its Python decomposition, which keeps a scaled
+# symbolic size, where the C++ one would specialize it): the symbols of `syms` (name -> hint) are
 # backed symbols of the ShapeEnv (torch names them s0, s1, ...), an input's sizes are ints or
 # Python expressions over those names, and `view` optionally applies a view (e.g. a transpose)
 # to the contiguous input. Format (one case):
@@ -875,6 +1009,10 @@ def define_sym_cases() -> None:
     symcase("sym_zeros_like_transposed", A + "zeros_like.default", one, S(f32, ["n", 4], view=tr))
     symcase("sym_add_transposed_contiguous", A + "add.Tensor", one,
             S(f32, ["n", 4], view=tr), S(f32, [4, "n"]))
+    # a contiguous view whose stride lacks Max(1, n//2): TensorIterator writes a new contiguous
+    # output, Max(1, n//2) kept (the decomposed F.interpolate(scale_factor=1.5) does this)
+    symcase("sym_mul_view_floordiv", A + "mul.Tensor", one,
+            S(f32, ["n", "2*(n//2)"], view=lambda t: t.view(t.shape[0], 2, -1)), 1.25)
     # views and reshapes
     symcase("sym_view_split", A + "view.default", one, S(f32, [2, "4*n"]),
             [2, SymArg("n"), 4])
@@ -948,6 +1086,79 @@ def define_sym_cases() -> None:
             S(f32, ["n", 4, 7, 7]), [1, 1])
     symcase("sym_layer_norm", A + "native_layer_norm.default", one, S(f32, [2, "n", 8]), [8],
             S(f32, [8]), S(f32, [8]), 1e-5)
+    # upsampling a dynamic H/W (F.interpolate): an integral scale multiplies the size
+    # (2*s0), another is TruncToInt(scale*ToFloat(s0)); contiguous strides keep Max(1, ...)
+    # where sympy cannot drop it
+    hw = {"h": 8, "w": 6}
+    symcase("sym_upsample_nearest2d_scale", A + "upsample_nearest2d.vec", hw,
+            S(f32, [2, 3, "h", "w"]), None, [2.0, 2.0])
+    symcase("sym_upsample_nearest2d_fraction", A + "upsample_nearest2d.vec", hw,
+            S(f32, [2, 3, "h", "w"]), None, [1.5, 0.5])
+    symcase("sym_upsample_nearest2d_default", A + "upsample_nearest2d.default", hw,
+            S(f32, [2, 3, "h", "w"]), [SymArg("h + 1"), SymArg("w")])
+    symcase("sym_upsample_nearest2d_batch", A + "upsample_nearest2d.vec", one,
+            S(f32, ["n", 3, 4, 5]), None, [2.0, 3.0])
+    symcase("sym_upsample_bilinear2d_scale", A + "upsample_bilinear2d.vec", hw,
+            S(f32, [1, 3, "h", "w"]), None, False, [2.0, 2.0])
+    symcase("sym_upsample_bilinear2d_fraction", A + "upsample_bilinear2d.vec", hw,
+            S(f32, [1, 3, "h", "w"]), None, True, [1.5, 2.5])
+    symcase("sym_upsample_bicubic2d_fraction", A + "upsample_bicubic2d.vec", hw,
+            S(f32, [1, 3, "h", "w"]), None, False, [1.5, 1.5])
+    symcase("sym_upsample_nearest1d_scale", A + "upsample_nearest1d.vec", one,
+            S(f32, [2, 3, "n"]), None, [3.0])
+    symcase("sym_upsample_linear1d_fraction", A + "upsample_linear1d.vec", one,
+            S(f32, [2, 3, "n"]), None, False, [0.7])
+    symcase("sym_upsample_trilinear3d_scale", A + "upsample_trilinear3d.vec", one,
+            S(f32, [1, 2, "n", 4, 4]), None, False, [2.0, 2.0, 2.0])
+    nhwc = lambda t: t.permute(0, 3, 1, 2)  # noqa: E731 - [n, h, w, c] viewed as NCHW
+    symcase("sym_upsample_nearest2d_channels_last", A + "upsample_nearest2d.vec", hw,
+            S(f32, [2, "h", "w", 3], view=nhwc), None, [2.0, 2.0])
+    symcase("sym_upsample_bilinear2d_channels_last_fraction", A + "upsample_bilinear2d.vec", hw,
+            S(f32, [2, "h", "w", 3], view=nhwc), None, False, [1.5, 2.0])
+    # convolutions of a dynamic H/W or length: FloorDiv output sizes
+    cv = A + "convolution.default"
+    symcase("sym_conv2d_same", cv, hw, S(f32, [2, 3, "h", "w"]), S(f32, [8, 3, 3, 3]),
+            S(f32, [8]), [1, 1], [1, 1], [1, 1], False, [0, 0], 1)
+    symcase("sym_conv2d_stride2", cv, hw, S(f32, [2, 3, "h", "w"]), S(f32, [8, 3, 3, 3]), None,
+            [2, 2], [1, 1], [1, 1], False, [0, 0], 1)
+    symcase("sym_conv2d_dilated_groups", cv, hw, S(f32, [1, 4, "h", "w"]), S(f32, [8, 2, 3, 2]),
+            None, [1, 3], [0, 1], [2, 1], False, [0, 0], 2)
+    symcase("sym_conv_transpose2d", cv, hw, S(f32, [2, 4, "h", "w"]), S(f32, [4, 3, 3, 3]),
+            S(f32, [3]), [2, 2], [1, 1], [1, 1], True, [1, 0], 1)
+    symcase("sym_conv1d_length", A + "conv1d.default", one, S(f32, [2, 3, "n"]),
+            S(f32, [5, 3, 4]), S(f32, [5]), [2], [1])
+    symcase("sym_conv2d_batch", A + "conv2d.default", one, S(f32, ["n", 3, 8, 8]),
+            S(f32, [6, 3, 3, 3]))
+    symcase("sym_conv_transpose2d_default_ir", A + "conv_transpose2d.input", hw,
+            S(f32, [2, 8, "h", "w"]), S(f32, [8, 4, 2, 2]), S(f32, [4]), [2, 2])
+    # pooling of a dynamic H/W: FloorDiv output sizes, ceil_mode's correction decided by the hint
+    symcase("sym_max_pool2d_hw", A + "max_pool2d.default", hw, S(f32, [2, 3, "h", "w"]), [2, 2])
+    symcase("sym_max_pool2d_with_indices_pad", A + "max_pool2d_with_indices.default", hw,
+            S(f32, [2, 3, "h", "w"]), [3, 3], [2, 2], [1, 1])
+    symcase("sym_avg_pool2d_ceil", A + "avg_pool2d.default", hw, S(f32, [1, 3, "h", "w"]),
+            [3, 3], [2, 2], [0, 0], True)
+    symcase("sym_max_pool2d_ceil_dilated", A + "max_pool2d.default", hw,
+            S(f32, [1, 3, "h", "w"]), [2, 3], [2, 3], [1, 0], [1, 2], True)
+    symcase("sym_avg_pool3d", A + "avg_pool3d.default", one, S(f32, [1, 2, "n", 6, 6]),
+            [2, 2, 2])
+    symcase("sym_max_pool3d_with_indices", A + "max_pool3d_with_indices.default", one,
+            S(f32, [1, 2, 4, "n", 6]), [2, 2, 2], [2, 1, 2], [0, 1, 1])
+    symcase("sym_grid_sampler_2d", A + "grid_sampler_2d.default", hw, S(f32, [2, 3, "h", "w"]),
+            S(f32, [2, "w", 5, 2]), 0, 0, False)
+    symcase("sym_grid_sampler_batch", A + "grid_sampler.default", one, S(f32, ["n", 3, 4, 4]),
+            S(f32, ["n", 5, 7, 2]), 1, 0, True)
+    symcase("sym_im2col", A + "im2col.default", hw, S(f32, [2, 3, "h", "w"]), [2, 2], [1, 1],
+            [0, 0], [2, 2])
+    symcase("sym_im2col_padded", A + "im2col.default", one, S(f32, [2, 3, "n", 6]), [3, 3],
+            [1, 1], [1, 1], [1, 1])
+    symcase("sym_im2col_batch", A + "im2col.default", one, S(f32, ["n", 3, 4, 6]), [2, 2],
+            [1, 1], [0, 0], [2, 2])
+    symcase("sym_col2im_batch", A + "col2im.default", one, S(f32, ["n", 12, 6]), [4, 6], [2, 2],
+            [1, 1], [0, 0], [2, 2])
+    symcase("sym_cdist", A + "_cdist_forward.default", two, S(f32, [2, "n", 4]),
+            S(f32, [2, "m", 4]), 2.0, None)
+    symcase("sym_cdist_default", A + "cdist.default", one, S(f32, ["n", 4]), S(f32, [3, 4]))
+    symcase("sym_pdist", A + "_pdist_forward.default", one, S(f32, ["n", 3]), 2.0)
     # factories
     symcase("sym_arange", A + "arange.default", one, SymArg("n"), dtype=i64)
     symcase("sym_arange_start", A + "arange.start", one, 2, SymArg("n"))
@@ -1042,11 +1253,13 @@ def _encode_sym_out(v: Any) -> dict:
 
 
 def run_sym_case(name: str, target: str, syms: dict, args: list, kwargs: dict) -> dict:
+    from torch._dispatch.python import enable_python_dispatcher
     from torch.fx.experimental.symbolic_shapes import ShapeEnv
     from torch.utils._sympy.numbers import IntInfinity, NegativeIntInfinity
     op = resolve(target)
     shape_env = ShapeEnv()
-    with FakeTensorMode(shape_env=shape_env, allow_non_fake_inputs=False):
+    with enable_python_dispatcher(), FakeTensorMode(shape_env=shape_env,
+                                                    allow_non_fake_inputs=False):
         env = _symbols(shape_env, syms)
         made = [_make_sym_args(a, env) for a in args]
         made_kw = {k: _make_sym_args(v, env) for k, v in kwargs.items()}

@@ -297,6 +297,87 @@ def test_propagate_meta_on_real_architectures(name, decompose, pt2_edit, passes,
             torch.testing.assert_close(module(x), model(x), rtol=1e-4, atol=1e-4)
 
 
+class UpsampleNet(nn.Module):
+    """A U-Net-style network on a dynamic height and width: convolutions (stride 1 and 2, and a
+    transposed one), max and average pooling, and F.interpolate in every mode torch.export keeps as one op: nearest and
+    bilinear by 2 (the size 2*s0), bicubic by 1.5 (TruncToInt(1.5*ToFloat(s0))), bilinear back to
+    another tensor's symbolic size (an FPN's top-down path), and 1-D linear and nearest
+    resizes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.down = nn.Conv2d(8, 8, 3, stride=2, padding=1)
+        self.up = nn.ConvTranspose2d(8, 4, 2, stride=2)
+
+    def forward(self, x):
+        y = F.relu(self.c1(x))
+        d = F.relu(self.down(y))
+        up = F.interpolate(y, scale_factor=2) + F.interpolate(y, scale_factor=2.0, mode="bilinear")
+        fpn = y + F.interpolate(d, size=y.shape[-2:], mode="bilinear", align_corners=True)
+        cubic = F.interpolate(y, scale_factor=1.5, mode="bicubic")
+        line = F.interpolate(y.mean(2), scale_factor=2, mode="linear")
+        near = F.interpolate(y.amax(3), scale_factor=0.5, mode="nearest")
+        pooled = (F.max_pool2d(y, 2), F.avg_pool2d(y, 3, 2, padding=1))
+        return up * 2, fpn, self.up(d), cubic, line, near, pooled
+
+
+def test_validate_meta_computes_every_upsample_of_a_dynamic_program(pt2_edit, passes, workdir):
+    """Regression (issue 28): `validate --meta` reported the upsample nodes of a program exported
+    with a dynamic H/W as uncomputed. Now every node's value is computed and equals torch's, and
+    recomputed from the placeholders the file loads, keeps torch's values and runs."""
+    torch.manual_seed(0)
+    model = UpsampleNet().eval()
+    h = torch.export.Dim("h", min=4, max=64)
+    w = torch.export.Dim("w", min=4, max=64)
+    ep = torch.export.export(model, (torch.randn(2, 3, 16, 12),),
+                             dynamic_shapes={"x": {2: h, 3: w}})
+    ops = {str(n.target) for n in ep.graph.nodes if n.op == "call_function"}
+    assert {"aten.upsample_nearest2d.vec", "aten.upsample_bilinear2d.vec",
+            "aten.upsample_bicubic2d.vec", "aten.upsample_linear1d.vec",
+            "aten.upsample_nearest1d.vec"} <= ops, ops
+    src = workdir / "meta_upsample_dynamic.pt2"
+    torch.export.save(ep, str(src))
+
+    proc = pt2_edit.run("validate", src, "--meta")
+    summary = re.search(r"meta: nodes=(\d+) computed=(\d+) equal=(\d+) differ=(\d+) "
+                        r"uncomputed=(\d+)", proc.stdout)
+    assert summary, proc.stdout
+    nodes, computed, equal, differ, uncomputed = map(int, summary.groups())
+    print(f"upsample_dynamic: nodes={nodes} equal={equal}")
+    assert (computed, equal, differ, uncomputed) == (nodes, nodes, 0, 0), proc.stdout
+
+    dst = workdir / "meta_upsample_dynamic_recomputed.pt2"
+    out = passes.run("recompute-meta", src, "-o", dst).stdout
+    assert f"recompute-meta: {nodes} of {nodes} values recomputed (0 kept" in out, out
+    loaded = torch.export.load(str(dst))
+    want_t, want_s = graph_tables(src)
+    got_t, got_s = graph_tables(dst)
+    assert sorted(got_t) == sorted(want_t) and sorted(got_s) == sorted(want_s)
+    for key in want_t:
+        assert same_tensor_value(got_t[key], want_t[key]), (key, got_t[key], want_t[key])
+    for key in want_s:
+        assert same_symint(got_s[key], want_s[key]), (key, got_s[key], want_s[key])
+    module = loaded.module()
+    with torch.no_grad():
+        for hw in ((16, 12), (7, 9), (64, 4)):
+            x = torch.randn(2, 3, *hw)
+            torch.testing.assert_close(module(x), model(x), rtol=1e-4, atol=1e-4)
+
+    # run_decompositions(): the resizes become index arithmetic on SymFloats (torch.sym_float,
+    # operator.mul/truediv on SymFloats, math.trunc); every value is computed and equals torch's
+    # (a contiguous view's TensorIterator output keeps Max(1, TruncToInt(...)) in its strides)
+    dec = workdir / "meta_upsample_dynamic_decomposed.pt2"
+    torch.export.save(ep.run_decompositions(), str(dec))
+    proc = pt2_edit.run("validate", dec, "--meta")
+    summary = re.search(r"meta: nodes=(\d+) computed=(\d+) equal=(\d+) differ=(\d+) "
+                        r"uncomputed=(\d+)", proc.stdout)
+    assert summary, proc.stdout
+    nodes, computed, equal, differ, uncomputed = map(int, summary.groups())
+    print(f"upsample_dynamic_decomposed: nodes={nodes} equal={equal}")
+    assert (computed, equal, differ, uncomputed) == (nodes, nodes, 0, 0), proc.stdout
+
+
 def test_validate_meta_reports_a_stale_value(pt2_edit, workdir):
     """A value that disagrees with its op: `validate --meta` names the node with both values and
     fails; the file is not changed."""

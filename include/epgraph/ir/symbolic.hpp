@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <limits>
@@ -268,7 +269,8 @@ struct Interval {
 /// files (`2*s0`, `((s0 + 1)//2)`, `Max(1, s0)`, `Eq(s0, 2)`, `(s0 > 2) & (s1 < 4)`), with
 /// Python's operator precedence. Symbols without spelled assumptions get assumptions_of_name.
 /// A float64 constant (`Float('1.5', precision=53)`, `1.5` in the str form) is read as its exact
-/// value, a fraction with a power-of-2 denominator, and printed back as that Rational.
+/// value, a fraction with a power-of-2 denominator; srepr() writes such a fraction back as that
+/// Float, str() as a fraction.
 /// Throws value_error "cannot read the symbolic expression '<text>': <what> at offset <n>" for
 /// text that is not such an expression: a syntax error, an unknown function, a Float that is not
 /// finite or whose value is no fraction of 64-bit integers, a fractional or symbolic power, a
@@ -1459,9 +1461,32 @@ inline std::vector<const Expr*> print_order(const AtomNode& a) {
 
 inline void srepr_to(const Expr& e, std::string& out);
 
+// A fraction that is exactly a double as sympy's srepr of that Float (torch's constant of a
+// SymFloat expression: `Float('1.5', precision=53)`, `Float('0.69999999999999996', ...)`),
+// Python's 17-digit repr with its exponent form (`1.0000000000000001e-5`); nullopt otherwise.
+inline std::optional<std::string> float_text(const Rational& r) {
+  const double d = static_cast<double>(r.num()) / static_cast<double>(r.den());
+  const auto exact = exact_double(d);
+  if (!exact || !(*exact == r)) return std::nullopt;
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", d);
+  std::string text = buf;
+  const std::size_t e = text.find('e');
+  if (e != std::string::npos) {
+    // printf writes e-05, sympy e-5: drop the exponent's leading zeros
+    std::size_t digits = e + 2;
+    while (digits + 1 < text.size() && text[digits] == '0') text.erase(digits, 1);
+  }
+  return text;
+}
+
 inline void srepr_number(const Rational& r, std::string& out) {
   if (r.is_integer()) {
     out += "Integer(" + std::to_string(r.num()) + ")";
+  } else if (const auto f = float_text(r)) {
+    // torch's expressions hold fractions only as Floats (a float scale, a true division's
+    // value): written back as the Float they were read from
+    out += "Float('" + *f + "', precision=53)";
   } else {
     out += "Rational(" + std::to_string(r.num()) + ", " + std::to_string(r.den()) + ")";
   }

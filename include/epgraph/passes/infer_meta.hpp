@@ -56,7 +56,8 @@ inline void register_quantized_decomposed_schemas(OperatorRegistry& registry = g
 /// pass creates the metadata torch.export would have written.
 ///
 /// Arguments: `node`, a call_function node whose target is `torch.ops.<ns>.<op>.<overload>` (or
-/// `operator.getitem`, or a Python operator on SymInts) and whose tensor arguments have tensor
+/// `operator.getitem`, a Python operator on SymInts or SymFloats, `torch.sym_float` or
+/// `math.trunc`/`floor`/`ceil`) and whose tensor arguments have tensor
 /// metadata; `symbols`, the program's range constraints and symbol hints (see MetaContext; the
 /// overload without it uses an empty context, which learns the hints of this node's arguments).
 ///
@@ -134,7 +135,11 @@ inline void register_quantized_decomposed_schemas(OperatorRegistry& registry = g
 ///   value); operator.add/sub/mul/floordiv/mod/neg on SymInts and ints (a SymInt: `//` is
 ///   FloorDiv, `%` Mod when both sides are known non-negative, else PythonMod) and
 ///   operator.eq/ne/lt/le/gt/ge (a SymBool, folded only when the symbols' assumptions decide it,
-///   as torch does: `s0 >= 2` stays symbolic, `s0 > 0` is true).
+///   as torch does: `s0 >= 2` stays symbolic, `s0 > 0` is true);
+/// - SymFloat arithmetic: operator.add/sub/mul/neg with a float or SymFloat operand and
+///   operator.truediv (a SymFloat: an int operand as ToFloat, `/` IntTrueDiv of two ints, else
+///   FloatTrueDiv), torch.sym_float (ToFloat), math.trunc/floor/ceil (a SymInt: TruncToInt,
+///   FloorToInt, CeilToInt), as the run_decompositions() form of F.interpolate computes sizes.
 ///
 /// Strides (all checked against torch 2.13 by tests/json/test_infer_meta.cpp):
 /// - exact for views (permute, transpose, t, expand, squeeze, unsqueeze, select, slice, view,
@@ -213,6 +218,10 @@ inline void register_quantized_decomposed_schemas(OperatorRegistry& registry = g
   }
   if (const std::string_view fn = detail::infer::python_operator(target); !fn.empty()) {
     return detail::infer::guarded(bare, [&] { return detail::infer::rule_operator(bare, fn); });
+  }
+  if (const std::string_view fn = detail::infer::python_number_function(target); !fn.empty()) {
+    return detail::infer::guarded(bare,
+                                  [&] { return detail::infer::rule_number_function(bare, fn); });
   }
   const auto [op_key, overload] = detail::infer::split_target(target);
   const std::string_view op = std::string_view(op_key).substr(op_key.find('.') + 1);

@@ -1,4 +1,5 @@
-// infer_meta rules of the matmul family, convolution and scaled_dot_product_attention.
+// infer_meta rules of the matmul family, convolution, scaled_dot_product_attention and the
+// pairwise distances (cdist, pdist).
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
@@ -140,33 +141,45 @@ inline TensorMeta rule_convolution(const Context& ctx) {
   const Ints stride = expand_param("stride");
   const Ints padding = expand_param("padding");
   const Ints dilation = expand_param("dilation");
-  const bool transposed = ctx.has("transposed") && ctx.boolean("transposed");  // conv2d: false
+  // convolution says; conv_transpose{1,2,3}d (with output_padding, no flag) are transposed;
+  // conv{1,2,3}d are not
+  const bool transposed =
+      ctx.has("transposed") ? ctx.boolean("transposed") : ctx.has("output_padding");
   const Ints output_padding = transposed ? expand_param("output_padding") : Ints(nsp, 0);
   const std::int64_t groups = ctx.integer("groups");
   if (groups <= 0) ctx.fail("non-positive groups is not supported");
   Sizes shape;
   shape.push_back(input.sizes[0]);
   if (transposed) {
-    shape.push_back(ctx.concrete(weight.sizes[1], "argument 'weight' dimension 1") * groups);
+    shape.push_back(ctx.mul(weight.sizes[1], groups, "the output channels"));
   } else {
     shape.push_back(weight.sizes[0]);
   }
+  // torch's meta_conv: (in + 2p - d(k - 1) - 1) // s + 1, transposed
+  // (in - 1) s - 2p + d(k - 1) + output_padding + 1; symbolic sizes give FloorDiv expressions
   for (std::size_t i = 0; i < nsp; ++i) {
-    const std::int64_t in =
-        ctx.concrete(input.sizes[i + 2], "argument 'input' dimension " + std::to_string(i + 2));
-    const std::int64_t k =
-        ctx.concrete(weight.sizes[i + 2], "argument 'weight' dimension " + std::to_string(i + 2));
-    std::int64_t o = 0;
-    if (transposed) {
-      o = (in - 1) * stride[i] - 2 * padding[i] + dilation[i] * (k - 1) + output_padding[i] + 1;
-    } else {
-      o = (in + 2 * padding[i] - dilation[i] * (k - 1) - 1) / stride[i] + 1;
+    sym::Expr o;
+    try {
+      const sym::Expr in = ctx.ex(input.sizes[i + 2]);
+      const sym::Expr k = ctx.ex(weight.sizes[i + 2]);
+      const sym::Expr span = sym::Expr(dilation[i]) * (k - sym::Expr(1));
+      if (transposed) {
+        o = (in - sym::Expr(1)) * sym::Expr(stride[i]) - sym::Expr(2) * sym::Expr(padding[i]) +
+            span + sym::Expr(output_padding[i]) + sym::Expr(1);
+      } else {
+        if (stride[i] == 0) ctx.fail("stride should be greater than zero");
+        o = sym::floordiv(in + sym::Expr(2) * sym::Expr(padding[i]) - span - sym::Expr(1),
+                          sym::Expr(stride[i]), ctx.ranges()) +
+            sym::Expr(1);
+      }
+    } catch (const value_error& e) {
+      ctx.fail("the output size of spatial dimension " + std::to_string(i) + ": " + e.what());
     }
-    if (o <= 0) {
+    if (!ctx.guard_or_true(sym::gt(o, sym::Expr(0), ctx.ranges()))) {
       ctx.fail("the computed output size of spatial dimension " + std::to_string(i) + " is " +
-               std::to_string(o) + ", which is too small");
+               sym_str(ctx.out(o)) + ", which is too small");
     }
-    shape.push_back(o);
+    shape.push_back(ctx.out(o));
   }
   return contiguous_meta(ctx, input.dtype, std::move(shape), input.device);
 }
@@ -258,6 +271,76 @@ inline NodeValue rule_mm_op(const Context& ctx, std::string_view op) {
 
 inline NodeValue rule_addmm_op(const Context& ctx, std::string_view op) {
   return rule_addmm(ctx, op == "baddbmm");
+}
+
+// cdist / _cdist_forward (x1 [*, P, M], x2 [*, R, M], p, compute_mode): the batch dimensions
+// broadcast, then [P, R], contiguous; x1's dtype for _cdist_forward, the promoted one for cdist
+// (torch's meta_cdist_forward and its messages).
+inline NodeValue rule_cdist(const Context& ctx, std::string_view op) {
+  const TensorMeta& x1 = ctx.tensor("x1");
+  const TensorMeta& x2 = ctx.tensor("x2");
+  if (x1.sizes.size() < 2) {
+    ctx.fail("cdist only supports at least 2D tensors, X1 got: " + std::to_string(x1.sizes.size()) +
+             "D");
+  }
+  if (x2.sizes.size() < 2) {
+    ctx.fail("cdist only supports at least 2D tensors, X2 got: " + std::to_string(x2.sizes.size()) +
+             "D");
+  }
+  if (!ctx.equal(x1.sizes.back(), x2.sizes.back())) {
+    ctx.fail("X1 and X2 must have the same number of columns. X1: " + sym_str(x1.sizes.back()) +
+             " X2: " + sym_str(x2.sizes.back()));
+  }
+  if (!is_floating(x1.dtype)) {
+    ctx.fail("cdist only supports floating-point dtypes, X1 got: torch." +
+             std::string(dtype_name(x1.dtype)));
+  }
+  if (!is_floating(x2.dtype)) {
+    ctx.fail("cdist only supports floating-point dtypes, X2 got: torch." +
+             std::string(dtype_name(x2.dtype)));
+  }
+  if (ctx.has("p") && ctx.number("p") < 0) ctx.fail("cdist only supports non-negative p values");
+  if (const auto mode = ctx.opt_integer("compute_mode"); mode && (*mode < 0 || *mode > 2)) {
+    ctx.fail("possible modes: None, 0, 1, 2, but was: " + std::to_string(*mode));
+  }
+  const Sizes b1(x1.sizes.begin(), x1.sizes.end() - 2);
+  const Sizes b2(x2.sizes.begin(), x2.sizes.end() - 2);
+  Sizes shape = broadcast(ctx, {&b1, &b2});
+  shape.push_back(x1.sizes[x1.sizes.size() - 2]);
+  shape.push_back(x2.sizes[x2.sizes.size() - 2]);
+  const dtype type =
+      op == "cdist" ? ctx.result_type({Context::tensor_operand(x1), Context::tensor_operand(x2)})
+                    : x1.dtype;
+  return contiguous_meta(ctx, type, std::move(shape), x1.device);
+}
+
+// pdist / _pdist_forward (self [N, M], p): the N * (N - 1) / 2 pairwise distances, contiguous.
+// _pdist_forward requires a contiguous input (torch's meta__pdist_forward); pdist, which makes
+// its input contiguous, requires two dimensions and a floating dtype.
+inline NodeValue rule_pdist(const Context& ctx, std::string_view op) {
+  const TensorMeta& self = ctx.tensor("self");
+  if (op == "pdist") {
+    if (self.sizes.size() != 2) {
+      ctx.fail("pdist only supports 2D tensors, got: " + std::to_string(self.sizes.size()) + "D");
+    }
+    if (!is_floating(self.dtype)) ctx.fail("pdist only supports floating-point dtypes");
+    if (ctx.has("p") && ctx.number("p") < 0) ctx.fail("pdist only supports non-negative p values");
+  } else {
+    const auto s = all_concrete(self.sizes);
+    const auto st = all_concrete(self.strides);
+    const bool contiguous =
+        s && st ? is_contiguous(*s, *st) : self.strides == contiguous_sym_strides(ctx, self.sizes);
+    if (!contiguous) ctx.fail("_pdist_forward requires contiguous input");
+    if (self.sizes.empty()) ctx.fail("_pdist_forward expects a tensor with dimensions");
+  }
+  const sym::Expr n = ctx.ex(self.sizes[0]);
+  SymInt pairs = std::int64_t{0};
+  try {
+    pairs = ctx.out(sym::floordiv(n * (n - sym::Expr(1)), sym::Expr(2), ctx.ranges()));
+  } catch (const value_error& e) {
+    ctx.fail("the number of pairs: " + std::string(e.what()));
+  }
+  return contiguous_meta(ctx, self.dtype, Sizes{pairs}, self.device);
 }
 
 }  // namespace infer

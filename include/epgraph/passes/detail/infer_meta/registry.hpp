@@ -167,7 +167,10 @@ inline void register_compute_rules(RuleTable& t) {
   add_aten(t, {"mm", "bmm"}, &rule_mm_op);
   add_aten(t, {"matmul"}, &plain_rule<rule_matmul>);
   add_aten(t, {"addmm", "baddbmm"}, &rule_addmm_op);
-  add_aten(t, {"convolution", "conv1d", "conv2d", "conv3d"}, &plain_rule<rule_convolution>);
+  add_aten(t,
+           {"convolution", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+            "conv_transpose3d"},
+           &plain_rule<rule_convolution>);
   add_aten(t, {"_native_batch_norm_legit_no_training"}, &plain_rule<rule_batch_norm>);
   add_aten(t, {"native_layer_norm"}, &plain_rule<rule_layer_norm>);
   add_aten(t, {"layer_norm"}, &rule_layer_norm_op);
@@ -203,7 +206,17 @@ inline void register_compute_rules(RuleTable& t) {
             "replication_pad1d", "replication_pad2d", "replication_pad3d"},
            &rule_pad);
   add_aten(t, {"max", "min"}, &rule_max);
-  add_aten(t, {"upsample_nearest2d", "upsample_bilinear2d"}, &rule_upsample2d);
+  add_aten(t,
+           {"upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d",
+            "_upsample_nearest_exact1d", "_upsample_nearest_exact2d", "_upsample_nearest_exact3d",
+            "upsample_linear1d", "upsample_bilinear2d", "upsample_bicubic2d",
+            "_upsample_bilinear2d_aa", "_upsample_bicubic2d_aa", "upsample_trilinear3d"},
+           &rule_upsample);
+  add_aten(t, {"grid_sampler", "grid_sampler_2d", "grid_sampler_3d"}, &rule_grid_sampler);
+  add_aten(t, {"im2col"}, &rule_im2col);
+  add_aten(t, {"col2im"}, &rule_col2im);
+  add_aten(t, {"cdist", "_cdist_forward"}, &rule_cdist);
+  add_aten(t, {"pdist", "_pdist_forward"}, &rule_pdist);
   add_aten(t, {"sum"}, &reduction_rule<Rule::sum>);
   add_aten(t, {"mean"}, &reduction_rule<Rule::mean>);
   add_aten(t, {"amax", "amin"}, &reduction_rule<Rule::amax>);

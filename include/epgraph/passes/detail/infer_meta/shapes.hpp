@@ -46,7 +46,8 @@ inline std::optional<Ints> all_concrete(const Sizes& v) {
 // Row-major strides for sizes that may be symbolic, as torch writes them
 // (torch._prims_common.make_contiguous_strides_for): each stride the product of the later sizes,
 // each taken as Max(size, 1) (`s0` for a positive symbol, kept as `Max(1, u0)` for an unbacked
-// one), simplified under the range constraints.
+// one), simplified by the symbols' assumptions only, as torch's Max is: torch keeps
+// Max(1, s0//2) and Max(1, s0 - 4) although the range constraints say s0 >= 2 or s0 >= 5.
 inline Sizes contiguous_sym_strides(const Context& ctx, const Sizes& sizes) {
   if (auto c = all_concrete(sizes)) return to_sym(contiguous_strides(*c));
   Sizes out(sizes.size(), std::int64_t{1});
@@ -56,7 +57,7 @@ inline Sizes contiguous_sym_strides(const Context& ctx, const Sizes& sizes) {
     if (i == 0) break;
     const sym::Expr size = ctx.ex(sizes[i]);
     try {
-      multiplier = multiplier * sym::max({size, sym::Expr(1)}, ctx.ranges());
+      multiplier = multiplier * sym::max({size, sym::Expr(1)});
     } catch (const value_error& e) {
       ctx.fail("cannot write the contiguous strides of the symbolic shape " + shape_str(sizes) +
                ": " + e.what());
@@ -413,6 +414,10 @@ inline Sizes elementwise_strides_sym(const Context& ctx, const Sizes& shape_in,
   if (ndim == 1) return {std::int64_t{1}};
   if (ops.empty()) return contiguous_sym_strides(ctx, shape_in);
   if (ops.size() == 1) {
+    // TensorIterator's fast setup: a contiguous operand gives a new contiguous output (strides
+    // with Max(1, size) where torch keeps it, not the operand's own), another dense one its
+    // strides
+    if (contiguous_sym(ctx, ops[0])) return contiguous_sym_strides(ctx, shape_in);
     if (dense_sym(ctx, ops[0])) return sizes_of(ctx, ops[0].strides);
   } else {
     bool contiguous = true, channels_last = true;

@@ -36,8 +36,8 @@ inline std::string_view python_operator(std::string_view target) noexcept {
   for (std::string_view prefix : {std::string_view("operator."), std::string_view("_operator.")}) {
     if (target.substr(0, prefix.size()) == prefix) {
       const std::string_view fn = target.substr(prefix.size());
-      for (std::string_view known :
-           {"add", "sub", "mul", "floordiv", "mod", "neg", "eq", "ne", "lt", "le", "gt", "ge"}) {
+      for (std::string_view known : {"add", "sub", "mul", "truediv", "floordiv", "mod", "neg", "eq",
+                                     "ne", "lt", "le", "gt", "ge"}) {
         if (fn == known) return fn;
       }
     }
@@ -45,7 +45,99 @@ inline std::string_view python_operator(std::string_view target) noexcept {
   return {};
 }
 
-// operator.add/sub/mul/floordiv/mod/neg and the comparisons on SymInts and ints, as torch's
+// The torch or math function on a SymInt/SymFloat a node applies (`torch.sym_float`,
+// `math.trunc`, `math.floor`, `math.ceil`), or "" for another target.
+inline std::string_view python_number_function(std::string_view target) noexcept {
+  if (target == "torch.sym_float") return "sym_float";
+  for (std::string_view fn : {"trunc", "floor", "ceil"}) {
+    if (target.size() == fn.size() + 5 && target.substr(0, 5) == "math." &&
+        target.substr(5) == fn) {
+      return fn;
+    }
+  }
+  return {};
+}
+
+// An operand of Python arithmetic: its expression and whether it is a float (a Python float or
+// a SymFloat node) rather than an int or SymInt.
+struct PyNumber {
+  sym::Expr e;
+  bool is_float = false;
+};
+inline PyNumber py_number(const Context& ctx, const Argument& a, const std::string& what) {
+  auto exact = [&](double d) {
+    const auto r = sym::detail::exact_double(d);
+    if (!r) ctx.fail(what + " is the float " + std::to_string(d) + ", no fraction of 64-bit ints");
+    return sym::Expr(*r);
+  };
+  if (a.is<double>()) return {exact(a.as<double>()), true};
+  if (const Node* n = a.node()) {
+    if (const SymFloatValue* f = n->meta().val.sym_float()) {
+      if (const auto* d = std::get_if<double>(&f->value)) return {exact(*d), true};
+      try {
+        return {ctx.symbols().parse(std::get<SymExpr>(f->value).expr, std::nullopt), true};
+      } catch (const value_error& e) {
+        ctx.fail(e.what());
+      }
+    }
+  }
+  return {ctx.ex(ctx.sym_of(a, what)), false};
+}
+
+// A SymFloat value of `e`: a double when it is a constant.
+inline SymFloatValue sym_float_of(const Context& ctx, const sym::Expr& e) {
+  if (const auto c = e.constant()) {
+    return SymFloatValue{static_cast<double>(c->num()) / static_cast<double>(c->den())};
+  }
+  SymExpr x;
+  x.expr = ctx.symbols().text(e);
+  return SymFloatValue{std::move(x)};
+}
+
+// Float arithmetic of torch's SymFloat (torch/fx/experimental/sym_node.py): an int operand is
+// converted with ToFloat, `/` of two ints is IntTrueDiv and of a float FloatTrueDiv; the result
+// is a SymFloat (a double when it folds).
+inline NodeValue float_operator(const Context& ctx, std::string_view fn, const PyNumber& a,
+                                const PyNumber* b) {
+  const sym::Ranges* r = ctx.ranges();
+  auto as_float = [&](const PyNumber& x) {
+    return x.is_float ? x.e : sym::detail::apply("ToFloat", {x.e}, r);
+  };
+  if (b == nullptr) return sym_float_of(ctx, -as_float(a));
+  if (fn == "truediv") {
+    if (b->e.as_integer() == std::int64_t{0}) ctx.fail("division by zero");
+    if (!a.is_float && !b->is_float) {
+      return sym_float_of(ctx, sym::detail::apply("IntTrueDiv", {a.e, b->e}, r));
+    }
+    return sym_float_of(ctx, sym::detail::apply("FloatTrueDiv", {as_float(a), as_float(*b)}, r));
+  }
+  if (fn == "add") return sym_float_of(ctx, as_float(a) + as_float(*b));
+  if (fn == "sub") return sym_float_of(ctx, as_float(a) - as_float(*b));
+  if (fn == "mul") return sym_float_of(ctx, as_float(a) * as_float(*b));
+  ctx.fail("epgraph computes +, -, *, / and negation on SymFloats, not " + std::string(fn));
+}
+
+// torch.sym_float (ToFloat of an int: a SymFloat) and math.trunc/floor/ceil (TruncToInt,
+// FloorToInt, CeilToInt of a float: a SymInt; an int stays itself), as torch's SymNode methods.
+inline NodeValue rule_number_function(const Context& ctx, std::string_view fn) {
+  const ArgumentView args = ctx.node().args();
+  if (args.size() != 1 || !ctx.node().kwargs().empty()) ctx.fail("expected one argument");
+  const PyNumber x = py_number(ctx, args[0], "argument 0");
+  const sym::Ranges* r = ctx.ranges();
+  try {
+    if (fn == "sym_float") {
+      return sym_float_of(ctx, x.is_float ? x.e : sym::detail::apply("ToFloat", {x.e}, r));
+    }
+    if (!x.is_float) return SymIntValue{ctx.out(x.e)};
+    const char* name = fn == "trunc" ? "TruncToInt" : fn == "floor" ? "FloorToInt" : "CeilToInt";
+    return SymIntValue{ctx.out(sym::detail::apply(name, {x.e}, r))};
+  } catch (const value_error& e) {
+    ctx.fail(e.what());
+  }
+}
+
+// operator.add/sub/mul/floordiv/mod/neg and the comparisons on SymInts and ints (with a float
+// operand, or truediv: float_operator), as torch's
 // SymNode methods compute them (torch/fx/experimental/sym_node.py: `//` is FloorDiv, `%` is Mod
 // when both sides are known non-negative and PythonMod otherwise): a SymInt (a concrete int when
 // the result folds), or a SymBool for a comparison (folded only by the symbols' assumptions).
@@ -55,7 +147,13 @@ inline NodeValue rule_operator(const Context& ctx, std::string_view fn) {
   if (args.size() != (unary ? 1u : 2u) || !ctx.node().kwargs().empty()) {
     ctx.fail(std::string("expected ") + (unary ? "one argument" : "two arguments"));
   }
-  const sym::Expr a = ctx.ex(ctx.sym_of(args[0], "argument 0"));
+  const PyNumber pa = py_number(ctx, args[0], "argument 0");
+  if (unary && pa.is_float) return float_operator(ctx, fn, pa, nullptr);
+  if (!unary) {
+    const PyNumber pb = py_number(ctx, args[1], "argument 1");
+    if (pa.is_float || pb.is_float || fn == "truediv") return float_operator(ctx, fn, pa, &pb);
+  }
+  const sym::Expr a = pa.e;
   if (unary) return SymIntValue{ctx.out(-a)};
   const sym::Expr b = ctx.ex(ctx.sym_of(args[1], "argument 1"));
   const sym::Ranges* r = ctx.ranges();
