@@ -473,6 +473,37 @@ static_assert(!std::is_default_constructible_v<epgraph::detail::users_key>,
 static_assert(std::is_same_v<decltype(std::declval<Node&>().meta()), const epgraph::NodeMeta&>,
               "meta() is read-only even on a non-const node, so reading cannot allocate");
 
+static_assert(std::is_same_v<decltype(std::declval<const Node&>().users()), epgraph::ConstNodeSpan>,
+              "a const node (and so a const Graph&) hands out its users read-only");
+static_assert(std::is_same_v<decltype(std::declval<Node&>().users()), epgraph::NodeSpan>,
+              "a mutable node hands out mutable users");
+static_assert(std::is_same_v<decltype(std::declval<const Graph&>().first_node()), const Node*>,
+              "a const Graph& starts walks at a const node");
+
+TEST_CASE("users() through a const graph are the same nodes, read-only", "[graph]") {
+  Graph g;
+  Node* x = g.placeholder("x");
+  Node* a = g.call_function("torch.ops.aten.relu.default", {x});
+  Node* b = g.call_function("torch.ops.aten.add.Tensor", {x, a});
+  g.output({b});
+  const Graph& cg = g;
+  const Node* cx = cg.first_node();
+  REQUIRE(cx == x);
+  const epgraph::ConstNodeSpan cu = cx->users();
+  REQUIRE(cu.size() == 2);
+  CHECK(cu[0] == a);  // first-use order, as FX's node.users
+  CHECK(cu[1] == b);
+  // Through the mutable node, the same view, now mutable: edits go through it.
+  const epgraph::NodeSpan mu = x->users();
+  REQUIRE(mu.size() == 2);
+  CHECK(mu[0]->name() == "relu");
+  CHECK(mu[1]->name() == "add");
+  // One user (the inline representation) reads the same both ways.
+  const epgraph::ConstNodeSpan one = static_cast<const Node*>(a)->users();
+  REQUIRE(one.size() == 1);
+  CHECK(one[0] == b);
+}
+
 TEST_CASE("reading meta() through a non-const node creates no storage and changes nothing",
           "[graph][meta]") {
   Graph g;

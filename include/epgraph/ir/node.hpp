@@ -152,6 +152,8 @@ inline std::vector<Node*> collect_input_nodes(ArgumentView args, const Kwargs& k
 
 /// The users of a node, read-only (see ConstSpan).
 using NodeSpan = ConstSpan<Node*>;
+/// The users of a node reached through a const Node: read-only neighbours.
+using ConstNodeSpan = ConstSpan<const Node*>;
 
 namespace detail {
 // Nodes live in chunks of `node_chunk_slots` slots that the graph's arena allocates (see
@@ -213,7 +215,13 @@ class Node {
   }
   /// Nodes that use this node's value, in first-use order, each once (FX `node.users`), as a view
   /// valid until the users change. O(1).
-  [[nodiscard]] NodeSpan users() const noexcept {
+  [[nodiscard]] NodeSpan users() noexcept {
+    if (user_state_ == users_heap) return {users_.many->data(), users_.many->size()};
+    return {&users_.one, user_state_};
+  }
+  /// The users, read-only: a const node (and so a `const Graph&`) hands out const neighbours
+  /// only. O(1).
+  [[nodiscard]] ConstNodeSpan users() const noexcept {
     if (user_state_ == users_heap) return {users_.many->data(), users_.many->size()};
     return {&users_.one, user_state_};
   }
