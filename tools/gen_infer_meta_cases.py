@@ -920,13 +920,13 @@ def define_cases() -> None:
     case("einsum_three_operands_path", E, "ij,jk,kl->il",
          [T(f32, [2, 3]), T(f32, [3, 4]), T(f32, [4, 5])], path=[1, 2, 0, 1])
     case("einsum_empty_contraction", E, "ij,jk->ik", [T(f32, [2, 0]), T(f32, [0, 3])])
+    case("einsum_product_size_one_dims", E, "dfeb,bd->bedf", [T(f32, [1, 1, 1, 2]), T(f32, [2, 1])])
     case("einsum_f64_uppercase", E, "Ab,bC->CA", [T(f64, [2, 3]), T(f64, [3, 4])])
     # random equations (a fixed seed), each kept when torch accepts it
     rng = random.Random(13)
     kept = 0
-    while kept < 40:
-        # sizes >= 2: a pure product's size-1 output dimensions are a known gap of epgraph
-        sizes = {c: rng.choice([2, 3, 4]) for c in "abcdef"}
+    while kept < 80:
+        sizes = {c: rng.choice([1, 2, 3, 4]) for c in "abcdef"}
         ops = ["".join(rng.sample("abcdef", rng.randint(1, 4)))
                for _ in range(rng.choice([1, 2, 2, 2, 3]))]
         labels = sorted(set("".join(ops)))

@@ -65,12 +65,11 @@ inline Tensor sumproduct_pair(const Context& ctx, Tensor left, Tensor right,
                               const std::vector<std::size_t>& sum_dims, dtype type,
                               const Device& device) {
   if (sum_dims.empty()) {
-    // at::mul: TensorIterator's output strides
+    // at::mul under FakeTensor: torch's reference elementwise strides
+    // (compute_elementwise_output_strides), not TensorIterator's fast setup
     const TensorMeta l = as_meta(left, type, device), r = as_meta(right, type, device);
-    const TensorMeta m = elementwise_meta(ctx, type, {&l, &r});
-    // known gap: torch's strides of a size-1 dimension of this product can differ from
-    // epgraph's elementwise rule (e.g. 'dfeb,bd->bedf' on [1, 1, 1, 2] and [2, 1])
-    return Tensor{m.sizes, m.strides};
+    const Sizes shape = broadcast(ctx, {&left.sizes, &right.sizes});
+    return Tensor{shape, elementwise_strides_sym(ctx, shape, {&l, &r})};
   }
   const std::size_t rank = left.sizes.size();
   std::vector<bool> summed(rank, false);
