@@ -684,3 +684,30 @@ TEST_CASE("infer_meta: instance_norm is contiguous in the input's dtype", "[infe
                     "default): Expected running_mean and running_var to be defined when "
                     "use_input_stats is false");
 }
+
+TEST_CASE("infer_meta: pooling and padding follow suggest_memory_format on ambiguous layouts",
+          "[infer_meta]") {
+  Graph g;
+  // [2, 3, 1, 1] with strides [3, 1, 3, 3] is contiguous and channels-last at once; torch's
+  // suggest_memory_format says channels-last
+  TensorMeta both = meta_of(epgraph::dtype::float32, {2, 3, 1, 1});
+  both.strides = syms({3, 1, 3, 3});
+  Node* x = input(g, "x", both);
+  Node* pad = g.call_function("torch.ops.aten.constant_pad_nd.default",
+                              {x, epgraph::Argument(epgraph::ArgumentList{1, 1, 0, 1})});
+  const NodeValue padded = epgraph::infer_meta(*pad);
+  CHECK(ints_of(padded.tensor()->sizes) == std::vector<std::int64_t>{2, 3, 2, 3});
+  CHECK(ints_of(padded.tensor()->strides) == std::vector<std::int64_t>{18, 1, 9, 3});
+  // one channel stored channels-last: the pooled output and indices keep that layout
+  TensorMeta one = meta_of(epgraph::dtype::float32, {2, 1, 4, 4});
+  one.strides = syms({16, 1, 4, 1});
+  Node* y = input(g, "y", one);
+  Node* pool = g.call_function("torch.ops.aten.max_pool2d_with_indices.default",
+                               {y, epgraph::Argument(epgraph::ArgumentList{1, 1})});
+  const NodeValue pooled = epgraph::infer_meta(*pool);
+  REQUIRE(pooled.elements() != nullptr);
+  const NodeValue::List& both_out = *pooled.elements();
+  CHECK(ints_of(both_out[0].tensor()->strides) == std::vector<std::int64_t>{16, 1, 4, 1});
+  CHECK(ints_of(both_out[1].tensor()->strides) == std::vector<std::int64_t>{16, 1, 4, 1});
+  CHECK(both_out[1].tensor()->dtype == epgraph::dtype::int64);
+}

@@ -941,6 +941,30 @@ def define_cases() -> None:
             continue
         case(f"einsum_random_{kept}", E, eq, tensors)
         kept += 1
+    # --- suggest_memory_format of ambiguous layouts (channels-last and contiguous at once) ------
+    layouts = {
+        "cl_and_contiguous": T(f32, [2, 3, 1, 1], [3, 1, 3, 3]),
+        "one_channel_cl": T(f32, [2, 1, 4, 4], [16, 1, 4, 1]),
+        "one_batch_cl": T(f32, [1, 3, 4, 4], [48, 1, 12, 3]),
+        "n111": T(f32, [2, 1, 1, 1], [1, 1, 1, 1]),
+    }
+    for lname, x in layouts.items():
+        spatial = x.sizes[2]
+        case(f"max_pool2d_layout_{lname}", A + "max_pool2d_with_indices.default", x, [1, 1])
+        case(f"avg_pool2d_layout_{lname}", A + "avg_pool2d.default", x, [1, 1])
+        case(f"adaptive_avg_pool2d_layout_{lname}", A + "_adaptive_avg_pool2d.default", x,
+             [1, 1])
+        case(f"constant_pad_nd_layout_{lname}", A + "constant_pad_nd.default", x, [1, 1, 0, 1])
+        if spatial % 2 == 0:
+            case(f"pixel_unshuffle_layout_{lname}", A + "pixel_unshuffle.default", x, 2)
+        case(f"pixel_shuffle_layout_{lname}", A + "pixel_shuffle.default", x, 1)
+    case("constant_pad_nd_channels_last_3d", A + "constant_pad_nd.default",
+         T(f32, [2, 3, 2, 2, 2], [24, 1, 12, 6, 3]), [1, 0, 0, 1])
+    for lname, x in {"cl3d_and_contiguous": T(f32, [2, 3, 1, 1, 1], [3, 1, 3, 3, 3]),
+                     "one_channel_cl3d": T(f32, [2, 1, 2, 2, 2], [8, 1, 4, 2, 1])}.items():
+        case(f"max_pool3d_layout_{lname}", A + "max_pool3d_with_indices.default", x, [1, 1, 1])
+    case("constant_pad_nd_cl3d_and_contiguous", A + "constant_pad_nd.default",
+         T(f32, [2, 3, 1, 1, 1], [3, 1, 3, 3, 3]), [1, 1])
     # --- instance_norm: batch_norm on the contiguous input, viewed back ----------------------
     IN = A + "instance_norm.default"
     case("instance_norm", IN, T(f32, [2, 3, 4, 5]), T(f32, [3]), T(f32, [3]), None, None, True,
@@ -1218,6 +1242,13 @@ def define_sym_cases() -> None:
     symcase("sym_einsum_interleaved", E, one, "dfa,ed", [S(f32, [3, 2, "n"]), S(f32, [4, 3])])
     symcase("sym_einsum_diagonal", E, one, "ii->i", [S(f32, ["n", "n"])])
     symcase("sym_einsum_sum", E, one, "ij->j", [S(f32, ["n", 3])])
+    cl = lambda t: t.contiguous(memory_format=torch.channels_last)  # noqa: E731
+    symcase("sym_constant_pad_nd_channels_last", A + "constant_pad_nd.default", one,
+            S(f32, [2, 3, "n", 4], view=cl), [1, 1, 0, 1])
+    symcase("sym_max_pool2d_channels_last", A + "max_pool2d_with_indices.default", one,
+            S(f32, [2, 3, "n", 4], view=cl), [2, 2])
+    symcase("sym_adaptive_avg_pool2d_channels_last", A + "_adaptive_avg_pool2d.default", one,
+            S(f32, [2, "n", 4, 4], view=cl), [2, 2])
     symcase("sym_instance_norm", A + "instance_norm.default", one, S(f32, [2, "n", 5]), None,
             None, None, None, True, 0.1, 1e-5, False)
     # factories
