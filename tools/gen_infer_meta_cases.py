@@ -1249,6 +1249,12 @@ def define_sym_cases() -> None:
             S(f32, [2, 3, "n", 4], view=cl), [2, 2])
     symcase("sym_adaptive_avg_pool2d_channels_last", A + "_adaptive_avg_pool2d.default", one,
             S(f32, [2, "n", 4, 4], view=cl), [2, 2])
+    symcase("sym_einsum_ellipsis", E, two, "...ij,...jk->...ik",
+            [S(f32, ["n", 2, 3]), S(f32, [1, 3, "m"])])
+    symcase("sym_einsum_three_path", E, one, "ij,jk,kl->li",
+            [S(f32, ["n", 3]), S(f32, [3, 4]), S(f32, [4, "n"])], path=[0, 2, 0, 1])
+    symcase("sym_einsum_product_transposed", E, one, "ij,ji->ij",
+            [S(f32, ["n", 3]), S(f32, [3, "n"])])
     symcase("sym_instance_norm", A + "instance_norm.default", one, S(f32, [2, "n", 5]), None,
             None, None, None, True, 0.1, 1e-5, False)
     # factories

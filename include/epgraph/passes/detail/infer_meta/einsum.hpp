@@ -112,10 +112,16 @@ inline Tensor sumproduct_pair(const Context& ctx, Tensor left, Tensor right,
   // permuted back to the operands' dimension order
   Sizes out_size;
   std::vector<std::size_t> order;
-  for (std::size_t d : lro) out_size.push_back(left.sizes[d]), order.push_back(d);
-  for (std::size_t d : lo) out_size.push_back(left.sizes[d]), order.push_back(d);
-  for (std::size_t d : sum_dims) out_size.push_back(std::int64_t{1}), order.push_back(d);
-  for (std::size_t d : ro) out_size.push_back(right.sizes[d]), order.push_back(d);
+  auto place = [&](const std::vector<std::size_t>& dims, const Tensor* from) {
+    for (std::size_t d : dims) {
+      out_size.push_back(from != nullptr ? from->sizes[d] : SymInt{std::int64_t{1}});
+      order.push_back(d);
+    }
+  };
+  place(lro, &left);
+  place(lo, &left);
+  place(sum_dims, nullptr);
+  place(ro, &right);
   const Tensor flat{out_size, contiguous_sym_strides(ctx, out_size)};
   std::vector<std::size_t> perm(rank);
   for (std::size_t i = 0; i < rank; ++i) perm[order[i]] = i;
