@@ -1255,6 +1255,8 @@ def define_sym_cases() -> None:
             [S(f32, ["n", 3]), S(f32, [3, 4]), S(f32, [4, "n"])], path=[0, 2, 0, 1])
     symcase("sym_einsum_product_transposed", E, one, "ij,ji->ij",
             [S(f32, ["n", 3]), S(f32, [3, "n"])])
+    symcase("sym_einsum_product_size_one_dims", E, one, "dfeb,bd->bedf",
+            [S(f32, [1, 1, 1, "n"]), S(f32, ["n", 1])])
     symcase("sym_instance_norm", A + "instance_norm.default", one, S(f32, [2, "n", 5]), None,
             None, None, None, True, 0.1, 1e-5, False)
     # factories

@@ -10,6 +10,7 @@
 #include <cctype>
 #include <deque>
 
+#include "pooling.hpp"
 #include "shapes.hpp"
 #include "views.hpp"
 
@@ -65,10 +66,32 @@ inline Tensor sumproduct_pair(const Context& ctx, Tensor left, Tensor right,
                               const std::vector<std::size_t>& sum_dims, dtype type,
                               const Device& device) {
   if (sum_dims.empty()) {
-    // at::mul under FakeTensor: torch's reference elementwise strides
-    // (compute_elementwise_output_strides), not TensorIterator's fast setup
+    // at::mul under FakeTensor: with a symbolic size or stride its fast binary path (an operand
+    // of the result's shape, all operands contiguous -> contiguous, all channels-last ->
+    // channels-last), else torch's reference elementwise strides
+    // (compute_elementwise_output_strides), not TensorIterator's
     const TensorMeta l = as_meta(left, type, device), r = as_meta(right, type, device);
     const Sizes shape = broadcast(ctx, {&left.sizes, &right.sizes});
+    const bool symbolic = !all_concrete(left.sizes) || !all_concrete(left.strides) ||
+                          !all_concrete(right.sizes) || !all_concrete(right.strides);
+    if (symbolic) {
+      const SymOperand ls{exprs_of(ctx, left.sizes), exprs_of(ctx, left.strides)};
+      const SymOperand rs{exprs_of(ctx, right.sizes), exprs_of(ctx, right.strides)};
+      auto full = [&](const Sizes& s) {
+        for (std::size_t d = 0; d < s.size(); ++d) {
+          if (!ctx.equal(s[d], shape[d])) return false;
+        }
+        return true;
+      };
+      if (full(left.sizes) || full(right.sizes)) {
+        if (contiguous_sym(ctx, ls) && contiguous_sym(ctx, rs)) {
+          return Tensor{shape, contiguous_sym_strides(ctx, shape)};
+        }
+        if (channels_last_sym(ctx, ls) && channels_last_sym(ctx, rs)) {
+          return Tensor{shape, channels_last_sym_strides(ctx, shape)};
+        }
+      }
+    }
     return Tensor{shape, elementwise_strides_sym(ctx, shape, {&l, &r})};
   }
   const std::size_t rank = left.sizes.size();
