@@ -144,6 +144,17 @@ def case(name: str, target: str, *args, strides: str = "exact", **kwargs) -> Non
     CASES.append((name, target, list(args), kwargs, strides))
 
 
+def permuted_t(rng: random.Random, sizes: list) -> T:
+    """A dense float32 input whose dimensions are stored in a random order."""
+    order = list(range(len(sizes)))
+    rng.shuffle(order)
+    strides, acc = [0] * len(sizes), 1
+    for d in reversed(order):
+        strides[d] = acc
+        acc *= max(sizes[d], 1)
+    return T(f32, sizes, strides)
+
+
 def define_cases() -> None:
     CASES.clear()
     A = "torch.ops.aten."
@@ -921,11 +932,13 @@ def define_cases() -> None:
          [T(f32, [2, 3]), T(f32, [3, 4]), T(f32, [4, 5])], path=[1, 2, 0, 1])
     case("einsum_empty_contraction", E, "ij,jk->ik", [T(f32, [2, 0]), T(f32, [0, 3])])
     case("einsum_product_size_one_dims", E, "dfeb,bd->bedf", [T(f32, [1, 1, 1, 2]), T(f32, [2, 1])])
+    case("einsum_product_5d_contiguous_operands", E, "fcbe,cde->cbefd",
+         [T(f32, [1, 3, 1, 3], [1, 3, 3, 1]), T(f32, [3, 1, 3])])
     case("einsum_f64_uppercase", E, "Ab,bC->CA", [T(f64, [2, 3]), T(f64, [3, 4])])
     # random equations (a fixed seed), each kept when torch accepts it
     rng = random.Random(13)
     kept = 0
-    while kept < 80:
+    while kept < 120:
         sizes = {c: rng.choice([1, 2, 3, 4]) for c in "abcdef"}
         ops = ["".join(rng.sample("abcdef", rng.randint(1, 4)))
                for _ in range(rng.choice([1, 2, 2, 2, 3]))]
@@ -933,7 +946,9 @@ def define_cases() -> None:
         eq = ",".join(ops)
         if rng.random() < 0.8:
             eq += "->" + "".join(rng.sample(labels, rng.randint(0, len(labels))))
-        tensors = [T(f32, [sizes[c] for c in o]) for o in ops]
+        # the first 80 contiguous, the next 40 with dimensions stored in a random order
+        tensors = [permuted_t(rng, [sizes[c] for c in o]) if kept >= 80 else
+                   T(f32, [sizes[c] for c in o]) for o in ops]
         try:
             with FakeTensorMode():
                 torch.ops.aten.einsum.default(eq, [t.make() for t in tensors])
