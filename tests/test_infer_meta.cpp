@@ -578,3 +578,136 @@ TEST_CASE("infer_meta: SymFloat arithmetic of Python operators, sym_float and ma
                     "Cannot infer the metadata of node 'lt' (operator.lt): epgraph computes +, -, "
                     "*, / and negation on SymFloats, not lt");
 }
+
+namespace {
+
+// The sizes and strides of a node's inferred tensor value, as plain ints.
+std::vector<std::int64_t> ints_of(const std::vector<SymInt>& v) {
+  std::vector<std::int64_t> out;
+  for (const SymInt& s : v) out.push_back(std::get<std::int64_t>(s));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("infer_meta: einsum gives torch 2.13's sizes, strides and dtype", "[infer_meta]") {
+  Graph g;
+  const epgraph::dtype f32 = epgraph::dtype::float32;
+  auto einsum = [&](const char* eq, std::vector<Node*> ops) {
+    epgraph::ArgumentList l(ops.begin(), ops.end());
+    Node* n = g.call_function("torch.ops.aten.einsum.default",
+                              {std::string(eq), epgraph::Argument(std::move(l))});
+    return epgraph::infer_meta(*n);
+  };
+  Node* a = input(g, "a", meta_of(f32, {2, 3}));
+  Node* b = input(g, "b", meta_of(f32, {3, 4}));
+  // the bmm's operands are swapped so that the output comes out contiguous
+  NodeValue ki = einsum("ij,jk->ki", {a, b});
+  CHECK(ints_of(ki.tensor()->sizes) == std::vector<std::int64_t>{4, 2});
+  CHECK(ints_of(ki.tensor()->strides) == std::vector<std::int64_t>{2, 1});
+  CHECK(ki.tensor()->dtype == f32);
+  // left- and right-only dimensions interleaved in the output: a permuted bmm result
+  Node* c = input(g, "c", meta_of(f32, {3, 2, 3}));
+  Node* d = input(g, "d", meta_of(f32, {4, 3}));
+  NodeValue aef = einsum("dfa,ed", {c, d});
+  CHECK(ints_of(aef.tensor()->sizes) == std::vector<std::int64_t>{3, 4, 2});
+  CHECK(ints_of(aef.tensor()->strides) == std::vector<std::int64_t>{8, 1, 4});
+  // a diagonal is a view of the operand (its strides summed, its storage offset kept)
+  TensorMeta sq = meta_of(f32, {3, 3});
+  sq.storage_offset = std::int64_t{5};
+  Node* s = input(g, "s", sq);
+  NodeValue diag = einsum("ii->i", {s});
+  CHECK(ints_of(diag.tensor()->sizes) == std::vector<std::int64_t>{3});
+  CHECK(ints_of(diag.tensor()->strides) == std::vector<std::int64_t>{4});
+  CHECK(std::get<std::int64_t>(diag.tensor()->storage_offset) == 5);
+  // a lone operand summed: int32 becomes int64 as torch's sum makes it
+  Node* i = input(g, "i", meta_of(epgraph::dtype::int32, {2, 3}));
+  NodeValue rows = einsum("ij->i", {i});
+  CHECK(ints_of(rows.tensor()->sizes) == std::vector<std::int64_t>{2});
+  CHECK(rows.tensor()->dtype == epgraph::dtype::int64);
+  // a pure product: the reference elementwise strides, size-1 dimensions included
+  Node* p = input(g, "p", meta_of(f32, {1, 1, 1, 2}));
+  Node* q = input(g, "q", meta_of(f32, {2, 1}));
+  NodeValue prod = einsum("dfeb,bd->bedf", {p, q});
+  CHECK(ints_of(prod.tensor()->sizes) == std::vector<std::int64_t>{2, 1, 1, 1});
+  CHECK(ints_of(prod.tensor()->strides) == std::vector<std::int64_t>{1, 2, 2, 2});
+}
+
+TEST_CASE("infer_meta: einsum refuses what torch refuses, naming the node", "[infer_meta]") {
+  Graph g;
+  const epgraph::dtype f32 = epgraph::dtype::float32;
+  Node* a = input(g, "a", meta_of(f32, {2, 3}));
+  Node* b = input(g, "b", meta_of(f32, {4, 5}));
+  auto call = [&](const char* eq, std::vector<Node*> ops, const char* name) {
+    epgraph::ArgumentList l(ops.begin(), ops.end());
+    return g.call_function("torch.ops.aten.einsum.default",
+                           {std::string(eq), epgraph::Argument(std::move(l))}, {}, name);
+  };
+  CHECK_THROWS_WITH(epgraph::infer_meta(*call("ij,jk->ik", {a, b}, "mm")),
+                    "Cannot infer the metadata of node 'mm' (torch.ops.aten.einsum.default): "
+                    "einsum(): subscript j has size 4 for operand 1 which does not broadcast with "
+                    "previously seen size 3");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*call("ij->k", {a}, "bad_out")),
+                    "Cannot infer the metadata of node 'bad_out' (torch.ops.aten.einsum.default): "
+                    "einsum(): output subscript k does not appear in the equation for any input "
+                    "operand");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*call("ijk", {a}, "rank")),
+                    "Cannot infer the metadata of node 'rank' (torch.ops.aten.einsum.default): "
+                    "einsum(): the number of subscripts in the equation (3) does not match the "
+                    "number of dimensions (2) for operand 0 and no ellipsis was given");
+}
+
+TEST_CASE("infer_meta: instance_norm is contiguous in the input's dtype", "[infer_meta]") {
+  Graph g;
+  TensorMeta cl = meta_of(epgraph::dtype::float32, {2, 3, 4, 5});
+  cl.strides = syms({60, 1, 15, 3});  // channels-last
+  Node* x = input(g, "x", cl);
+  Node* h = input(g, "h", meta_of(epgraph::dtype::float16, {2, 3, 7}));
+  Node* stat = input(g, "stat", meta_of(epgraph::dtype::float16, {3}));
+  Node* v = input(g, "v", meta_of(epgraph::dtype::float16, {3}));
+  const Argument none;
+  Node* n = g.call_function("torch.ops.aten.instance_norm.default",
+                            {x, none, none, none, none, true, 0.1, 1e-5, false});
+  const NodeValue out = epgraph::infer_meta(*n);
+  CHECK(ints_of(out.tensor()->sizes) == std::vector<std::int64_t>{2, 3, 4, 5});
+  CHECK(ints_of(out.tensor()->strides) == std::vector<std::int64_t>{60, 20, 5, 1});
+  CHECK(out.tensor()->dtype == epgraph::dtype::float32);
+  Node* n16 = g.call_function("torch.ops.aten.instance_norm.default",
+                              {h, none, none, stat, v, false, 0.1, 1e-5, false});
+  const NodeValue out16 = epgraph::infer_meta(*n16);
+  CHECK(ints_of(out16.tensor()->strides) == std::vector<std::int64_t>{21, 7, 1});
+  CHECK(out16.tensor()->dtype == epgraph::dtype::float16);
+  Node* bad = g.call_function("torch.ops.aten.instance_norm.default",
+                              {h, none, none, none, none, false, 0.1, 1e-5, false}, {}, "inorm");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*bad),
+                    "Cannot infer the metadata of node 'inorm' (torch.ops.aten.instance_norm."
+                    "default): Expected running_mean and running_var to be defined when "
+                    "use_input_stats is false");
+}
+
+TEST_CASE("infer_meta: pooling and padding follow suggest_memory_format on ambiguous layouts",
+          "[infer_meta]") {
+  Graph g;
+  // [2, 3, 1, 1] with strides [3, 1, 3, 3] is contiguous and channels-last at once; torch's
+  // suggest_memory_format says channels-last
+  TensorMeta both = meta_of(epgraph::dtype::float32, {2, 3, 1, 1});
+  both.strides = syms({3, 1, 3, 3});
+  Node* x = input(g, "x", both);
+  Node* pad = g.call_function("torch.ops.aten.constant_pad_nd.default",
+                              {x, epgraph::Argument(epgraph::ArgumentList{1, 1, 0, 1})});
+  const NodeValue padded = epgraph::infer_meta(*pad);
+  CHECK(ints_of(padded.tensor()->sizes) == std::vector<std::int64_t>{2, 3, 2, 3});
+  CHECK(ints_of(padded.tensor()->strides) == std::vector<std::int64_t>{18, 1, 9, 3});
+  // one channel stored channels-last: the pooled output and indices keep that layout
+  TensorMeta one = meta_of(epgraph::dtype::float32, {2, 1, 4, 4});
+  one.strides = syms({16, 1, 4, 1});
+  Node* y = input(g, "y", one);
+  Node* pool = g.call_function("torch.ops.aten.max_pool2d_with_indices.default",
+                               {y, epgraph::Argument(epgraph::ArgumentList{1, 1})});
+  const NodeValue pooled = epgraph::infer_meta(*pool);
+  REQUIRE(pooled.elements() != nullptr);
+  const NodeValue::List& both_out = *pooled.elements();
+  CHECK(ints_of(both_out[0].tensor()->strides) == std::vector<std::int64_t>{16, 1, 4, 1});
+  CHECK(ints_of(both_out[1].tensor()->strides) == std::vector<std::int64_t>{16, 1, 4, 1});
+  CHECK(both_out[1].tensor()->dtype == epgraph::dtype::int64);
+}

@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import random
 import sys
 from typing import Any
 
@@ -141,6 +142,17 @@ CASES: list[tuple] = []  # (name, target, args, kwargs, strides)
 
 def case(name: str, target: str, *args, strides: str = "exact", **kwargs) -> None:
     CASES.append((name, target, list(args), kwargs, strides))
+
+
+def permuted_t(rng: random.Random, sizes: list) -> T:
+    """A dense float32 input whose dimensions are stored in a random order."""
+    order = list(range(len(sizes)))
+    rng.shuffle(order)
+    strides, acc = [0] * len(sizes), 1
+    for d in reversed(order):
+        strides[d] = acc
+        acc *= max(sizes[d], 1)
+    return T(f32, sizes, strides)
 
 
 def define_cases() -> None:
@@ -900,6 +912,82 @@ def define_cases() -> None:
     case("pdist_forward", A + "_pdist_forward.default", T(f32, [5, 3]), 2.0)
     case("pdist_forward_empty", A + "_pdist_forward.default", T(f64, [0, 3]), 2.0)
     case("pdist_forward_int32", A + "_pdist_forward.default", T(i32, [5, 3]), 2.0)
+    # --- einsum: torch's kernel contracts with bmm + permute, so the strides vary -------------
+    E = A + "einsum.default"
+    case("einsum_matmul", E, "ij,jk->ik", [T(f32, [2, 3]), T(f32, [3, 4])])
+    case("einsum_matmul_output_transposed", E, "ij,jk->ki", [T(f32, [2, 3]), T(f32, [3, 4])])
+    case("einsum_interleaved_output", E, "dfa,ed", [T(f32, [3, 2, 3]), T(f32, [4, 3])])
+    case("einsum_batched", E, "bij,bjk->bik", [T(f32, [2, 3, 4]), T(f32, [2, 4, 5])])
+    case("einsum_outer", E, "i,j->ij", [T(f32, [2]), T(f32, [3])])
+    case("einsum_product_transposed", E, "ij,ij->ji", [T(f32, [3, 2], [1, 3]), T(f32, [3, 2])])
+    case("einsum_permute_view", E, "ijk->kji", [T(f32, [2, 3, 4], [12, 4, 1], 5)])
+    case("einsum_diagonal_view", E, "ii->i", [T(f32, [3, 3])])
+    case("einsum_trace", E, "ii", [T(f32, [3, 3])])
+    case("einsum_row_sum_int", E, "ij->i", [T(i32, [2, 3])])
+    case("einsum_ellipsis", E, "...ij,...jk->...ik", [T(f32, [2, 1, 3, 4]), T(f32, [5, 4, 2])])
+    case("einsum_sum_one_side_first", E, "ij,jk->i", [T(f32, [2, 3]), T(f32, [3, 4])])
+    case("einsum_three_operands", E, "bc,aefc,adcb",
+         [T(f32, [3, 1]), T(f32, [1, 1, 5, 1]), T(f32, [1, 4, 1, 3])])
+    case("einsum_three_operands_path", E, "ij,jk,kl->il",
+         [T(f32, [2, 3]), T(f32, [3, 4]), T(f32, [4, 5])], path=[1, 2, 0, 1])
+    case("einsum_empty_contraction", E, "ij,jk->ik", [T(f32, [2, 0]), T(f32, [0, 3])])
+    case("einsum_product_size_one_dims", E, "dfeb,bd->bedf", [T(f32, [1, 1, 1, 2]), T(f32, [2, 1])])
+    case("einsum_product_5d_contiguous_operands", E, "fcbe,cde->cbefd",
+         [T(f32, [1, 3, 1, 3], [1, 3, 3, 1]), T(f32, [3, 1, 3])])
+    case("einsum_f64_uppercase", E, "Ab,bC->CA", [T(f64, [2, 3]), T(f64, [3, 4])])
+    # random equations (a fixed seed), each kept when torch accepts it
+    rng = random.Random(13)
+    kept = 0
+    while kept < 120:
+        sizes = {c: rng.choice([1, 2, 3, 4]) for c in "abcdef"}
+        ops = ["".join(rng.sample("abcdef", rng.randint(1, 4)))
+               for _ in range(rng.choice([1, 2, 2, 2, 3]))]
+        labels = sorted(set("".join(ops)))
+        eq = ",".join(ops)
+        if rng.random() < 0.8:
+            eq += "->" + "".join(rng.sample(labels, rng.randint(0, len(labels))))
+        # the first 80 contiguous, the next 40 with dimensions stored in a random order
+        tensors = [permuted_t(rng, [sizes[c] for c in o]) if kept >= 80 else
+                   T(f32, [sizes[c] for c in o]) for o in ops]
+        try:
+            with FakeTensorMode():
+                torch.ops.aten.einsum.default(eq, [t.make() for t in tensors])
+        except RuntimeError:
+            continue
+        case(f"einsum_random_{kept}", E, eq, tensors)
+        kept += 1
+    # --- suggest_memory_format of ambiguous layouts (channels-last and contiguous at once) ------
+    layouts = {
+        "cl_and_contiguous": T(f32, [2, 3, 1, 1], [3, 1, 3, 3]),
+        "one_channel_cl": T(f32, [2, 1, 4, 4], [16, 1, 4, 1]),
+        "one_batch_cl": T(f32, [1, 3, 4, 4], [48, 1, 12, 3]),
+        "n111": T(f32, [2, 1, 1, 1], [1, 1, 1, 1]),
+    }
+    for lname, x in layouts.items():
+        spatial = x.sizes[2]
+        case(f"max_pool2d_layout_{lname}", A + "max_pool2d_with_indices.default", x, [1, 1])
+        case(f"avg_pool2d_layout_{lname}", A + "avg_pool2d.default", x, [1, 1])
+        case(f"adaptive_avg_pool2d_layout_{lname}", A + "_adaptive_avg_pool2d.default", x,
+             [1, 1])
+        case(f"constant_pad_nd_layout_{lname}", A + "constant_pad_nd.default", x, [1, 1, 0, 1])
+        if spatial % 2 == 0:
+            case(f"pixel_unshuffle_layout_{lname}", A + "pixel_unshuffle.default", x, 2)
+        case(f"pixel_shuffle_layout_{lname}", A + "pixel_shuffle.default", x, 1)
+    case("constant_pad_nd_channels_last_3d", A + "constant_pad_nd.default",
+         T(f32, [2, 3, 2, 2, 2], [24, 1, 12, 6, 3]), [1, 0, 0, 1])
+    for lname, x in {"cl3d_and_contiguous": T(f32, [2, 3, 1, 1, 1], [3, 1, 3, 3, 3]),
+                     "one_channel_cl3d": T(f32, [2, 1, 2, 2, 2], [8, 1, 4, 2, 1])}.items():
+        case(f"max_pool3d_layout_{lname}", A + "max_pool3d_with_indices.default", x, [1, 1, 1])
+    case("constant_pad_nd_cl3d_and_contiguous", A + "constant_pad_nd.default",
+         T(f32, [2, 3, 1, 1, 1], [3, 1, 3, 3, 3]), [1, 1])
+    # --- instance_norm: batch_norm on the contiguous input, viewed back ----------------------
+    IN = A + "instance_norm.default"
+    case("instance_norm", IN, T(f32, [2, 3, 4, 5]), T(f32, [3]), T(f32, [3]), None, None, True,
+         0.1, 1e-5, False)
+    case("instance_norm_channels_last", IN, T(f32, [2, 3, 4, 5], [60, 1, 15, 3]), None, None,
+         None, None, True, 0.1, 1e-5, False)
+    case("instance_norm_running_stats_f16", IN, T(f16, [2, 3, 7]), None, None, T(f16, [3]),
+         T(f16, [3]), False, 0.1, 1e-5, False)
 
 
 def run_case(name: str, target: str, args: list, kwargs: dict, strides: str) -> dict:
@@ -1159,6 +1247,33 @@ def define_sym_cases() -> None:
             S(f32, [2, "m", 4]), 2.0, None)
     symcase("sym_cdist_default", A + "cdist.default", one, S(f32, ["n", 4]), S(f32, [3, 4]))
     symcase("sym_pdist", A + "_pdist_forward.default", one, S(f32, ["n", 3]), 2.0)
+    E = A + "einsum.default"
+    symcase("sym_einsum_matmul", E, one, "ij,jk->ik", [S(f32, ["n", 3]), S(f32, [3, 4])])
+    symcase("sym_einsum_output_transposed", E, two, "ij,jk->ki",
+            [S(f32, ["n", "m"]), S(f32, ["m", 4])])
+    symcase("sym_einsum_batched", E, two, "bij,bjk->bik",
+            [S(f32, ["n", 3, "m"]), S(f32, ["n", "m", 2])])
+    symcase("sym_einsum_outer", E, two, "i,j->ij", [S(f32, ["n"]), S(f32, ["m"])])
+    symcase("sym_einsum_interleaved", E, one, "dfa,ed", [S(f32, [3, 2, "n"]), S(f32, [4, 3])])
+    symcase("sym_einsum_diagonal", E, one, "ii->i", [S(f32, ["n", "n"])])
+    symcase("sym_einsum_sum", E, one, "ij->j", [S(f32, ["n", 3])])
+    cl = lambda t: t.contiguous(memory_format=torch.channels_last)  # noqa: E731
+    symcase("sym_constant_pad_nd_channels_last", A + "constant_pad_nd.default", one,
+            S(f32, [2, 3, "n", 4], view=cl), [1, 1, 0, 1])
+    symcase("sym_max_pool2d_channels_last", A + "max_pool2d_with_indices.default", one,
+            S(f32, [2, 3, "n", 4], view=cl), [2, 2])
+    symcase("sym_adaptive_avg_pool2d_channels_last", A + "_adaptive_avg_pool2d.default", one,
+            S(f32, [2, "n", 4, 4], view=cl), [2, 2])
+    symcase("sym_einsum_ellipsis", E, two, "...ij,...jk->...ik",
+            [S(f32, ["n", 2, 3]), S(f32, [1, 3, "m"])])
+    symcase("sym_einsum_three_path", E, one, "ij,jk,kl->li",
+            [S(f32, ["n", 3]), S(f32, [3, 4]), S(f32, [4, "n"])], path=[0, 2, 0, 1])
+    symcase("sym_einsum_product_transposed", E, one, "ij,ji->ij",
+            [S(f32, ["n", 3]), S(f32, [3, "n"])])
+    symcase("sym_einsum_product_size_one_dims", E, one, "dfeb,bd->bedf",
+            [S(f32, [1, 1, 1, "n"]), S(f32, ["n", 1])])
+    symcase("sym_instance_norm", A + "instance_norm.default", one, S(f32, [2, "n", 5]), None,
+            None, None, None, True, 0.1, 1e-5, False)
     # factories
     symcase("sym_arange", A + "arange.default", one, SymArg("n"), dtype=i64)
     symcase("sym_arange_start", A + "arange.start", one, 2, SymArg("n"))

@@ -120,6 +120,21 @@ inline NodeValue rule_group_norm(const Context& ctx, std::string_view op) {
   return NodeValue(NodeValue::List{NodeValue(std::move(out)), NodeValue(stat), NodeValue(stat)});
 }
 
+// aten.instance_norm: torch runs batch_norm on input.contiguous() viewed as [1, N*C, ...] and
+// views the result back, so the output is a new contiguous tensor of the input's shape and dtype.
+inline NodeValue rule_instance_norm(const Context& ctx, std::string_view) {
+  const TensorMeta& input = ctx.tensor("input");
+  if (input.sizes.size() < 2) {
+    ctx.fail("instance_norm expects an input of at least 2 dimensions, got " +
+             shape_str(input.sizes));
+  }
+  if (!ctx.boolean("use_input_stats") &&
+      (ctx.given_arg("running_mean") == nullptr || ctx.given_arg("running_var") == nullptr)) {
+    ctx.fail("Expected running_mean and running_var to be defined when use_input_stats is false");
+  }
+  return contiguous_meta(ctx, input.dtype, input.sizes, input.device);
+}
+
 // native_dropout: (empty_like(input), a bool mask like it).
 inline NodeValue rule_native_dropout(const Context& ctx, std::string_view) {
   const TensorMeta& input = ctx.tensor("input");

@@ -8,14 +8,61 @@ namespace epgraph {
 namespace detail {
 namespace infer {
 
-// c10's suggest_memory_format for a pooling input: channels-last when its strides are (and not
-// also contiguous), else contiguous; pooling outputs of `sizes` get those strides.
+// torch's suggest_memory_format for a new output like `input`
+// (torch._prims_common.are_strides_like_channels_last_or_false): a 4-D (5-D) input whose
+// strides grow in the channels-last order C, W, H, N (C, W, H, D, N), channels-last even when
+// also contiguous; sizes and strides may be symbolic (the hints decide, an undecidable relation
+// counts against channels-last).
+inline bool strides_like_channels_last(const Context& ctx, const TensorMeta& input) {
+  const std::size_t rank = input.sizes.size();
+  if ((rank != 4 && rank != 5) || input.strides.size() != rank) return false;
+  const std::vector<std::size_t> order =
+      rank == 4 ? std::vector<std::size_t>{1, 3, 2, 0} : std::vector<std::size_t>{1, 4, 3, 2, 0};
+  const sym::Ranges* r = ctx.ranges();
+  const sym::Expr zero(0);
+  if (ctx.guard_or_true(sym::eq(ctx.ex(input.strides[1]), zero, r))) return false;
+  sym::Expr min(0);
+  for (std::size_t d : order) {
+    const sym::Expr size = ctx.ex(input.sizes[d]);
+    const sym::Expr stride = ctx.ex(input.strides[d]);
+    if (ctx.guard_or_true(sym::eq(size, zero, r))) return false;
+    if (ctx.guard_or_true(sym::lt(stride, min, r))) return false;
+    if (d == 0 && min == ctx.ex(input.strides[1])) return false;
+    min = stride * size;
+  }
+  return true;
+}
+
+// The channels-last strides of `sizes` (4-D: C, W, H, N innermost first; 5-D: C, W, H, D, N),
+// each the product of the sizes inside it, as torch's make_channels_last_strides_for writes them.
+inline Sizes channels_last_sym_strides(const Context& ctx, const Sizes& sizes) {
+  if (auto c = all_concrete(sizes)) return to_sym(channels_last_strides(*c));
+  const std::vector<std::size_t> order = sizes.size() == 4
+                                             ? std::vector<std::size_t>{1, 3, 2, 0}
+                                             : std::vector<std::size_t>{1, 4, 3, 2, 0};
+  Sizes out(sizes.size(), std::int64_t{1});
+  sym::Expr multiplier(1);
+  for (std::size_t d : order) {
+    out[d] = ctx.out(multiplier);
+    try {
+      multiplier = multiplier * ctx.ex(sizes[d]);
+    } catch (const value_error& e) {
+      ctx.fail("cannot write the channels-last strides of the symbolic shape " + shape_str(sizes) +
+               ": " + e.what());
+    }
+  }
+  return out;
+}
+
+// A new output of `sizes` in the memory format torch's suggest_memory_format
+// (torch._prims_common's, which the pooling metas and constant_pad_nd's reference use) gives
+// `input`: channels-last (3d) for a 4-D (5-D) input whose strides are like channels-last, even
+// when it is also contiguous; else contiguous.
 inline TensorMeta pooled_meta(const Context& ctx, const TensorMeta& input, dtype type,
                               Sizes sizes) {
-  const auto s = all_concrete(input.sizes);
-  const auto st = all_concrete(input.strides);
-  if (s && st && s->size() == 4 && is_channels_last(*s, *st) && !is_contiguous(*s, *st)) {
-    return formatted_meta(ctx, type, sizes, input.device, MemoryFormat::ChannelsLast, nullptr);
+  if (sizes.size() == input.sizes.size() && strides_like_channels_last(ctx, input)) {
+    Sizes strides = channels_last_sym_strides(ctx, sizes);
+    return make_meta(type, std::move(sizes), std::move(strides), input.device);
   }
   return contiguous_meta(ctx, type, std::move(sizes), input.device);
 }
@@ -127,20 +174,14 @@ inline void check_pool3d_input(const Context& ctx, const TensorMeta& input, cons
   }
 }
 
-// max_pool3d_with_indices: output and int64 indices, channels_last_3d when the input is (and is
-// not also contiguous), as torch's suggest_memory_format decides; else contiguous.
+// max_pool3d_with_indices: output and int64 indices in the layout suggest_memory_format gives
+// the input (see pooled_meta).
 inline NodeValue rule_max_pool3d(const Context& ctx, std::string_view) {
   const TensorMeta& input = ctx.tensor("self");
   check_pool3d_input(ctx, input, "max_pool3d_with_indices");
   Sizes shape = pool_shape(ctx, input, 3, true);
-  const auto s = all_concrete(input.sizes);
-  const auto st = all_concrete(input.strides);
-  const bool cl3 =
-      s && st && s->size() == 5 && is_channels_last(*s, *st) && !is_contiguous(*s, *st);
-  const std::optional<MemoryFormat> format =
-      cl3 ? std::optional<MemoryFormat>(MemoryFormat::ChannelsLast3d) : std::nullopt;
-  TensorMeta out = formatted_meta(ctx, input.dtype, shape, input.device, format, nullptr);
-  TensorMeta indices = formatted_meta(ctx, dtype::int64, shape, input.device, format, nullptr);
+  TensorMeta out = pooled_meta(ctx, input, input.dtype, shape);
+  TensorMeta indices = pooled_meta(ctx, input, dtype::int64, std::move(shape));
   return NodeValue(NodeValue::List{NodeValue(std::move(out)), NodeValue(std::move(indices))});
 }
 
@@ -164,8 +205,7 @@ inline NodeValue rule_adaptive_avg_pool3d(const Context& ctx, std::string_view) 
 }
 
 // The memory format torch's suggest_memory_format gives `input` for a new output of another
-// shape (pooling, padding, resampling): channels-last when its strides are (and not also
-// contiguous), else contiguous.
+// shape (pooling, padding, pixel_unshuffle): see pooled_meta.
 inline TensorMeta suggested_meta(const Context& ctx, const TensorMeta& input, dtype type,
                                  Sizes sizes) {
   return pooled_meta(ctx, input, type, std::move(sizes));
@@ -198,52 +238,6 @@ inline NodeValue rule_pad(const Context& ctx, std::string_view) {
     shape[d] = ctx.out(n);
   }
   return suggested_meta(ctx, self, self.dtype, std::move(shape));
-}
-
-// torch's suggest_memory_format for a new output like `input`
-// (torch._prims_common.are_strides_like_channels_last_or_false): a 4-D (5-D) input whose
-// strides grow in the channels-last order C, W, H, N (C, W, H, D, N), channels-last even when
-// also contiguous; sizes and strides may be symbolic (the hints decide, an undecidable relation
-// counts against channels-last).
-inline bool strides_like_channels_last(const Context& ctx, const TensorMeta& input) {
-  const std::size_t rank = input.sizes.size();
-  if ((rank != 4 && rank != 5) || input.strides.size() != rank) return false;
-  const std::vector<std::size_t> order =
-      rank == 4 ? std::vector<std::size_t>{1, 3, 2, 0} : std::vector<std::size_t>{1, 4, 3, 2, 0};
-  const sym::Ranges* r = ctx.ranges();
-  const sym::Expr zero(0);
-  if (ctx.guard_or_true(sym::eq(ctx.ex(input.strides[1]), zero, r))) return false;
-  sym::Expr min(0);
-  for (std::size_t d : order) {
-    const sym::Expr size = ctx.ex(input.sizes[d]);
-    const sym::Expr stride = ctx.ex(input.strides[d]);
-    if (ctx.guard_or_true(sym::eq(size, zero, r))) return false;
-    if (ctx.guard_or_true(sym::lt(stride, min, r))) return false;
-    if (d == 0 && min == ctx.ex(input.strides[1])) return false;
-    min = stride * size;
-  }
-  return true;
-}
-
-// The channels-last strides of `sizes` (4-D: C, W, H, N innermost first; 5-D: C, W, H, D, N),
-// each the product of the sizes inside it, as torch's make_channels_last_strides_for writes them.
-inline Sizes channels_last_sym_strides(const Context& ctx, const Sizes& sizes) {
-  if (auto c = all_concrete(sizes)) return to_sym(channels_last_strides(*c));
-  const std::vector<std::size_t> order = sizes.size() == 4
-                                             ? std::vector<std::size_t>{1, 3, 2, 0}
-                                             : std::vector<std::size_t>{1, 4, 3, 2, 0};
-  Sizes out(sizes.size(), std::int64_t{1});
-  sym::Expr multiplier(1);
-  for (std::size_t d : order) {
-    out[d] = ctx.out(multiplier);
-    try {
-      multiplier = multiplier * ctx.ex(sizes[d]);
-    } catch (const value_error& e) {
-      ctx.fail("cannot write the channels-last strides of the symbolic shape " + shape_str(sizes) +
-               ": " + e.what());
-    }
-  }
-  return out;
 }
 
 // c10's channels-last contiguity of a 4-D or 5-D shape (size-1 dimensions skipped), the sizes

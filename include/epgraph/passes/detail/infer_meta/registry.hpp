@@ -3,6 +3,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
+#include "einsum.hpp"
 #include "elementwise.hpp"
 #include "factories.hpp"
 #include "indexing.hpp"
@@ -193,6 +194,8 @@ inline void register_compute_rules(RuleTable& t) {
            {"native_batch_norm", "_native_batch_norm_legit", "_native_batch_norm_legit_functional"},
            &rule_batch_norm_stats);
   add_aten(t, {"native_group_norm", "group_norm"}, &rule_group_norm);
+  add_aten(t, {"instance_norm"}, &rule_instance_norm);
+  add_aten(t, {"einsum"}, &rule_einsum);
   add_aten(t, {"native_dropout"}, &rule_native_dropout);
   add_aten(t, {"var", "std", "var_mean", "std_mean"}, &rule_variance);
   add_aten(t, {"prod"}, &rule_prod);

@@ -358,10 +358,12 @@ inline bool contiguous_sym(const Context& ctx, const SymOperand& t) {
   }
   return true;
 }
-// is_channels_last_contiguous_2d/3d (false on what the guards cannot decide).
+// is_contiguous_for_memory_format(t, torch.channels_last) as the reference elementwise strides
+// and FakeTensor's fast binary path ask it: is_channels_last_contiguous_2d, so a 5-D operand is
+// never channels-last here (false on what the guards cannot decide).
 inline bool channels_last_sym(const Context& ctx, const SymOperand& t) {
   const std::size_t n = t.sizes.size();
-  if (n != 4 && n != 5) return false;
+  if (n != 4) return false;
   const sym::Ranges* r = ctx.ranges();
   const std::vector<std::size_t> order =
       n == 4 ? std::vector<std::size_t>{1, 3, 2, 0} : std::vector<std::size_t>{1, 4, 3, 2, 0};

@@ -1,0 +1,435 @@
+// infer_meta rule of aten.einsum: the equation is parsed and the contraction replayed on
+// metadata only, step by step as torch's CompositeImplicit kernel runs it (align every operand
+// to "output labels, then contracted labels", contract pairs left to right or along `path`,
+// each pair by a multiplication or a batched matmul whose result is a permuted view), so that
+// the output's strides are the ones torch's FakeTensor reports, not merely contiguous ones.
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+
+#include <array>
+#include <cctype>
+#include <deque>
+
+#include "pooling.hpp"
+#include "shapes.hpp"
+#include "views.hpp"
+
+namespace epgraph {
+namespace detail {
+namespace infer {
+
+namespace einsum_detail {
+
+constexpr int kLabels = 52;         // A-Z then a-z
+constexpr int kEllipsis = kLabels;  // the "..." marker in an operand's labels
+
+// A metadata-only tensor of the replay: sizes and strides (storage offset kept apart).
+struct Tensor {
+  Sizes sizes, strides;
+};
+
+inline int label_index(unsigned char c) { return std::isupper(c) != 0 ? c - 'A' : c - 'a' + 26; }
+
+// Whether a size differs from 1, as torch's guard decides it (a symbolic size by its bounds,
+// else by its hint).
+inline bool not_one(const Context& ctx, const SymInt& s) {
+  if (const auto* v = std::get_if<std::int64_t>(&s)) return *v != 1;
+  if (const auto d = ctx.decide(sym::ne(ctx.ex(s), sym::Expr(1), ctx.ranges()))) return *d;
+  ctx.fail("einsum needs to know whether the size " + sym_str(s) +
+           " is 1, and neither its bounds nor a hint decide it");
+}
+
+inline Tensor permuted(const Tensor& t, const std::vector<std::size_t>& perm) {
+  Tensor out;
+  for (std::size_t d : perm) {
+    out.sizes.push_back(t.sizes[d]);
+    out.strides.push_back(t.strides[d]);
+  }
+  return out;
+}
+
+// sum(dims, keepdim=True): a new contiguous tensor with the summed dimensions of size 1.
+inline Tensor summed_keepdim(const Context& ctx, const Tensor& t,
+                             const std::vector<std::size_t>& dims) {
+  Tensor out{t.sizes, {}};
+  for (std::size_t d : dims) out.sizes[d] = std::int64_t{1};
+  out.strides = contiguous_sym_strides(ctx, out.sizes);
+  return out;
+}
+
+inline TensorMeta as_meta(const Tensor& t, dtype type, const Device& device) {
+  return make_meta(type, t.sizes, t.strides, device);
+}
+
+// torch's sumproduct_pair with keepdim: left * right summed over `sum_dims`.
+inline Tensor sumproduct_pair(const Context& ctx, Tensor left, Tensor right,
+                              const std::vector<std::size_t>& sum_dims, dtype type,
+                              const Device& device) {
+  if (sum_dims.empty()) {
+    // at::mul under FakeTensor: with a symbolic size or stride its fast binary path (an operand
+    // of the result's shape, all operands contiguous -> contiguous, all channels-last ->
+    // channels-last), else torch's reference elementwise strides
+    // (compute_elementwise_output_strides), not TensorIterator's
+    const TensorMeta l = as_meta(left, type, device), r = as_meta(right, type, device);
+    const Sizes shape = broadcast(ctx, {&left.sizes, &right.sizes});
+    const bool symbolic = !all_concrete(left.sizes) || !all_concrete(left.strides) ||
+                          !all_concrete(right.sizes) || !all_concrete(right.strides);
+    if (symbolic) {
+      const SymOperand ls{exprs_of(ctx, left.sizes), exprs_of(ctx, left.strides)};
+      const SymOperand rs{exprs_of(ctx, right.sizes), exprs_of(ctx, right.strides)};
+      auto full = [&](const Sizes& s) {
+        for (std::size_t d = 0; d < s.size(); ++d) {
+          if (!ctx.equal(s[d], shape[d])) return false;
+        }
+        return true;
+      };
+      if (full(left.sizes) || full(right.sizes)) {
+        if (contiguous_sym(ctx, ls) && contiguous_sym(ctx, rs)) {
+          return Tensor{shape, contiguous_sym_strides(ctx, shape)};
+        }
+        if (channels_last_sym(ctx, ls) && channels_last_sym(ctx, rs)) {
+          return Tensor{shape, channels_last_sym_strides(ctx, shape)};
+        }
+      }
+    }
+    return Tensor{shape, elementwise_strides_sym(ctx, shape, {&l, &r})};
+  }
+  const std::size_t rank = left.sizes.size();
+  std::vector<bool> summed(rank, false);
+  for (std::size_t d : sum_dims) summed[d] = true;
+  std::vector<std::size_t> lro, lo, ro;
+  for (std::size_t i = 0; i < rank; ++i) {
+    const bool sl = not_one(ctx, left.sizes[i]);
+    const bool sr = not_one(ctx, right.sizes[i]);
+    if (summed[i]) {
+      if (sl && sr) {
+        if (!ctx.equal(left.sizes[i], right.sizes[i])) {
+          ctx.fail("einsum: non-broadcast dimensions must match (" + sym_str(left.sizes[i]) +
+                   " and " + sym_str(right.sizes[i]) + ")");
+        }
+      } else if (sl) {
+        left = summed_keepdim(ctx, left, {i});
+      } else if (sr) {
+        right = summed_keepdim(ctx, right, {i});
+      }
+    } else if (sl && sr) {
+      if (!ctx.equal(left.sizes[i], right.sizes[i])) {
+        ctx.fail("einsum: non-broadcast dimensions must match (" + sym_str(left.sizes[i]) +
+                 " and " + sym_str(right.sizes[i]) + ")");
+      }
+      lro.push_back(i);
+    } else if (sl) {
+      lo.push_back(i);
+    } else {
+      ro.push_back(i);
+    }
+  }
+  // torch 2.13 swaps the bmm's operands when every right-only dimension precedes every
+  // left-only one, so that the result comes out in the output's order
+  if (!lo.empty() && !ro.empty() &&
+      *std::max_element(ro.begin(), ro.end()) < *std::min_element(lo.begin(), lo.end())) {
+    std::swap(left, right);
+    std::swap(lo, ro);
+  }
+  // bmm's contiguous [lro, lo, ro] result viewed as "lro, lo, 1 per summed dim, ro", then
+  // permuted back to the operands' dimension order
+  Sizes out_size;
+  std::vector<std::size_t> order;
+  auto place = [&](const std::vector<std::size_t>& dims, const Tensor* from) {
+    for (std::size_t d : dims) {
+      out_size.push_back(from != nullptr ? from->sizes[d] : SymInt{std::int64_t{1}});
+      order.push_back(d);
+    }
+  };
+  place(lro, &left);
+  place(lo, &left);
+  place(sum_dims, nullptr);
+  place(ro, &right);
+  const Tensor flat{out_size, contiguous_sym_strides(ctx, out_size)};
+  std::vector<std::size_t> perm(rank);
+  for (std::size_t i = 0; i < rank; ++i) perm[order[i]] = i;
+  return permuted(flat, perm);
+}
+
+}  // namespace einsum_detail
+
+// aten.einsum(equation, tensors, *, path=None): the result's sizes and strides as torch 2.13's
+// kernel produces them (a view of the operand for a lone permutation or diagonal, a permuted
+// bmm result for a contraction, TensorIterator strides for a pure product).
+inline NodeValue rule_einsum(const Context& ctx, std::string_view) {
+  namespace ed = einsum_detail;
+  const Argument& eq_arg = ctx.arg("equation");
+  if (!eq_arg.is<std::string>()) ctx.fail("argument 'equation' is not a string");
+  const std::string& equation = eq_arg.as<std::string>();
+  const std::vector<const TensorMeta*> operands = ctx.tensor_list("tensors");
+  if (operands.empty()) ctx.fail("einsum(): must provide at least one operand");
+  const std::size_t num_ops = operands.size();
+  const std::optional<Ints> path = ctx.has("path") ? ctx.opt_int_list("path") : std::nullopt;
+  if (path) {
+    const std::size_t want = num_ops == 1 ? 1 : (num_ops - 1) * 2;
+    if (path->size() != want) {
+      ctx.fail("einsum(): expected contraction path given in path parameter to have size " +
+               std::to_string(want) + " but got " + std::to_string(path->size()));
+    }
+  }
+  const dtype type = operands.front()->dtype;
+  for (const TensorMeta* t : operands) {
+    if (t->dtype != type) {
+      ctx.fail("einsum operands of different dtypes (" + std::string(dtype_name(type)) + " and " +
+               std::string(dtype_name(t->dtype)) + ") are not supported");
+    }
+  }
+
+  // --- parse the operands' labels ---
+  const auto arrow = equation.find("->");
+  const std::string lhs = equation.substr(0, arrow);
+  std::vector<std::vector<int>> labels(num_ops);
+  std::size_t cur = 0;
+  bool ell_seen = false;
+  for (std::size_t i = 0; i < lhs.size(); ++i) {
+    const auto c = static_cast<unsigned char>(lhs[i]);
+    if (c == ' ') continue;
+    if (c == '.') {
+      if (ell_seen || i + 2 >= lhs.size() || lhs[i + 1] != '.' || lhs[i + 2] != '.') {
+        ctx.fail("einsum(): invalid ellipsis for operand " + std::to_string(cur));
+      }
+      i += 2;
+      labels[cur].push_back(ed::kEllipsis);
+      ell_seen = true;
+    } else if (c == ',') {
+      if (++cur >= num_ops) {
+        ctx.fail("einsum(): fewer operands were provided than specified in the equation");
+      }
+      ell_seen = false;
+    } else if (std::isalpha(c) != 0) {
+      labels[cur].push_back(ed::label_index(c));
+    } else {
+      ctx.fail("einsum(): invalid subscript given at index " + std::to_string(i) +
+               " in the equation string, subscripts must be in [a-zA-Z]");
+    }
+  }
+  if (cur + 1 != num_ops) {
+    ctx.fail("einsum(): more operands were provided than specified in the equation");
+  }
+  std::array<int, ed::kLabels> count{};
+  std::int64_t ell_dims = 0;
+  for (std::size_t i = 0; i < num_ops; ++i) {
+    const auto rank = static_cast<std::int64_t>(operands[i]->sizes.size());
+    auto n = static_cast<std::int64_t>(labels[i].size());
+    bool ell = false;
+    for (int l : labels[i]) {
+      if (l == ed::kEllipsis) {
+        ell = true;
+        --n;
+      } else {
+        ++count[static_cast<std::size_t>(l)];
+      }
+    }
+    if (ell) ell_dims = std::max(ell_dims, rank - n);
+    if (ell ? n > rank : n != rank) {
+      ctx.fail("einsum(): the number of subscripts in the equation (" + std::to_string(n) +
+               (ell ? ") is more than" : ") does not match") + " the number of dimensions (" +
+               std::to_string(rank) + ") for operand " + std::to_string(i) +
+               (ell ? "" : " and no ellipsis was given"));
+    }
+  }
+
+  // --- the aligned dimension order: output labels, then contracted ones ---
+  std::array<std::int64_t, ed::kLabels> pos{};
+  pos.fill(-1);
+  std::int64_t npos = 0, ell_at = 0;
+  bool ell_out = false;
+  if (arrow == std::string::npos) {
+    npos = ell_dims;
+    ell_out = true;
+    for (std::size_t l = 0; l < ed::kLabels; ++l) {
+      if (count[l] == 1) pos[l] = npos++;
+    }
+  } else {
+    const std::string rhs = equation.substr(arrow + 2);
+    for (std::size_t i = 0; i < rhs.size(); ++i) {
+      const auto c = static_cast<unsigned char>(rhs[i]);
+      if (c == ' ') continue;
+      if (c == '.') {
+        if (ell_out || i + 2 >= rhs.size() || rhs[i + 1] != '.' || rhs[i + 2] != '.') {
+          ctx.fail("einsum(): invalid ellipsis in the output");
+        }
+        i += 2;
+        ell_at = npos;
+        npos += ell_dims;
+        ell_out = true;
+        continue;
+      }
+      if (std::isalpha(c) == 0) {
+        ctx.fail("einsum(): invalid subscript given at index " +
+                 std::to_string(lhs.size() + 2 + i) +
+                 " in the equation string, subscripts must be in [a-zA-Z]");
+      }
+      const auto l = static_cast<std::size_t>(ed::label_index(c));
+      if (count[l] == 0 || pos[l] != -1) {
+        ctx.fail(std::string("einsum(): output subscript ") + static_cast<char>(c) +
+                 (pos[l] != -1 ? " appears more than once in the output"
+                               : " does not appear in the equation for any input operand"));
+      }
+      pos[l] = npos++;
+    }
+  }
+  const std::int64_t out_dims = npos;
+  if (!ell_out) {
+    ell_at = npos;
+    npos += ell_dims;
+  }
+  for (std::size_t l = 0; l < ed::kLabels; ++l) {
+    if (count[l] > 0 && pos[l] == -1) pos[l] = npos++;
+  }
+  const auto total = static_cast<std::size_t>(npos);
+
+  // --- align every operand (diagonals for repeated labels, unsqueeze, permute) ---
+  std::array<SymInt, ed::kLabels> label_size;
+  label_size.fill(std::int64_t{1});
+  Sizes ell_size(static_cast<std::size_t>(ell_dims), std::int64_t{1});
+  std::vector<std::int64_t> dim_count(total, 0);
+  std::deque<ed::Tensor> ops;
+  for (std::size_t i = 0; i < num_ops; ++i) {
+    ed::Tensor op{operands[i]->sizes, operands[i]->strides};
+    std::vector<std::int64_t> perm(total, -1);
+    std::size_t dim = 0;
+    auto note_size = [&](SymInt& seen, const SymInt& s, std::size_t at, const std::string& what) {
+      if (!ed::not_one(ctx, s)) return;
+      if (!ctx.is_one(seen) && !ctx.equal(seen, s)) {
+        ctx.fail("einsum(): " + what + " has size " + sym_str(s) + " for operand " +
+                 std::to_string(i) + " which does not broadcast with previously seen size " +
+                 sym_str(seen));
+      }
+      seen = s;
+      ++dim_count[at];
+    };
+    for (int l : labels[i]) {
+      if (l == ed::kEllipsis) {
+        const auto covered = static_cast<std::int64_t>(op.sizes.size()) -
+                             (static_cast<std::int64_t>(labels[i].size()) - 1);
+        for (std::int64_t j = ell_dims - covered; j < ell_dims; ++j) {
+          const auto at = static_cast<std::size_t>(ell_at + j);
+          note_size(ell_size[static_cast<std::size_t>(j)], op.sizes[dim], at,
+                    "a dimension covered by ellipsis");
+          perm[at] = static_cast<std::int64_t>(dim++);
+        }
+        continue;
+      }
+      const auto at = static_cast<std::size_t>(pos[static_cast<std::size_t>(l)]);
+      const char name = static_cast<char>(l < 26 ? 'A' + l : 'a' + l - 26);
+      if (perm[at] == -1) {
+        note_size(label_size[static_cast<std::size_t>(l)], op.sizes[dim], at,
+                  std::string("subscript ") + name);
+        perm[at] = static_cast<std::int64_t>(dim++);
+        continue;
+      }
+      // a repeated label: the diagonal, moved to the first occurrence's place
+      const auto prev = static_cast<std::size_t>(perm[at]);
+      if (!ctx.equal(op.sizes[dim], op.sizes[prev])) {
+        ctx.fail(std::string("einsum(): subscript ") + name + " is repeated for operand " +
+                 std::to_string(i) + " but the sizes don't match, " + sym_str(op.sizes[dim]) +
+                 " != " + sym_str(op.sizes[prev]));
+      }
+      op.strides[prev] = ctx.add(op.strides[prev], op.strides[dim], "the diagonal's stride");
+      op.sizes.erase(op.sizes.begin() + static_cast<std::ptrdiff_t>(dim));
+      op.strides.erase(op.strides.begin() + static_cast<std::ptrdiff_t>(dim));
+    }
+    for (std::int64_t& p : perm) {
+      if (p == -1) {
+        // unsqueeze at the end: stride 1
+        op.sizes.push_back(std::int64_t{1});
+        op.strides.push_back(std::int64_t{1});
+        p = static_cast<std::int64_t>(dim++);
+      }
+    }
+    ops.push_back(ed::permuted(op, std::vector<std::size_t>(perm.begin(), perm.end())));
+  }
+
+  const Device device = operands.front()->device;
+  const bool integral = is_integral(type);
+  // --- contract pairs ---
+  std::size_t step = 0;
+  while (ops.size() > 1) {
+    std::size_t i = 0, j = 1;
+    if (path) {
+      std::int64_t a = (*path)[step++], b = (*path)[step++];
+      if (b < a) std::swap(a, b);
+      if (a == b || a < 0 || b >= static_cast<std::int64_t>(ops.size())) {
+        ctx.fail("einsum(): invalid contraction (" + std::to_string(a) + ", " + std::to_string(b) +
+                 (a == b ? ") cannot contract an operand with itself"
+                         : ") operand index is out of bounds"));
+      }
+      i = static_cast<std::size_t>(a);
+      j = static_cast<std::size_t>(b);
+    }
+    ed::Tensor a = ops[i], b = ops[j];
+    ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(j));
+    ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(i));
+    std::vector<std::size_t> sum_dims, a_sum, b_sum;
+    for (auto d = static_cast<std::size_t>(out_dims); d < total; ++d) {
+      const bool na = ed::not_one(ctx, a.sizes[d]);
+      const bool nb = ed::not_one(ctx, b.sizes[d]);
+      if (na && nb) {
+        if (--dim_count[d] == 1) {
+          sum_dims.push_back(d);
+          dim_count[d] = 0;
+        }
+      } else if (dim_count[d] == 1) {
+        if (na) {
+          a_sum.push_back(d);
+          dim_count[d] = 0;
+        } else if (nb) {
+          b_sum.push_back(d);
+          dim_count[d] = 0;
+        }
+      }
+    }
+    if (integral && (!a_sum.empty() || !b_sum.empty())) {
+      // torch's sum turns an integral operand into int64 here, and its bmm then refuses the pair
+      ctx.fail("einsum of " + std::string(dtype_name(type)) +
+               " operands sums a dimension of one operand first, which epgraph does not infer");
+    }
+    if (!a_sum.empty()) a = ed::summed_keepdim(ctx, a, a_sum);
+    if (!b_sum.empty()) b = ed::summed_keepdim(ctx, b, b_sum);
+    ed::Tensor r = ed::sumproduct_pair(ctx, std::move(a), std::move(b), sum_dims, type, device);
+    if (path) {
+      ops.push_back(std::move(r));
+    } else {
+      ops.push_front(std::move(r));
+    }
+  }
+
+  const ed::Tensor& res = ops.front();
+  const auto nout = static_cast<std::size_t>(out_dims);
+  if (total > nout) {
+    const Sizes out_sizes(res.sizes.begin(), res.sizes.begin() + static_cast<std::ptrdiff_t>(nout));
+    if (num_ops == 1) {
+      // sum over the contracted dimensions: a new contiguous tensor
+      const dtype out_type = integral ? dtype::int64 : type;
+      return contiguous_meta(ctx, out_type, out_sizes, device);
+    }
+    // a view without the (now size-1) contracted dimensions, as FakeTensor computes it (torch's
+    // reference reshape: no elements -> contiguous strides; a contiguous tensor flattened to
+    // one dimension -> [1]; otherwise the kept dimensions keep their strides)
+    const sym::Ranges* r = ctx.ranges();
+    sym::Expr numel(1);
+    for (const SymInt& s : res.sizes) numel = numel * ctx.ex(s);
+    Sizes strides(res.strides.begin(), res.strides.begin() + static_cast<std::ptrdiff_t>(nout));
+    SymOperand whole{exprs_of(ctx, res.sizes), exprs_of(ctx, res.strides)};
+    if (ctx.guard_or_false(sym::eq(numel, sym::Expr(0), r))) {
+      strides = contiguous_sym_strides(ctx, out_sizes);
+    } else if (nout == 1 && res.sizes.size() > 1 && contiguous_sym(ctx, whole)) {
+      strides = {std::int64_t{1}};
+    }
+    return make_meta(type, out_sizes, std::move(strides), device);
+  }
+  TensorMeta out = make_meta(type, res.sizes, res.strides, device);
+  // a lone operand without contraction: a view of it (its storage offset)
+  if (num_ops == 1) out.storage_offset = operands.front()->storage_offset;
+  return out;
+}
+
+}  // namespace infer
+}  // namespace detail
+}  // namespace epgraph
