@@ -378,12 +378,15 @@ TEST_CASE("infer_meta: upsample refuses what torch's meta refuses", "[infer_meta
                     "Cannot infer the metadata of node 'no_channels' "
                     "(torch.ops.aten.upsample_bicubic2d.vec): Non-empty 4D data tensor expected "
                     "but got a tensor with sizes [2, 0, 4, 5]");
-  // a scale computed at run time (a SymFloat node): epgraph computes with constant scales only
+  // a scale computed at run time (a SymFloat node): epgraph computes with constant scales only.
+  // The list is spelled ArgumentList{...}: `Argument{Argument(ratio)}` is a one-element list for
+  // g++ but a copy of the node argument for clang++ (CWG 2137), which made this test differ.
   Node* ratio = g.placeholder("ratio");
   ratio->mutable_meta().val = epgraph::SymFloatValue{SymExpr{"ToFloat(s0)/4", 2}};
   Node* dynamic_scale =
       g.call_function("torch.ops.aten.upsample_linear1d.vec",
-                      {x3, epgraph::none, false, Argument{Argument(ratio)}}, {}, "dynamic_scale");
+                      {x3, epgraph::none, false, Argument(epgraph::ArgumentList{Argument(ratio)})},
+                      {}, "dynamic_scale");
   CHECK_THROWS_WITH(epgraph::infer_meta(*dynamic_scale),
                     "Cannot infer the metadata of node 'dynamic_scale' "
                     "(torch.ops.aten.upsample_linear1d.vec): element 0 of argument "

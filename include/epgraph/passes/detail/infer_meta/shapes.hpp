@@ -358,15 +358,11 @@ inline bool contiguous_sym(const Context& ctx, const SymOperand& t) {
   }
   return true;
 }
-// is_contiguous_for_memory_format(t, torch.channels_last) as the reference elementwise strides
-// and FakeTensor's fast binary path ask it: is_channels_last_contiguous_2d, so a 5-D operand is
-// never channels-last here (false on what the guards cannot decide).
-inline bool channels_last_sym(const Context& ctx, const SymOperand& t) {
-  const std::size_t n = t.sizes.size();
-  if (n != 4) return false;
+// Whether the strides, taken in `order` (innermost first), are the nested products of the sizes,
+// size-1 dimensions skipped (false on what the guards cannot decide).
+inline bool strides_nest_in_order(const Context& ctx, const SymOperand& t,
+                                  const std::vector<std::size_t>& order) {
   const sym::Ranges* r = ctx.ranges();
-  const std::vector<std::size_t> order =
-      n == 4 ? std::vector<std::size_t>{1, 3, 2, 0} : std::vector<std::size_t>{1, 4, 3, 2, 0};
   sym::Expr expected(1);
   for (std::size_t d : order) {
     if (ctx.guard_or_false(sym::eq(t.sizes[d], sym::Expr(1), r))) continue;
@@ -374,6 +370,13 @@ inline bool channels_last_sym(const Context& ctx, const SymOperand& t) {
     expected = expected * t.sizes[d];
   }
   return true;
+}
+// is_contiguous_for_memory_format(t, torch.channels_last) as the reference elementwise strides
+// and FakeTensor's fast binary path ask it: is_channels_last_contiguous_2d, so a 5-D operand is
+// never channels-last here (false on what the guards cannot decide).
+inline bool channels_last_sym(const Context& ctx, const SymOperand& t) {
+  if (t.sizes.size() != 4) return false;
+  return strides_nest_in_order(ctx, t, {1, 3, 2, 0});
 }
 // is_non_overlapping_and_dense: the strides sorted (stably) are the nested products.
 inline bool dense_sym(const Context& ctx, const SymOperand& t) {
@@ -384,13 +387,7 @@ inline bool dense_sym(const Context& ctx, const SymOperand& t) {
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     return ctx.guard_or_false(sym::lt(t.strides[a], t.strides[b], r));
   });
-  sym::Expr expected(1);
-  for (std::size_t d : order) {
-    if (ctx.guard_or_false(sym::eq(t.sizes[d], sym::Expr(1), r))) continue;
-    if (ctx.guard_or_true(sym::ne(t.strides[d], expected, r))) return false;
-    expected = expected * t.sizes[d];
-  }
-  return true;
+  return strides_nest_in_order(ctx, t, order);
 }
 
 // The strides compute_elementwise_output_strides gives operands broadcast to `shape`.
