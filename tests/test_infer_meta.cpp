@@ -84,6 +84,19 @@ TEST_CASE("infer_meta: bad inputs are reported with node, op and reason", "[infe
   CHECK_THROWS_WITH(epgraph::infer_meta(*perm),
                     "Cannot infer the metadata of node 's' (torch.ops.aten.sum.dim_IntList): "
                     "Dimension out of range (expected to be in range of [-2, 1], but got 5)");
+  // A new dimension is wrapped against rank + 1 (unsqueeze, stack), as torch's maybe_wrap_dim.
+  Node* unsq = g.call_function("torch.ops.aten.unsqueeze.default", {a, 3}, {}, "unsq_far");
+  CHECK_THROWS_WITH(
+      epgraph::infer_meta(*unsq),
+      "Cannot infer the metadata of node 'unsq_far' (torch.ops.aten.unsqueeze.default): "
+      "Dimension out of range (expected to be in range of [-3, 2], but got 3)");
+  Node* stk = g.call_function("torch.ops.aten.stack.default", {Argument{a, a}, -4}, {}, "stk");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*stk),
+                    "Cannot infer the metadata of node 'stk' (torch.ops.aten.stack.default): "
+                    "Dimension out of range (expected to be in range of [-3, 2], but got -4)");
+  CHECK(epgraph::infer_meta(*g.call_function("torch.ops.aten.unsqueeze.default", {a, -3}))
+            .tensor()
+            ->sizes == syms({1, 2, 3}));
   Node* view = g.call_function("torch.ops.aten.view.default", {a, Argument{5, 5}}, {}, "view");
   CHECK_THROWS_WITH(epgraph::infer_meta(*view),
                     "Cannot infer the metadata of node 'view' (torch.ops.aten.view.default): "

@@ -210,13 +210,8 @@ inline TensorMeta transpose_meta(const Context& ctx, const TensorMeta& self, std
 inline TensorMeta rule_unsqueeze(const Context& ctx) {
   const TensorMeta& self = ctx.tensor("self");
   const std::size_t rank = self.sizes.size();
-  const std::int64_t dim = ctx.integer("dim");
-  const auto r = static_cast<std::int64_t>(rank) + 1;
-  if (dim < -r || dim >= r) {
-    ctx.fail("Dimension out of range (expected to be in range of [" + std::to_string(-r) + ", " +
-             std::to_string(r - 1) + "], but got " + std::to_string(dim) + ")");
-  }
-  const auto d = static_cast<std::size_t>(dim < 0 ? dim + r : dim);
+  // A new dimension may go at any of rank + 1 places (torch wraps it against rank + 1).
+  const auto d = static_cast<std::size_t>(ctx.wrap_dim(ctx.integer("dim"), rank + 1));
   TensorMeta out = self;
   out.requires_grad = false;
   const SymInt stride = d >= rank ? SymInt{std::int64_t{1}}
