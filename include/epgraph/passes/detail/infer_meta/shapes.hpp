@@ -390,6 +390,19 @@ inline bool dense_sym(const Context& ctx, const SymOperand& t) {
   return strides_nest_in_order(ctx, t, order);
 }
 
+// Dense strides of `shape` laid out in memory in `perm` order (perm[0] outermost): the strides
+// a contiguous tensor of the permuted shape has, moved back to the logical dimensions.
+inline Sizes dense_strides_in_order(const Context& ctx, const Sizes& shape,
+                                    const std::vector<std::size_t>& perm) {
+  Sizes physical;
+  physical.reserve(perm.size());
+  for (std::size_t d : perm) physical.push_back(shape[d]);
+  const Sizes st = contiguous_sym_strides(ctx, physical);
+  Sizes out(shape.size());
+  for (std::size_t i = 0; i < perm.size(); ++i) out[perm[i]] = st[i];
+  return out;
+}
+
 // The strides compute_elementwise_output_strides gives operands broadcast to `shape`.
 inline Sizes elementwise_strides_sym(const Context& ctx, const Sizes& shape_in,
                                      const std::vector<const TensorMeta*>& inputs) {
@@ -429,12 +442,7 @@ inline Sizes elementwise_strides_sym(const Context& ctx, const Sizes& shape_in,
       std::vector<std::size_t> perm{0};  // logical to physical: [0, 2, ..., 1]
       for (std::size_t i = 2; i < ndim; ++i) perm.push_back(i);
       perm.push_back(1);
-      Sizes physical;
-      for (std::size_t d : perm) physical.push_back(shape_in[d]);
-      const Sizes st = contiguous_sym_strides(ctx, physical);
-      Sizes out(ndim);
-      for (std::size_t i = 0; i < ndim; ++i) out[perm[i]] = st[i];
-      return out;
+      return dense_strides_in_order(ctx, shape_in, perm);
     }
   }
   // compute_elementwise_output_logical_to_physical_perm's insertion sort
@@ -463,12 +471,7 @@ inline Sizes elementwise_strides_sym(const Context& ctx, const Sizes& shape_in,
   };
   std::vector<std::size_t> perm = reorder_dimensions(ndim, should_swap);
   std::reverse(perm.begin(), perm.end());  // logical to physical
-  Sizes physical;
-  for (std::size_t d : perm) physical.push_back(shape_in[d]);
-  const Sizes st = contiguous_sym_strides(ctx, physical);
-  Sizes out(ndim);
-  for (std::size_t i = 0; i < ndim; ++i) out[perm[i]] = st[i];
-  return out;
+  return dense_strides_in_order(ctx, shape_in, perm);
 }
 
 // An elementwise result: broadcast shape, TensorIterator strides (contiguous when symbolic).
