@@ -727,3 +727,49 @@ TEST_CASE("infer_meta: pooling and padding follow suggest_memory_format on ambig
   CHECK(ints_of(both_out[1].tensor()->strides) == std::vector<std::int64_t>{16, 1, 4, 1});
   CHECK(both_out[1].tensor()->dtype == epgraph::dtype::int64);
 }
+
+// max_pool1d (found missing by a fresh-clone run on a torch export): the layout of torch's
+// unsqueeze -> max_pool2d_with_indices -> squeeze path, and check_max_pool1d's refusals with
+// torch's messages (values from torch 2.13's FakeTensorMode).
+TEST_CASE("infer_meta: max_pool1d follows torch's 2-D path and refuses as torch does",
+          "[infer_meta]") {
+  Graph g;
+  TensorMeta inner = meta_of(epgraph::dtype::float32, {2, 3, 9});
+  inner.strides = syms({27, 1, 3});  // channels innermost
+  Node* x = input(g, "x", inner);
+  const std::string op = "torch.ops.aten.max_pool1d.default";
+  Node* p = g.call_function(op, {x, Argument{3}, Argument{2}, Argument{1}}, {}, "p");
+  const NodeValue v = epgraph::infer_meta(*p);
+  REQUIRE(v.tensor() != nullptr);
+  CHECK(v.tensor()->sizes == syms({2, 3, 5}));
+  CHECK(v.tensor()->strides == syms({15, 1, 3}));  // channels stay innermost
+  Node* c = input(g, "c", meta_of(epgraph::dtype::float32, {2, 3, 10}));
+  Node* pc = g.call_function(op, {c, Argument{3}, Argument{2}, Argument{0}, Argument{1}, true});
+  const NodeValue vc = epgraph::infer_meta(*pc);
+  REQUIRE(vc.tensor() != nullptr);
+  CHECK(vc.tensor()->sizes == syms({2, 3, 5}));
+  CHECK(vc.tensor()->strides == syms({15, 5, 1}));
+  auto refusal = [&](Node* n) {
+    try {
+      (void)epgraph::infer_meta(*n);
+    } catch (const value_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string prefix = "Cannot infer the metadata of node '";
+  Node* x4 = input(g, "x4", meta_of(epgraph::dtype::float32, {2, 3, 4, 5}));
+  CHECK(refusal(g.call_function(op, {x4, Argument{3}}, {}, "rank4")) ==
+        prefix + "rank4' (" + op +
+            "): max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch "
+            "size for input, but got:[2, 3, 4, 5]");
+  CHECK(refusal(g.call_function(op, {c, Argument{3}, Argument{0}}, {}, "stride0")) ==
+        prefix + "stride0' (" + op + "): max_pool1d() stride must be greater than zero, but got 0");
+  CHECK(refusal(g.call_function(op, {c, Argument{3}, Argument{1}, Argument{2}}, {}, "pad2")) ==
+        prefix + "pad2' (" + op +
+            "): max_pool1d() padding should be at most half of kernel size, but got padding=2 "
+            "and kernel_size=3");
+  Node* small = input(g, "small", meta_of(epgraph::dtype::float32, {3, 2}));
+  CHECK(refusal(g.call_function(op, {small, Argument{3}}, {}, "tiny")) ==
+        prefix + "tiny' (" + op + "): max_pool1d() Invalid computed output size: 0");
+}

@@ -758,6 +758,14 @@ def define_cases() -> None:
          [3, 3, 3], [2, 2, 2], [1, 1, 1], [1, 1, 1], True)
     case("max_pool3d_with_indices_unbatched_dilated", A + "max_pool3d_with_indices.default",
          T(f32, [3, 9, 6, 7]), [2], [1], [0], [2, 1, 1])
+    case("max_pool3d", A + "max_pool3d.default", T(f32, [2, 3, 5, 6, 7]), [2, 2, 2])
+    case("max_pool3d_channels_last_3d", A + "max_pool3d.default", cl3, [2, 2, 2])
+    case("max_pool1d", A + "max_pool1d.default", T(f32, [2, 3, 9]), [3])
+    case("max_pool1d_channels_inner", A + "max_pool1d.default", T(f32, [2, 3, 9], [27, 1, 3]),
+         [3], [2], [1], [1], False)
+    case("max_pool1d_unbatched_ceil", A + "max_pool1d.default", T(f32, [3, 10], [1, 3]), [3],
+         [2], [0], [1], True)
+    case("max_pool1d_dilated", A + "max_pool1d.default", T(f16, [1, 4, 12]), [2], [], [1], [3])
     case("adaptive_avg_pool3d", A + "_adaptive_avg_pool3d.default", T(f32, [2, 3, 5, 6, 7]),
          [2, 3, 4])
     case("adaptive_avg_pool3d_channels_last_3d", A + "_adaptive_avg_pool3d.default", cl3,
@@ -1229,6 +1237,9 @@ def define_sym_cases() -> None:
             S(f32, [1, 3, "h", "w"]), [2, 3], [2, 3], [1, 0], [1, 2], True)
     symcase("sym_avg_pool3d", A + "avg_pool3d.default", one, S(f32, [1, 2, "n", 6, 6]),
             [2, 2, 2])
+    # (a symbolic length is specialized by torch's max_pool1d, which reads the size as an int)
+    symcase("sym_max_pool1d_batch", A + "max_pool1d.default", one, S(f32, ["n", 3, 9]), [3],
+            [2], [1])
     symcase("sym_max_pool3d_with_indices", A + "max_pool3d_with_indices.default", one,
             S(f32, [1, 2, 4, "n", 6]), [2, 2, 2], [2, 1, 2], [0, 1, 1])
     symcase("sym_grid_sampler_2d", A + "grid_sampler_2d.default", hw, S(f32, [2, 3, "h", "w"]),

@@ -100,6 +100,31 @@ inline Ints pool_param(const Context& ctx, const char* name, const Ints& fallbac
   return v;
 }
 
+// torch's pooling_output_shape (aten/src/ATen/native/Pool.h) of one spatial dimension of size
+// `in`: symbolic sizes give FloorDiv expressions; ceil_mode's correction is decided as torch's
+// guard decides it (the bounds, else the hints). `too_small` is set when the size is not > 0.
+inline sym::Expr pooled_length(const Context& ctx, const SymInt& in_size, std::int64_t kernel,
+                               std::int64_t stride, std::int64_t padding, std::int64_t dilation,
+                               bool ceil_mode, std::size_t spatial_dim, bool& too_small) {
+  try {
+    const sym::Expr in = ctx.ex(in_size);
+    const sym::Expr s(stride);
+    const sym::Expr span = in + sym::Expr(2 * padding) -
+                           sym::Expr(dilation) * sym::Expr(kernel - 1) - sym::Expr(1) +
+                           sym::Expr(ceil_mode ? stride - 1 : 0);
+    sym::Expr o = sym::floordiv(span, s, ctx.ranges()) + sym::Expr(1);
+    if (ceil_mode && ctx.guard_or_false(
+                         sym::ge((o - sym::Expr(1)) * s, in + sym::Expr(padding), ctx.ranges()))) {
+      o = o - sym::Expr(1);
+    }
+    too_small = !ctx.guard_or_true(sym::gt(o, sym::Expr(0), ctx.ranges()));
+    return o;
+  } catch (const value_error& e) {
+    ctx.fail("the output size of spatial dimension " + std::to_string(spatial_dim) + ": " +
+             e.what());
+  }
+}
+
 // The output shape of a 2-D (n = 2) or 3-D (n = 3) pooling of `input`: its leading dimensions,
 // then torch's pooling_output_shape (aten/src/ATen/native/Pool.h) for each of the last n.
 inline Sizes pool_shape(const Context& ctx, const TensorMeta& input, std::size_t n,
@@ -119,25 +144,9 @@ inline Sizes pool_shape(const Context& ctx, const TensorMeta& input, std::size_t
       ctx.fail("pad should be at most half of effective kernel size, but got pad=" +
                std::to_string(padding[i]) + ", kernel_size=" + std::to_string(kernel[i]));
     }
-    // symbolic sizes give FloorDiv expressions; ceil_mode's correction is decided as torch's
-    // guard decides it (the bounds, else the hints)
-    sym::Expr o;
     bool too_small = false;
-    try {
-      const sym::Expr in = ctx.ex(input.sizes[d]);
-      const sym::Expr s(stride[i]);
-      const sym::Expr span = in + sym::Expr(2 * padding[i]) -
-                             sym::Expr(dilation[i]) * sym::Expr(kernel[i] - 1) - sym::Expr(1) +
-                             sym::Expr(ceil_mode ? stride[i] - 1 : 0);
-      o = sym::floordiv(span, s, ctx.ranges()) + sym::Expr(1);
-      if (ceil_mode && ctx.guard_or_false(sym::ge((o - sym::Expr(1)) * s,
-                                                  in + sym::Expr(padding[i]), ctx.ranges()))) {
-        o = o - sym::Expr(1);
-      }
-      too_small = !ctx.guard_or_true(sym::gt(o, sym::Expr(0), ctx.ranges()));
-    } catch (const value_error& e) {
-      ctx.fail("the output size of spatial dimension " + std::to_string(i) + ": " + e.what());
-    }
+    const sym::Expr o = pooled_length(ctx, input.sizes[d], kernel[i], stride[i], padding[i],
+                                      dilation[i], ceil_mode, i, too_small);
     if (too_small) {
       ctx.fail("Given input size " + shape_str(input.sizes) + ", the calculated output size of " +
                "spatial dimension " + std::to_string(i) + " is " + sym_str(ctx.out(o)) +
@@ -175,14 +184,87 @@ inline void check_pool3d_input(const Context& ctx, const TensorMeta& input, cons
 }
 
 // max_pool3d_with_indices: output and int64 indices in the layout suggest_memory_format gives
-// the input (see pooled_meta).
-inline NodeValue rule_max_pool3d(const Context& ctx, std::string_view) {
+// the input (see pooled_meta); max_pool3d: the output only.
+// max_pool3d.default is torch's max_pool3d_with_indices' first output (CompositeImplicit).
+inline NodeValue rule_max_pool3d(const Context& ctx, std::string_view op) {
   const TensorMeta& input = ctx.tensor("self");
   check_pool3d_input(ctx, input, "max_pool3d_with_indices");
   Sizes shape = pool_shape(ctx, input, 3, true);
   TensorMeta out = pooled_meta(ctx, input, input.dtype, shape);
+  if (op == "max_pool3d") return out;
   TensorMeta indices = pooled_meta(ctx, input, dtype::int64, std::move(shape));
   return NodeValue(NodeValue::List{NodeValue(std::move(out)), NodeValue(std::move(indices))});
+}
+
+// One max_pool1d parameter: an int list of size 1 (or empty, for stride: the kernel size), > 0
+// unless it is the padding; torch's check_max_pool1d messages.
+inline std::int64_t pool1d_param(const Context& ctx, const char* name, std::int64_t fallback,
+                                 const char* allowed) {
+  const Ints v = ctx.has(name) ? ctx.int_list(name) : Ints{};
+  if (v.empty()) return fallback;
+  if (v.size() != 1) {
+    ctx.fail(std::string("max_pool1d() ") + name + " must be " + allowed +
+             " of size 1 but got size " + std::to_string(v.size()));
+  }
+  return v[0];
+}
+
+// max_pool1d: on fake tensors torch runs it as max_pool2d_with_indices of the input unsqueezed at
+// -2, squeezed back, so the output takes the layout suggest_memory_format gives that 4-D view
+// (a [N, C, L] input with channels innermost keeps them innermost); else contiguous. torch's
+// check_max_pool1d checks and messages (aten/src/ATen/native/MaxPooling.cpp).
+inline NodeValue rule_max_pool1d(const Context& ctx, std::string_view) {
+  const TensorMeta& input = ctx.tensor("self");
+  const std::size_t rank = input.sizes.size();
+  if (rank != 2 && rank != 3) {
+    ctx.fail(
+        "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size "
+        "for input, but got:" +
+        shape_str(input.sizes));
+  }
+  const char* list = "an int, list of ints or tuple of ints";
+  const std::int64_t kernel = pool1d_param(ctx, "kernel_size", 0, list);
+  const std::int64_t stride =
+      pool1d_param(ctx, "stride", kernel, "None, an int, list of ints, or tuple of ints");
+  const std::int64_t padding = pool1d_param(ctx, "padding", 0, list);
+  const std::int64_t dilation = pool1d_param(ctx, "dilation", 1, list);
+  if (kernel <= 0) {
+    ctx.fail("max_pool1d() kernel_size must be greater than zero, but got " +
+             std::to_string(kernel));
+  }
+  if (stride <= 0) {
+    ctx.fail("max_pool1d() stride must be greater than zero, but got " + std::to_string(stride));
+  }
+  if (padding < 0) {
+    ctx.fail("max_pool1d() padding must be non-negative, but got " + std::to_string(padding));
+  }
+  if (padding > kernel / 2) {
+    ctx.fail("max_pool1d() padding should be at most half of kernel size, but got padding=" +
+             std::to_string(padding) + " and kernel_size=" + std::to_string(kernel));
+  }
+  if (dilation <= 0) {
+    ctx.fail("max_pool1d() dilation must be greater than zero, but got " +
+             std::to_string(dilation));
+  }
+  const bool ceil_mode = ctx.has("ceil_mode") && ctx.boolean("ceil_mode");
+  bool too_small = false;
+  const sym::Expr o = pooled_length(ctx, input.sizes.back(), kernel, stride, padding, dilation,
+                                    ceil_mode, 0, too_small);
+  if (too_small) {
+    ctx.fail("max_pool1d() Invalid computed output size: " + sym_str(ctx.out(o)));
+  }
+  // the 4-D (3-D) view max_pool2d_with_indices sees: unsqueeze(-2) gives the new dimension the
+  // stride size * stride of the last one
+  TensorMeta view = input;
+  view.sizes.insert(view.sizes.end() - 1, SymInt(std::int64_t{1}));
+  view.strides.insert(view.strides.end() - 1,
+                      ctx.out(ctx.ex(input.sizes.back()) * ctx.ex(input.strides.back())));
+  Sizes shape(view.sizes.begin(), view.sizes.end() - 1);
+  shape.push_back(ctx.out(o));
+  TensorMeta out = pooled_meta(ctx, view, input.dtype, std::move(shape));
+  out.sizes.erase(out.sizes.end() - 2);
+  out.strides.erase(out.strides.end() - 2);
+  return out;
 }
 
 // avg_pool3d (kernel, stride, padding, ceil_mode; count_include_pad and divisor_override do not

@@ -187,7 +187,8 @@ inline void register_compute_rules(RuleTable& t) {
   add_aten(t, {"max_pool2d", "max_pool2d_with_indices"}, &rule_max_pool2d);
   add_aten(t, {"avg_pool2d"}, &rule_avg_pool2d);
   add_aten(t, {"avg_pool3d"}, &rule_avg_pool3d);
-  add_aten(t, {"max_pool3d_with_indices"}, &rule_max_pool3d);
+  add_aten(t, {"max_pool3d", "max_pool3d_with_indices"}, &rule_max_pool3d);
+  add_aten(t, {"max_pool1d"}, &rule_max_pool1d);
   add_aten(t, {"_adaptive_avg_pool3d"}, &rule_adaptive_avg_pool3d);
   add_aten(t, {"pixel_shuffle", "pixel_unshuffle"}, &rule_pixel_shuffle);
   add_aten(t,
