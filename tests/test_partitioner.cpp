@@ -668,6 +668,24 @@ std::unique_ptr<epgraph::Graph> partitioner_random_dag(std::mt19937& rng, int co
 
 }  // namespace
 
+// Seeds of the two comparisons below: all of them in ordinary builds; a third under
+// AddressSanitizer, where the transliterated reference (quadratic) took 6 of the 7 minutes of
+// CI's sanitizer stage, which looks for memory errors, while the g++ stage compares every seed.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kPartitionerSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kPartitionerSanitized = true;
+#else
+constexpr bool kPartitionerSanitized = false;
+#endif
+#else
+constexpr bool kPartitionerSanitized = false;
+#endif
+constexpr std::uint32_t partitioner_seeds(std::uint32_t all) {
+  return kPartitionerSanitized ? all / 3 : all;
+}
+
 // The partitioner against torch's algorithm transliterated (partitioner_torch_reference) on
 // random DAGs: many seeds, support densities from sparse to almost everything, both option
 // switches, the single-node filter's op lists, getitems of multi-output nodes, and skip
@@ -675,7 +693,8 @@ std::unique_ptr<epgraph::Graph> partitioner_random_dag(std::mt19937& rng, int co
 TEST_CASE("partitioner: equal to torch's algorithm on random DAGs", "[partitioner]") {
   std::size_t merges_seen = 0;
   std::size_t multi_seen = 0;
-  for (std::uint32_t seed = 1; seed <= 2500; ++seed) {
+  const std::uint32_t seeds = partitioner_seeds(2500);
+  for (std::uint32_t seed = 1; seed <= seeds; ++seed) {
     std::mt19937 rng(seed * 7919u + 17u);
     const int count = 10 + static_cast<int>(rng() % (seed % 10 == 0 ? 220 : 90));
     const std::size_t percent = std::vector<std::size_t>{10, 30, 50, 70, 85, 95, 100}[rng() % 7];
@@ -705,15 +724,15 @@ TEST_CASE("partitioner: equal to torch's algorithm on random DAGs", "[partitione
     }
     merges_seen += supported.size();
   }
-  CHECK(multi_seen > 2000);
-  CHECK(merges_seen > 10000);
+  CHECK(multi_seen > 2000 * seeds / 2500);
+  CHECK(merges_seen > 10000 * seeds / 2500);
 }
 
 // Larger random DAGs (hundreds of partitions, so that the partition id sets span many words and
 // the words every live id of which is in a set are dropped), against the same reference.
 TEST_CASE("partitioner: equal to torch's algorithm on larger random DAGs", "[partitioner]") {
   std::size_t most_partitions = 0;
-  for (std::uint32_t seed = 1; seed <= 24; ++seed) {
+  for (std::uint32_t seed = 1; seed <= partitioner_seeds(24); ++seed) {
     std::mt19937 rng(seed * 104729u + 3u);
     const int count = 300 + static_cast<int>(rng() % 400);
     const std::size_t percent = std::vector<std::size_t>{40, 60, 75, 90}[rng() % 4];
