@@ -773,3 +773,46 @@ TEST_CASE("infer_meta: max_pool1d follows torch's 2-D path and refuses as torch 
   CHECK(refusal(g.call_function(op, {small, Argument{3}}, {}, "tiny")) ==
         prefix + "tiny' (" + op + "): max_pool1d() Invalid computed output size: 0");
 }
+
+TEST_CASE("infer_meta: view strides are FakeTensorMode's in size-1 dimensions", "[infer_meta]") {
+  Graph g;
+  // x[2,1,4,1].permute(0,2,1,3).view(1,8,1): eager's computeStride gives [8,1,1]; torch 2.13
+  // exports [8,1,4] (torch._refs._reshape_view_helper), and so must epgraph.
+  TensorMeta permuted = meta_of(epgraph::dtype::float32, {2, 4, 1, 1});
+  permuted.strides = syms({4, 1, 4, 1});
+  Node* x = input(g, "x", permuted);
+  for (const char* op : {"torch.ops.aten.view.default", "torch.ops.aten.reshape.default",
+                         "torch.ops.aten._unsafe_view.default"}) {
+    Node* v = g.call_function(op, {x, Argument{1, 8, 1}});
+    const NodeValue out = epgraph::infer_meta(*v);
+    CHECK(ints_of(out.tensor()->sizes) == std::vector<std::int64_t>{1, 8, 1});
+    CHECK(ints_of(out.tensor()->strides) == std::vector<std::int64_t>{8, 1, 4});
+  }
+  // an empty tensor's view is contiguous, whatever its strides
+  TensorMeta empty = meta_of(epgraph::dtype::float32, {0, 3});
+  empty.strides = syms({1, 7});
+  Node* e = input(g, "e", empty);
+  CHECK(ints_of(epgraph::infer_meta(
+                    *g.call_function("torch.ops.aten.view.default", {e, Argument{0, 3}}))
+                    .tensor()
+                    ->strides) == std::vector<std::int64_t>{3, 1});
+}
+
+TEST_CASE("infer_meta: a view eager refuses is refused, though torch's FakeTensorMode takes it",
+          "[infer_meta]") {
+  // Torch 2.13's FakeTensorMode views [4,1,1,3] with strides [2,2,2,8] as [2,6,1] (its collapse
+  // check skips pairs with a size-1 dimension), so export writes a program eager cannot run.
+  Graph g;
+  TensorMeta m = meta_of(epgraph::dtype::float32, {4, 1, 1, 3});
+  m.strides = syms({2, 2, 2, 8});
+  Node* x = input(g, "x", m);
+  Node* v = g.call_function("torch.ops.aten.view.default", {x, Argument{2, 6, 1}}, {}, "bad_view");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*v),
+                    "Cannot infer the metadata of node 'bad_view' (torch.ops.aten.view.default): "
+                    "view size is not compatible with input tensor's size and stride (at least "
+                    "one dimension spans across two contiguous subspaces). Use .reshape(...) "
+                    "instead.");
+  // reshape copies instead: contiguous strides
+  Node* r = g.call_function("torch.ops.aten.reshape.default", {x, Argument{2, 6, 1}});
+  CHECK(ints_of(epgraph::infer_meta(*r).tensor()->strides) == std::vector<std::int64_t>{6, 1, 1});
+}

@@ -62,6 +62,138 @@ inline std::optional<Exprs> view_strides_sym(const Context& ctx, const Exprs& ol
   return newstride;
 }
 
+// The strides FakeTensorMode gives a view (torch._refs._reshape_view_helper, which torch 2.13
+// runs for aten.view, _unsafe_view and the view a reshape takes): a greedy walk that flattens
+// input dimensions (prims.collapse_view) and splits them (prims.split_dim) left to right. It
+// agrees with ATen's computeStride except in the strides of size-1 dimensions (e.g. [2,4,1,1] with
+// strides [4,1,4,1] viewed as [1,8,1]: computeStride [8,1,1], this [8,1,4]), and an empty input
+// gets contiguous strides. Torch stores these strides in every exported view's value, so epgraph
+// computes them the same way. `Ops` is IntViewOps or SymViewOps below. Preconditions: `shape` has
+// the input's element count. nullopt when the walk finds no view (a flatten of dimensions that
+// are not nested).
+template <class Ops>
+std::optional<std::vector<typename Ops::Value>> reshape_view_strides(
+    const Ops& ops, std::vector<typename Ops::Value> sz, std::vector<typename Ops::Value> st,
+    const std::vector<typename Ops::Value>& shape) {
+  using V = typename Ops::Value;
+  using Vs = std::vector<V>;
+  const V one(1);
+  V numel(1);
+  for (const V& s : sz) numel = ops.mul(numel, s);
+  if (ops.eq(numel, V(0))) return ops.contiguous_strides(shape);
+  if (sz.empty()) return Vs(shape.size(), one);  // unsqueezes of a 0-dim tensor
+  if (shape.empty()) return Vs{};                // squeezes to a 0-dim tensor
+  if (ops.contiguous(sz, st)) {
+    if (shape.size() == 1 && sz.size() > 1) return Vs{one};
+    if (shape.size() == 2 && sz.size() == 1) return Vs{shape[1], one};
+  }
+  const auto at = [](std::size_t i) { return static_cast<std::ptrdiff_t>(i); };
+  std::size_t idx = 0;
+  for (const V& length : shape) {
+    if (idx >= sz.size()) {  // a trailing unsqueeze, made by split_dim(last, its length)
+      sz.push_back(one);
+      st.push_back(st.back());
+      ++idx;
+      continue;
+    }
+    if (ops.eq(length, sz[idx])) {
+      ++idx;
+      continue;
+    }
+    V accum = sz[idx];
+    std::size_t end = idx;
+    while (!ops.divides(length, accum)) {
+      if (++end >= sz.size()) return std::nullopt;
+      accum = ops.mul(accum, sz[end]);
+    }
+    if (end != idx) {  // collapse_view(idx, end), when _collapse_view_helper finds it valid
+      for (std::size_t i = end; i-- > idx;) {
+        if (!ops.eq(sz[i], one) && !ops.eq(sz[i + 1], one) &&
+            !ops.eq(st[i], ops.mul(st[i + 1], sz[i + 1]))) {
+          return std::nullopt;
+        }
+      }
+      V stride = st[end];
+      V len = sz[end];
+      for (std::size_t i = end; i-- > idx;) {
+        if (!ops.eq(sz[i], one)) stride = ops.min(stride, st[i]);
+        len = ops.mul(len, sz[i]);
+      }
+      sz.erase(sz.begin() + at(idx) + 1, sz.begin() + at(end) + 1);
+      st.erase(st.begin() + at(idx) + 1, st.begin() + at(end) + 1);
+      sz[idx] = len;
+      st[idx] = stride;
+    }
+    if (!ops.eq(accum, length)) {  // split_dim(idx, length)
+      const V inner = ops.div(sz[idx], length);
+      const V inner_stride = st[idx];
+      sz[idx] = length;
+      st[idx] = ops.mul(inner_stride, inner);
+      sz.insert(sz.begin() + at(idx) + 1, inner);
+      st.insert(st.begin() + at(idx) + 1, inner_stride);
+    }
+    ++idx;
+  }
+  st.resize(shape.size());  // trailing squeezes: the element counts agree, so these have size 1
+  return st;
+}
+
+struct IntViewOps {
+  using Value = std::int64_t;
+  [[nodiscard]] bool eq(Value a, Value b) const { return a == b; }
+  [[nodiscard]] bool divides(Value d, Value n) const { return d != 0 && n % d == 0; }
+  [[nodiscard]] Value mul(Value a, Value b) const { return wrap_mul(a, b); }
+  [[nodiscard]] Value div(Value a, Value b) const { return a / b; }
+  [[nodiscard]] Value min(Value a, Value b) const { return b < a ? b : a; }
+  [[nodiscard]] bool contiguous(const Ints& sizes, const Ints& strides) const {
+    return is_contiguous(sizes, strides);
+  }
+  [[nodiscard]] Ints contiguous_strides(const Ints& shape) const {
+    return epgraph::contiguous_strides(shape);
+  }
+};
+
+// The same decisions on symbolic sizes, made as the guards torch's refs take (ranges, else hints).
+struct SymViewOps {
+  using Value = sym::Expr;
+  const Context& ctx;
+  [[nodiscard]] bool eq(const Value& a, const Value& b) const {
+    return a == b || ctx.guard_or_false(sym::eq(a, b, ctx.ranges()));
+  }
+  [[nodiscard]] bool divides(const Value& d, const Value& n) const {
+    return ctx.guard_or_false(sym::eq(sym::mod(n, d, ctx.ranges()), Value(0), ctx.ranges()));
+  }
+  [[nodiscard]] Value mul(const Value& a, const Value& b) const { return a * b; }
+  [[nodiscard]] Value div(const Value& a, const Value& b) const {
+    return sym::floordiv(a, b, ctx.ranges());
+  }
+  [[nodiscard]] Value min(const Value& a, const Value& b) const {
+    return ctx.guard_or_false(sym::lt(b, a, ctx.ranges())) ? b : a;
+  }
+  [[nodiscard]] bool contiguous(const Exprs& sizes, const Exprs& strides) const {
+    return contiguous_sym(ctx, SymOperand{sizes, strides});
+  }
+  [[nodiscard]] Exprs contiguous_strides(const Exprs& shape) const {
+    return exprs_of(ctx, contiguous_sym_strides(ctx, sizes_of(ctx, shape)));
+  }
+};
+
+// The strides of a view of (sizes, strides) as `shape`, nullopt when no view exists (for view an
+// error, for reshape a contiguous copy). ATen's computeStride decides whether a view exists, and
+// FakeTensorMode's _reshape_view_helper gives its strides.
+// Torch bug, not copied: for view, torch 2.13's FakeTensorMode asks only _reshape_view_helper,
+// whose collapse check skips any pair with a size-1 dimension, so it accepts views eager refuses
+// ([4,1,1,3] with strides [2,2,2,8] as [2,6,1]) and export writes a program that fails when run.
+// epgraph refuses them with eager's message.
+template <class Ops, class Vs, class ComputeStride>
+std::optional<Vs> view_or_reshape_strides(const Ops& ops, const Vs& sizes, const Vs& strides,
+                                          const Vs& shape, const ComputeStride& compute_stride) {
+  std::optional<Vs> aten = compute_stride();
+  if (!aten) return std::nullopt;
+  if (auto fake = reshape_view_strides(ops, sizes, strides, shape)) return fake;
+  return aten;
+}
+
 // view / reshape when a size or stride is symbolic: torch's infer_size (the -1 is
 // numel // the other sizes' product, which must divide it) and computeStride; reshape falls back
 // to a contiguous copy where no view exists.
@@ -92,7 +224,9 @@ inline TensorMeta rule_view_symbolic(const Context& ctx, const TensorMeta& self,
   }
   const sym::Expr new_numel = product(shape);
   if (new_numel != numel && !ctx.guard_or_true(sym::eq(new_numel, numel, r))) invalid();
-  if (auto strides = view_strides_sym(ctx, old_sizes, old_strides, shape)) {
+  if (auto strides = view_or_reshape_strides(SymViewOps{ctx}, old_sizes, old_strides, shape, [&] {
+        return view_strides_sym(ctx, old_sizes, old_strides, shape);
+      })) {
     TensorMeta out =
         make_meta(self.dtype, sizes_of(ctx, shape), sizes_of(ctx, *strides), self.device);
     out.storage_offset = self.storage_offset;
@@ -153,9 +287,9 @@ inline TensorMeta rule_view(const Context& ctx, std::string_view op) {
     ctx.fail("shape '" + shape_str(shape_arg) + "' is invalid for input of size " +
              std::to_string(numel));
   }
-  std::optional<Ints> strides;
-  if (in_strides) strides = view_strides(*in_sizes, *in_strides, shape);
-  if (strides) {
+  if (auto strides = view_or_reshape_strides(IntViewOps{}, *in_sizes, *in_strides, shape, [&] {
+        return view_strides(*in_sizes, *in_strides, shape);
+      })) {
     TensorMeta out = make_meta(self.dtype, to_sym(shape), to_sym(*strides), self.device);
     out.storage_offset = self.storage_offset;
     return out;
@@ -471,7 +605,9 @@ inline TensorMeta rule_flatten(const Context& ctx) {
   auto in_strides = all_concrete(self.strides);
   const Ints out_shape = ctx.concrete_all(shape, "the result's");
   if (in_strides) {
-    if (auto st = view_strides(in_sizes, *in_strides, out_shape)) {
+    if (auto st = view_or_reshape_strides(IntViewOps{}, in_sizes, *in_strides, out_shape, [&] {
+          return view_strides(in_sizes, *in_strides, out_shape);
+        })) {
       TensorMeta out = make_meta(self.dtype, shape, to_sym(*st), self.device);
       out.storage_offset = self.storage_offset;
       return out;
