@@ -42,8 +42,10 @@
 // and checks its CRC and size (O(archive size) time, 64 KiB of memory), naming a corrupt entry.
 // `validate --meta` also recomputes every node's value with epgraph::propagate_meta (check mode,
 // nothing changed) and prints `meta: nodes=N computed=C equal=E differ=D uncomputed=U`, each node
-// whose stored value differs from the computed one (both values), and the ops without a rule;
-// a difference fails validation (exit 1).
+// whose stored value differs from the computed one (both values), each node whose op refuses its
+// arguments as torch's meta function would, and the nodes it cannot compute (an op without a
+// rule, a symbolic size a rule needs concrete); a difference or a refusal fails validation
+// (exit 1), a node epgraph cannot compute does not.
 // Exit status: 0 on success, 1 when validation finds violations, 2
 // on bad usage or input.
 //
@@ -389,33 +391,42 @@ void check_archive_data(const std::string& file) {
 }
 
 // `validate --meta`: propagate_meta's check of every node's stored value. Prints the counts, each
-// node whose stored value differs (both values) and, per target, the nodes it cannot compute.
-// Returns whether every computed value equals the stored one.
+// node whose stored value differs (both values), each node whose op refuses its arguments (torch's
+// message), and each node it cannot compute: those of an op without a rule once per target with
+// their count, the others one by one with the reason. Returns whether no value differs and no op
+// refuses its arguments.
 template <class Program>
 bool check_meta(Program& ep) {
   const epgraph::MetaReport r = epgraph::propagate_meta(ep, epgraph::MetaMode::check_only);
   std::cout << "meta: nodes=" << r.nodes << " computed=" << r.computed << " equal=" << r.equal
-            << " differ=" << r.differences.size() << " uncomputed=" << r.uncomputed.size() << "\n";
+            << " differ=" << r.differences.size() << " uncomputed=" << r.uncomputed.size()
+            << " invalid=" << r.invalid.size() << "\n";
   for (const epgraph::MetaDifference& d : r.differences) {
     std::cout << "meta: node '" << d.node << "' (" << d.target
               << ") stored: " << epgraph::value_text(d.stored)
               << " computed: " << epgraph::value_text(d.computed) << "\n";
   }
-  std::vector<std::pair<std::string, std::size_t>> by_target;  // in order of first appearance
+  for (const epgraph::MetaDifference& d : r.invalid)
+    std::cout << "meta: invalid: " << d.reason << "\n";
+  std::vector<std::pair<std::string, std::size_t>> no_rule;  // in order of first appearance
   for (const epgraph::MetaDifference& d : r.uncomputed) {
-    auto it = std::find_if(by_target.begin(), by_target.end(),
+    if (d.reason.find("epgraph has no shape rule") == std::string::npos) {
+      std::cout << "meta: not computed: " << d.reason << "\n";
+      continue;
+    }
+    auto it = std::find_if(no_rule.begin(), no_rule.end(),
                            [&](const auto& t) { return t.first == d.target; });
-    if (it == by_target.end()) {
-      by_target.emplace_back(d.target, 1);
+    if (it == no_rule.end()) {
+      no_rule.emplace_back(d.target, 1);
       std::cout << "meta: not computed: " << d.reason << "\n";
     } else {
       ++it->second;
     }
   }
-  for (const auto& [target, count] : by_target) {
+  for (const auto& [target, count] : no_rule) {
     std::cout << "meta: no value computed for " << count << " node(s) of " << target << "\n";
   }
-  return r.differences.empty();
+  return r.differences.empty() && r.invalid.empty();
 }
 
 int validate(const std::string& file, bool strict, bool data, bool meta) {
@@ -450,8 +461,17 @@ int validate(const std::string& file, bool strict, bool data, bool meta) {
                  "PyTorch's NativeRT runtime refuses it; --strict makes this an error):\n";
     for (const std::string& d : departures) std::cout << "  - " << d << "\n";
   }
-  std::cout << "OK: " << file << " passes every check of verify\n";
-  if (meta && !check_meta(ep)) return 1;
+  if (!meta) {
+    std::cout << "OK: " << file << " passes every check of verify\n";
+    return 0;
+  }
+  if (!check_meta(ep)) {
+    std::cout << "FAILED: " << file
+              << " passes every check of verify, but --meta finds stored values that differ "
+                 "from what their ops compute, or ops that refuse their arguments\n";
+    return 1;
+  }
+  std::cout << "OK: " << file << " passes every check of verify and --meta\n";
   return 0;
 }
 

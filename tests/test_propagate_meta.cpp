@@ -297,3 +297,50 @@ TEST_CASE("same_value: Min/Max decided by the symbols' bounds compare equal", "[
   CHECK(!epgraph::same_value(value({expr("Min(16, 16*s27)"), one}), value({expr("16*s27"), one}),
                              symbols));
 }
+
+TEST_CASE("propagate_meta: check_only tells a wrong node from one epgraph cannot compute",
+          "[propagate_meta]") {
+  // A bad einsum equation is wrong whatever epgraph can do (torch's meta refuses it): it goes to
+  // `invalid`. A size epgraph cannot read, or an op without a rule, goes to `uncomputed`.
+  epgraph_test::Program ep = prop_program();
+  (void)epgraph::propagate_meta(ep, epgraph::MetaMode::recompute_all);
+  epgraph::Graph& g = ep.graph();
+  epgraph::Node* relu = g.find_node("relu");
+  epgraph::Node* bad = nullptr;
+  epgraph::Node* norule = nullptr;
+  {
+    const auto at = g.inserting_after(relu);
+    bad = g.call_function("torch.ops.aten.einsum.default",
+                          {"ij,jk->ik", epgraph::Argument(epgraph::ArgumentList{relu})}, {},
+                          "einsum");
+    norule = g.call_function("torch.ops.aten.logcumsumexp.default", {relu, 1}, {}, "lcse");
+  }
+  bad->mutable_meta().val = relu->meta().val;
+  norule->mutable_meta().val = relu->meta().val;
+  const std::string before = prop_values(ep);
+  const epgraph::MetaReport r = epgraph::propagate_meta(ep, epgraph::MetaMode::check_only);
+  REQUIRE(r.invalid.size() == 1);
+  CHECK(r.invalid[0].node == "einsum");
+  CHECK(r.invalid[0].reason ==
+        "Cannot infer the metadata of node 'einsum' (torch.ops.aten.einsum.default): einsum(): "
+        "fewer operands were provided than specified in the equation");
+  REQUIRE(r.uncomputed.size() == 1);
+  CHECK(r.uncomputed[0].node == "lcse");
+  CHECK(r.differences.empty());
+  CHECK(r.nodes == 11);
+  CHECK(r.computed == 9);
+  CHECK(prop_values(ep) == before);
+  // the two kinds of error are told apart by type
+  CHECK_THROWS_AS(epgraph::infer_meta(*norule), epgraph::unsupported_meta_error);
+  try {
+    (void)epgraph::infer_meta(*bad);
+    FAIL("einsum with a bad equation was accepted");
+  } catch (const epgraph::unsupported_meta_error&) {
+    FAIL("a refusal was reported as unsupported");
+  } catch (const epgraph::value_error&) {
+  }
+  // recompute_all throws the refusal and changes nothing
+  CHECK_THROWS_WITH(epgraph::propagate_meta(ep, epgraph::MetaMode::recompute_all),
+                    r.invalid[0].reason);
+  CHECK(prop_values(ep) == before);
+}

@@ -997,6 +997,49 @@ def define_cases() -> None:
     case("instance_norm_running_stats_f16", IN, T(f16, [2, 3, 7]), None, None, T(f16, [3]),
          T(f16, [3]), False, 0.1, 1e-5, False)
 
+    # --- views and reshapes of permuted, sliced and size-1 layouts: FakeTensorMode computes a
+    # view's strides with torch._refs._reshape_view_helper, which differs from eager's
+    # computeStride in the strides of size-1 dimensions and of empty tensors -------------------
+    case("view_size_one_permuted", A + "view.default", T(f32, [2, 4, 1, 1], [4, 1, 4, 1]),
+         [1, 8, 1])
+    case("reshape_size_one_permuted", A + "reshape.default", T(f32, [2, 4, 1, 1], [4, 1, 4, 1]),
+         [1, 8, 1])
+    case("unsafe_view_size_one_permuted", A + "_unsafe_view.default",
+         T(f32, [2, 4, 1, 1], [4, 1, 4, 1]), [1, 8, 1])
+    case("view_zero_numel_strided", A + "view.default", T(f32, [0, 3], [1, 7]), [0, 3])
+    case("view_zero_numel_split", A + "view.default", T(f32, [0, 3], [1, 7]), [3, 0])
+    case("flatten_size_one_strided", A + "flatten.using_ints", T(f32, [2, 1, 4, 1], [4, 1, 1, 9]),
+         0, 2)
+    rng = random.Random(29)
+    kept = {"view": 0, "reshape": 0}
+    while min(kept.values()) < 40:
+        sizes = [rng.choice([1, 1, 1, 2, 3, 4]) for _ in range(rng.randint(1, 5))]
+        x = permuted_t(rng, sizes) if rng.random() < 0.7 else T(f32, sizes)
+        if rng.random() < 0.3:  # every other element of a larger buffer
+            x = T(f32, x.sizes, [2 * st for st in x.strides])
+        n, factors = math.prod(sizes), []
+        for p in (2, 3):
+            while n % p == 0:
+                factors.append(p)
+                n //= p
+        rng.shuffle(factors)
+        shape, i = [], 0
+        while i < len(factors):
+            k = rng.randint(1, 3)
+            shape.append(math.prod(factors[i:i + k]))
+            i += k
+        for _ in range(rng.randint(0, 3)):
+            shape.insert(rng.randint(0, len(shape)), 1)
+        op = "view" if kept["view"] <= kept["reshape"] else "reshape"
+        try:  # kept where eager and FakeTensorMode both take it (FakeTensorMode takes more)
+            getattr(torch.ops.aten, op).default(x.make(), shape)
+            with FakeTensorMode():
+                getattr(torch.ops.aten, op).default(x.make(), shape)
+        except (RuntimeError, ValueError):
+            continue
+        case(f"{op}_random_{kept[op]}", A + op + ".default", x, shape)
+        kept[op] += 1
+
 
 def run_case(name: str, target: str, args: list, kwargs: dict, strides: str) -> dict:
     op = resolve(target)
@@ -1120,6 +1163,19 @@ def define_sym_cases() -> None:
             S(f32, [2, "n", 3, 4], view=lambda t: t.transpose(1, 2)), [2, 3, SymArg("4*n")])
     symcase("sym_view_transposed_ok", A + "view.default", one,
             S(f32, ["n", 3, 4], view=tr), [3, SymArg("n"), 2, 2])
+    symcase("sym_clone_channels_last", A + "clone.default", one, S(f32, ["n", 4, 3, 3]),
+            memory_format=torch.channels_last)
+    symcase("sym_clone_channels_last_spatial", A + "clone.default", one, S(f32, [2, 4, "n", 3]),
+            memory_format=torch.channels_last)
+    symcase("sym_contiguous_channels_last_3d", A + "clone.default", one,
+            S(f32, [2, 4, "n", 3, 2]), memory_format=torch.channels_last_3d)
+    p0213 = lambda t: t.permute(0, 2, 1, 3)  # noqa: E731
+    symcase("sym_view_size_one_permuted", A + "view.default", one,
+            S(f32, [2, 1, "n", 1], view=p0213), [1, SymArg("2*n"), 1])
+    symcase("sym_reshape_size_one_permuted", A + "reshape.default", one,
+            S(f32, [2, 1, "n", 1], view=p0213), [1, 2, 1, SymArg("n")])
+    symcase("sym_view_size_one_tail", A + "view.default", one,
+            S(f32, ["n", 1, 4, 1], view=p0213), [SymArg("n"), 2, 2, 1, 1])
     symcase("sym_permute", A + "permute.default", one, S(f32, [2, "n", 4]), [2, 0, 1])
     symcase("sym_transpose", A + "transpose.int", one, S(f32, [2, "n", 4]), 1, 2)
     symcase("sym_unsqueeze", A + "unsqueeze.default", one, S(f32, [2, "n", 4]), 1)

@@ -35,6 +35,18 @@ class value_error : public std::invalid_argument {
       : std::invalid_argument(detail::visible_nuls(message)) {}
 };
 
+/// infer_meta cannot compute a node's value, though the node may be right: epgraph has no rule
+/// for its op, an input has no value, or the rule needs a concrete size (or a symbolic expression
+/// it cannot read) where the node has a symbolic one. A plain value_error from infer_meta instead
+/// means the op refuses its arguments as torch's meta function would: the program is wrong.
+/// Mirrors torch's UnsupportedOperatorException and the data-dependent errors FakeTensorMode
+/// raises (torch/_subclasses/fake_tensor.py).
+class unsupported_meta_error : public value_error {
+ public:
+  /// Builds the error with the full message, which names the node and its target.
+  explicit unsupported_meta_error(const std::string& message) : value_error(message) {}
+};
+
 /// The program or graph is in a state that the operation cannot work with: the signature does not
 /// match the graph, a node still has users, a required node is missing. Mirrors Python's
 /// RuntimeError / AssertionError as raised by torch.export and ExecuTorch's graph helpers.

@@ -167,7 +167,10 @@ inline void register_quantized_decomposed_schemas(OperatorRegistry& registry = g
 /// contiguous strides. Convolution and channels-last formats still need concrete sizes.
 ///
 /// Errors: value_error, always starting with "Cannot infer the metadata of node '<name>'
-/// (<target>): " followed by the reason:
+/// (<target>): " followed by the reason. It is an unsupported_meta_error (a value_error) when
+/// epgraph cannot compute the value though the node may be right: no rule, an input without a
+/// value, a symbolic size or expression the rule cannot compute with. Any other value_error
+/// means the op refuses its arguments as torch's meta function would (the program is wrong):
 /// - "epgraph has no shape rule for it; set meta().val yourself" for any other op (also
 ///   call_method/call_module/placeholder/get_attr/output nodes, with the op code in
 ///   parentheses);
@@ -207,9 +210,10 @@ inline void register_quantized_decomposed_schemas(OperatorRegistry& registry = g
 [[nodiscard]] inline NodeValue infer_meta(const Node& node, const MetaContext& symbols) {
   using detail::infer::Context;
   if (node.op() != OpCode::call_function) {
-    throw value_error("Cannot infer the metadata of node '" + std::string(node.name()) + "' (" +
-                      std::string(op_name(node.op())) + " " + std::string(node.target()) +
-                      "): epgraph has no shape rule for it; set meta().val yourself");
+    throw unsupported_meta_error("Cannot infer the metadata of node '" + std::string(node.name()) +
+                                 "' (" + std::string(op_name(node.op())) + " " +
+                                 std::string(node.target()) +
+                                 "): epgraph has no shape rule for it; set meta().val yourself");
   }
   const std::string_view target = node.target();
   const Context bare(node, nullptr, symbols);
@@ -238,10 +242,10 @@ inline void register_quantized_decomposed_schemas(OperatorRegistry& registry = g
                            schema->arguments[0].type.is_write() && schema->returns.size() == 1 &&
                            schema->returns[0].type.alias == schema->arguments[0].type.alias;
   if (op_key.empty() || schema == nullptr || (in_place ? !writes_self : it == table.end())) {
-    bare.fail("epgraph has no shape rule for it; set meta().val yourself");
+    bare.cannot("epgraph has no shape rule for it; set meta().val yourself");
   }
   if (schema->argument_index("out") >= 0) {
-    bare.fail(
+    bare.cannot(
         "epgraph has no shape rule for it (out= variants are not covered); set meta().val "
         "yourself");
   }

@@ -47,9 +47,15 @@ struct MetaReport {
   /// recompute_all; in recompute_all they are the nodes whose value changed, an unset stored
   /// value included).
   std::vector<MetaDifference> differences;
-  /// check_only: the nodes whose value could not be computed (no rule for the op, or an input
-  /// without a value), in graph order, with the reason; their stored value is used downstream.
+  /// check_only: the nodes whose value could not be computed (infer_meta threw
+  /// unsupported_meta_error: no rule for the op, an input without a value, a symbolic size the
+  /// rule needs concrete), in graph order, with the reason; their stored value is used downstream.
   std::vector<MetaDifference> uncomputed;
+  /// check_only: the nodes whose op refuses its arguments as torch's meta function would (an
+  /// einsum equation that does not fit its operands, a view of incompatible strides): the program
+  /// is wrong. In graph order, with torch's message as the reason; their stored value is used
+  /// downstream.
+  std::vector<MetaDifference> invalid;
 };
 
 /// The MetaContext of `program`: the bounds of its `range_constraints` whose key is one symbol
@@ -214,16 +220,19 @@ inline bool same_expr(const SymExpr& x, const SymExpr& y, const MetaContext& sym
 /// - MetaMode::check_only computes every value as recompute_all would and compares it with the
 ///   stored one, changing nothing: report.differences lists each node whose stored value differs
 ///   (both values), report.uncomputed each node it cannot compute (no rule for its op, or an input
-///   without a value; its stored value is used for the nodes below it).
+///   without a value; its stored value is used for the nodes below it), report.invalid each node
+///   whose op refuses its arguments (the program is wrong; its stored value is used below it).
 ///
 /// Returns the MetaReport (nodes, computed, equal; differences: the nodes whose value differs, in
 /// recompute_all the ones it changed).
 ///
 /// Errors (fill_unset and recompute_all): what infer_meta throws for a node it must compute,
-/// e.g. value_error "Cannot infer the metadata of node 'conv' (torch.ops.aten.conv2d.default):
-/// epgraph has no shape rule for it; set meta().val yourself" for an op without a rule, and
-/// "Cannot infer the metadata of node 'add' (torch.ops.aten.add.Tensor): argument 'self' (node
-/// 'x') has no tensor metadata: its meta().val is unset" for an input without a value. Nested
+/// e.g. unsupported_meta_error "Cannot infer the metadata of node 'conv'
+/// (torch.ops.aten.conv2d.default): epgraph has no shape rule for it; set meta().val yourself"
+/// for an op without a rule, and "Cannot infer the metadata of node 'add' (torch.ops.aten.add.
+/// Tensor): argument 'self' (node 'x') has no tensor metadata: its meta().val is unset" for an
+/// input without a value; value_error with torch's message for an op that refuses its
+/// arguments. Nested
 /// graphs (the branches of `cond`, the body of `map`) are not entered: a higher-order op has no
 /// rule. std::bad_alloc. Strong guarantee: on any error every node has its value back (values
 /// are computed into the nodes one by one, the replaced ones kept, and moved back, which cannot
@@ -259,8 +268,12 @@ MetaReport propagate_meta(ExportedProgram<Tensor>& program, MetaMode mode) {
       if (mode == MetaMode::check_only) {
         try {
           computed = infer_meta(n, symbols);
-        } catch (const value_error& e) {
+        } catch (const unsupported_meta_error& e) {
           report.uncomputed.push_back(
+              MetaDifference{std::string(n.name()), std::string(n.target()), stored, {}, e.what()});
+          continue;
+        } catch (const value_error& e) {
+          report.invalid.push_back(
               MetaDifference{std::string(n.name()), std::string(n.target()), stored, {}, e.what()});
           continue;
         }

@@ -154,7 +154,13 @@ class Context {
     return "Cannot infer the metadata of node '" + std::string(node_.name()) + "' (" +
            std::string(node_.target()) + ")";
   }
+  // The op refuses its arguments (torch's meta function would raise): the node is wrong.
   [[noreturn]] void fail(const std::string& why) const { throw value_error(where() + ": " + why); }
+  // epgraph cannot compute the value (no rule, an input without a value, a symbolic size the
+  // rule needs concrete): the node may be right.
+  [[noreturn]] void cannot(const std::string& why) const {
+    throw unsupported_meta_error(where() + ": " + why);
+  }
   [[nodiscard]] const Node& node() const noexcept { return node_; }
   [[nodiscard]] const FunctionSchema& schema() const { return args_->schema(); }
   // The argument `name` when the call has it and it is not None, else nullptr.
@@ -183,8 +189,10 @@ class Context {
     const NodeValue& v = n->meta().val;
     const TensorMeta* t = v.tensor();
     if (t == nullptr) {
-      fail(what + " (node '" + std::string(n->name()) + "') has no tensor metadata: its " +
-           "meta().val is " + v.describe());
+      const std::string why = what + " (node '" + std::string(n->name()) +
+                              "') has no tensor metadata: its meta().val is " + v.describe();
+      if (!v.has_value()) cannot(why);
+      fail(why);
     }
     return *t;
   }
@@ -207,11 +215,13 @@ class Context {
     if (const Node* n = a.node()) {
       if (const SymIntValue* s = n->meta().val.sym_int()) {
         if (const auto* v = std::get_if<std::int64_t>(&s->value)) return *v;
-        fail(what + " is the symbolic value " + std::get<SymExpr>(s->value).expr +
-             ", which this op must compute with; epgraph only computes with concrete integers");
+        cannot(what + " is the symbolic value " + std::get<SymExpr>(s->value).expr +
+               ", which this op must compute with; epgraph only computes with concrete integers");
       }
-      fail(what + " (node '" + std::string(n->name()) + "') is not an integer: its meta().val is " +
-           n->meta().val.describe());
+      const std::string why = what + " (node '" + std::string(n->name()) +
+                              "') is not an integer: its meta().val is " + n->meta().val.describe();
+      if (!n->meta().val.has_value()) cannot(why);
+      fail(why);
     }
     fail(what + " is not an integer");
   }
@@ -345,6 +355,10 @@ class Context {
         if (const auto* d = std::get_if<double>(&f->value)) return *d;
       }
       if (n->meta().val.sym_int() != nullptr) return static_cast<double>(integer(name));
+      if (n->meta().val.sym_float() != nullptr) {
+        cannot("argument '" + std::string(name) +
+               "' is a symbolic float, which this op must compute with");
+      }
     }
     fail("argument '" + std::string(name) + "' is not a concrete number");
   }
@@ -362,7 +376,7 @@ class Context {
     try {
       return sym_.parse(e.expr, e.hint);
     } catch (const value_error& err) {
-      fail(err.what());
+      cannot(err.what());
     }
   }
   // An expression as a size in the file's form (a constant as an int64).
@@ -402,8 +416,8 @@ class Context {
   // A concrete size, or an error naming the symbolic one.
   [[nodiscard]] std::int64_t concrete(const SymInt& s, const std::string& what) const {
     if (const auto* v = std::get_if<std::int64_t>(&s)) return *v;
-    fail(what + " is the symbolic size " + std::get<SymExpr>(s).expr +
-         ", which this op must compute with; epgraph only computes with concrete sizes");
+    cannot(what + " is the symbolic size " + std::get<SymExpr>(s).expr +
+           ", which this op must compute with; epgraph only computes with concrete sizes");
   }
   [[nodiscard]] Ints concrete_all(const Sizes& sizes, const std::string& what) const {
     Ints out;
@@ -506,7 +520,7 @@ inline SymInt Context::add(const SymInt& a, const SymInt& b, const std::string& 
   try {
     return out(ea + eb);
   } catch (const value_error& e) {
-    fail(what + ": " + e.what());
+    cannot(what + ": " + e.what());
   }
 }
 inline SymInt Context::mul(const SymInt& a, const SymInt& b, const std::string& what) const {
@@ -517,7 +531,7 @@ inline SymInt Context::mul(const SymInt& a, const SymInt& b, const std::string& 
   try {
     return out(ea * eb);
   } catch (const value_error& e) {
-    fail(what + ": " + e.what());
+    cannot(what + ": " + e.what());
   }
 }
 

@@ -33,27 +33,6 @@ inline bool strides_like_channels_last(const Context& ctx, const TensorMeta& inp
   return true;
 }
 
-// The channels-last strides of `sizes` (4-D: C, W, H, N innermost first; 5-D: C, W, H, D, N),
-// each the product of the sizes inside it, as torch's make_channels_last_strides_for writes them.
-inline Sizes channels_last_sym_strides(const Context& ctx, const Sizes& sizes) {
-  if (auto c = all_concrete(sizes)) return to_sym(channels_last_strides(*c));
-  const std::vector<std::size_t> order = sizes.size() == 4
-                                             ? std::vector<std::size_t>{1, 3, 2, 0}
-                                             : std::vector<std::size_t>{1, 4, 3, 2, 0};
-  Sizes out(sizes.size(), std::int64_t{1});
-  sym::Expr multiplier(1);
-  for (std::size_t d : order) {
-    out[d] = ctx.out(multiplier);
-    try {
-      multiplier = multiplier * ctx.ex(sizes[d]);
-    } catch (const value_error& e) {
-      ctx.fail("cannot write the channels-last strides of the symbolic shape " + shape_str(sizes) +
-               ": " + e.what());
-    }
-  }
-  return out;
-}
-
 // A new output of `sizes` in the memory format torch's suggest_memory_format
 // (torch._prims_common's, which the pooling metas and constant_pad_nd's reference use) gives
 // `input`: channels-last (3d) for a 4-D (5-D) input whose strides are like channels-last, even

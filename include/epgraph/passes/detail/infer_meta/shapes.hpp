@@ -59,8 +59,8 @@ inline Sizes contiguous_sym_strides(const Context& ctx, const Sizes& sizes) {
     try {
       multiplier = multiplier * sym::max({size, sym::Expr(1)});
     } catch (const value_error& e) {
-      ctx.fail("cannot write the contiguous strides of the symbolic shape " + shape_str(sizes) +
-               ": " + e.what());
+      ctx.cannot("cannot write the contiguous strides of the symbolic shape " + shape_str(sizes) +
+                 ": " + e.what());
     }
   }
   return out;
@@ -246,6 +246,27 @@ inline TensorMeta contiguous_meta(const Context& ctx, dtype type, Sizes sizes,
 inline Sizes elementwise_strides_sym(const Context& ctx, const Sizes& shape_in,
                                      const std::vector<const TensorMeta*>& inputs);
 
+// The channels-last strides of `sizes` (4-D: C, W, H, N innermost first; 5-D: C, W, H, D, N),
+// each the product of the sizes inside it, as torch's make_channels_last_strides_for writes them.
+inline Sizes channels_last_sym_strides(const Context& ctx, const Sizes& sizes) {
+  if (auto c = all_concrete(sizes)) return to_sym(channels_last_strides(*c));
+  const std::vector<std::size_t> order = sizes.size() == 4
+                                             ? std::vector<std::size_t>{1, 3, 2, 0}
+                                             : std::vector<std::size_t>{1, 4, 3, 2, 0};
+  Sizes out(sizes.size(), std::int64_t{1});
+  sym::Expr multiplier(1);
+  for (std::size_t d : order) {
+    out[d] = ctx.out(multiplier);
+    try {
+      multiplier = multiplier * ctx.ex(sizes[d]);
+    } catch (const value_error& e) {
+      ctx.cannot("cannot write the channels-last strides of the symbolic shape " +
+                 shape_str(sizes) + ": " + e.what());
+    }
+  }
+  return out;
+}
+
 // Strides for a new tensor of `memory_format` (contiguous, channels-last or preserve of `like`).
 inline TensorMeta formatted_meta(const Context& ctx, dtype type, const Sizes& sizes,
                                  const Device& device, std::optional<MemoryFormat> format,
@@ -253,13 +274,12 @@ inline TensorMeta formatted_meta(const Context& ctx, dtype type, const Sizes& si
   const MemoryFormat f =
       format.value_or(like ? MemoryFormat::PreserveFormat : MemoryFormat::ContiguousFormat);
   if (f == MemoryFormat::ChannelsLast || f == MemoryFormat::ChannelsLast3d) {
-    const Ints s = ctx.concrete_all(sizes, "the shape's");
-    if ((f == MemoryFormat::ChannelsLast && s.size() != 4) ||
-        (f == MemoryFormat::ChannelsLast3d && s.size() != 5)) {
+    if ((f == MemoryFormat::ChannelsLast && sizes.size() != 4) ||
+        (f == MemoryFormat::ChannelsLast3d && sizes.size() != 5)) {
       ctx.fail("memory format " + std::string(memory_format_name(f)) + " needs a " +
                (f == MemoryFormat::ChannelsLast ? "4" : "5") + "-D shape, not " + shape_str(sizes));
     }
-    return make_meta(type, sizes, to_sym(channels_last_strides(s)), device);
+    return make_meta(type, sizes, channels_last_sym_strides(ctx, sizes), device);
   }
   if (f == MemoryFormat::PreserveFormat && like != nullptr) {
     // empty_like(preserve_format): dense inputs keep their strides, others get the dense

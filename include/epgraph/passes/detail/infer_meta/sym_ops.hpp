@@ -18,8 +18,10 @@ inline NodeValue rule_getitem(const Context& ctx) {
   const NodeValue& v = parent->meta().val;
   const NodeValue::List* list = v.elements();
   if (list == nullptr) {
-    ctx.fail("node '" + std::string(parent->name()) +
-             "' has no tuple metadata: its meta().val is " + v.describe());
+    const std::string why = "node '" + std::string(parent->name()) +
+                            "' has no tuple metadata: its meta().val is " + v.describe();
+    if (!v.has_value()) ctx.cannot(why);
+    ctx.fail(why);
   }
   std::int64_t i = args[1].as<std::int64_t>();
   const auto n = static_cast<std::int64_t>(list->size());
@@ -185,7 +187,7 @@ inline NodeValue rule_operator(const Context& ctx, std::string_view fn) {
 // aten.sym_size.int / aten.sym_stride.int: a SymInt of self.
 inline NodeValue rule_sym_size(const Context& ctx, std::string_view op) {
   const TensorMeta& self = ctx.tensor("self");
-  if (!ctx.has("dim")) ctx.fail("epgraph has no shape rule for the list overload");
+  if (!ctx.has("dim")) ctx.cannot("epgraph has no shape rule for the list overload");
   const std::size_t rank = self.sizes.size();
   if (rank == 0) ctx.fail("Dimension specified as 0 but tensor has no dimensions");
   const auto d = static_cast<std::size_t>(ctx.wrap_dim(ctx.integer("dim"), rank));

@@ -1,0 +1,168 @@
+# `pt2_edit validate --meta` on programs torch 2.13 exported. SPDX-License-Identifier: BSD-3-Clause
+"""Small modules whose values are easy to get wrong (views of size-1 dimensions, einsum in many
+forms, instance_norm, channels-last pooling and padding), exported by torch with static and with
+dynamic sizes, as exported and after run_decompositions(): `validate --meta` must compute every
+node's value and find each equal to the one torch stored (strides included). Then the exit status:
+a node whose op refuses its arguments fails validation (the program is wrong), a node of an op
+without a rule does not (epgraph cannot compute it; the program may be right).
+
+Environment: EPGRAPH_PT2_EDIT (set by ctest; skipped without it).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import zipfile
+
+import pytest
+
+torch = pytest.importorskip("torch")
+nn = torch.nn
+F = torch.nn.functional
+
+SUMMARY = re.compile(r"meta: nodes=(\d+) computed=(\d+) equal=(\d+) differ=(\d+) "
+                     r"uncomputed=(\d+) invalid=(\d+)")
+
+
+class SizeOneViews(nn.Module):
+    """Views and reshapes of permuted tensors with size-1 dimensions: FakeTensorMode's strides of
+    these differ from eager's ([8, 1, 4] where eager has [8, 1, 1])."""
+
+    def forward(self, x):  # x: [b, 1, 4, 1]
+        p = x.permute(0, 2, 1, 3)
+        b = x.shape[0]
+        return (p.reshape(1, 4 * b, 1) + 1, p.reshape(b * 4, 1, 1) * 2,
+                x.transpose(1, 2).reshape(b, 1, 4) - 1, p.flatten(1) + 0.5)
+
+
+class EinsumForms(nn.Module):
+    def forward(self, a, c, m):  # a: [b, 3, 4], c: [b, 5, 4], m: [4, 4]
+        return (torch.einsum("bij,bkj->bik", a, c), torch.einsum("bij,bkj->", a, c),
+                torch.einsum("ii->i", m), torch.einsum("ij,jk->ik", m, m),
+                torch.einsum("bij->bji", a), torch.einsum("bij,jk->bik", a, m),
+                torch.einsum("bij,bij->bi", a, a))
+
+
+class InstanceNorms(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.n2 = nn.InstanceNorm2d(3, affine=True)
+        self.n1 = nn.InstanceNorm1d(3, track_running_stats=True)
+
+    def forward(self, x, h):  # x: [b, 3, 6, 5], h: [b, 3, 7]
+        return self.n2(x), self.n1(h)
+
+
+class ChannelsLastPools(nn.Module):
+    def forward(self, x):  # x: [b, 4, 8, 8] channels-last
+        return (F.max_pool2d(x, 2), F.avg_pool2d(x, 3, 2, padding=1),
+                F.adaptive_avg_pool2d(x, 1), F.pad(x, (1, 1, 0, 1)), F.pixel_unshuffle(x, 2),
+                F.relu(x) + 1)
+
+
+def _inputs(name):
+    g = torch.Generator().manual_seed(0)
+    r = lambda *s: torch.randn(*s, generator=g)  # noqa: E731
+    if name == "size_one_views":
+        return SizeOneViews(), (r(2, 1, 4, 1),), {"x": {0: "b"}}
+    if name == "einsum":
+        return EinsumForms(), (r(2, 3, 4), r(2, 5, 4), r(4, 4)), {"a": {0: "b"}, "c": {0: "b"},
+                                                                  "m": None}
+    if name == "instance_norm":
+        return InstanceNorms().eval(), (r(2, 3, 6, 5), r(2, 3, 7)), {"x": {0: "b"}, "h": {0: "b"}}
+    x = r(2, 4, 8, 8).contiguous(memory_format=torch.channels_last)
+    return ChannelsLastPools(), (x,), {"x": {0: "b"}}
+
+
+def _export(name, dynamic):
+    model, args, spec = _inputs(name)
+    dynamic_shapes = None
+    if dynamic:
+        b = torch.export.Dim("b", min=2, max=64)
+        dynamic_shapes = {k: (None if v is None else {d: b for d in v}) for k, v in spec.items()}
+    return torch.export.export(model, args, dynamic_shapes=dynamic_shapes)
+
+
+@pytest.mark.parametrize("decompose", [False, True], ids=["default_ir", "decomposed"])
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+@pytest.mark.parametrize("name", ["size_one_views", "einsum", "instance_norm", "channels_last"])
+def test_validate_meta_computes_every_value_torch_stored(name, dynamic, decompose, pt2_edit,
+                                                         workdir):
+    ep = _export(name, dynamic)
+    if decompose:
+        ep = ep.run_decompositions()
+    path = workdir / f"vmeta_{name}_{'dyn' if dynamic else 'static'}_{int(decompose)}.pt2"
+    torch.export.save(ep, str(path))
+    proc = pt2_edit.run("validate", path, "--meta")
+    summary = SUMMARY.search(proc.stdout)
+    assert summary, proc.stdout
+    nodes, computed, equal, differ, uncomputed, invalid = map(int, summary.groups())
+    # every call_function node of the file (torch's saver adds getitems for unused outputs)
+    assert nodes == sum(1 for n in torch.export.load(str(path)).graph.nodes
+                        if n.op == "call_function")
+    assert (computed, equal, differ, uncomputed, invalid) == (nodes, nodes, 0, 0, 0), proc.stdout
+    assert proc.stdout.endswith(f"OK: {path} passes every check of verify and --meta\n")
+
+
+def _rewrite_model_json(src, dst, edit):
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
+        for info in zin.infolist():
+            data = zin.read(info.filename)
+            if info.filename.endswith("models/model.json"):
+                doc = json.loads(data)
+                edit(doc)
+                data = json.dumps(doc).encode()
+            zout.writestr(info, data)
+
+
+def test_validate_meta_fails_on_an_op_that_refuses_its_arguments(pt2_edit, workdir):
+    """An einsum whose equation names more operands than the node has: torch's meta refuses it,
+    so the program is wrong and validation fails, naming the node, with torch's message."""
+    src = workdir / "vmeta_einsum_src.pt2"
+    torch.export.save(_export("einsum", False), str(src))
+
+    def break_equation(doc):
+        for node in doc["graph_module"]["graph"]["nodes"]:
+            if node["target"] == "torch.ops.aten.einsum.default":
+                for arg in node["inputs"]:
+                    if arg["name"] == "equation" and arg["arg"]["as_string"] == "ii->i":
+                        arg["arg"]["as_string"] = "ij,jk->ik"
+                        return
+        raise AssertionError("no einsum ii->i")
+
+    bad = workdir / "vmeta_einsum_bad.pt2"
+    _rewrite_model_json(src, bad, break_equation)
+    before = bad.read_bytes()
+    proc = pt2_edit.run("validate", bad, "--meta", check=False)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    nodes, computed, equal, differ, uncomputed, invalid = map(
+        int, SUMMARY.search(proc.stdout).groups())
+    assert (computed, equal, differ, uncomputed, invalid) == (nodes - 1, nodes - 1, 0, 0, 1)
+    assert re.search(r"^meta: invalid: Cannot infer the metadata of node 'einsum_\d+' "
+                     r"\(torch\.ops\.aten\.einsum\.default\): einsum\(\): fewer operands were "
+                     r"provided than specified in the equation$", proc.stdout, re.M), proc.stdout
+    assert proc.stdout.splitlines()[-1] == (
+        f"FAILED: {bad} passes every check of verify, but --meta finds stored values that differ "
+        "from what their ops compute, or ops that refuse their arguments")
+    assert "OK:" not in proc.stdout
+    assert bad.read_bytes() == before
+
+
+class NoRule(nn.Module):
+    def forward(self, x):
+        return torch.logcumsumexp(x, 1) + 1
+
+
+def test_validate_meta_passes_a_program_with_an_op_it_cannot_compute(pt2_edit, workdir):
+    """logcumsumexp has no rule in epgraph: the node is counted as uncomputed and named, and the
+    program passes (its stored value is used for the add below it, which is checked)."""
+    path = workdir / "vmeta_no_rule.pt2"
+    torch.export.save(torch.export.export(NoRule(), (torch.randn(2, 3),)), str(path))
+    proc = pt2_edit.run("validate", path, "--meta")
+    assert SUMMARY.search(proc.stdout).groups() == ("2", "1", "1", "0", "1", "0"), proc.stdout
+    assert ("meta: not computed: Cannot infer the metadata of node 'logcumsumexp' "
+            "(torch.ops.aten.logcumsumexp.default): epgraph has no shape rule for it; set "
+            "meta().val yourself\n"
+            "meta: no value computed for 1 node(s) of torch.ops.aten.logcumsumexp.default\n"
+            f"OK: {path} passes every check of verify and --meta\n") in proc.stdout, proc.stdout
