@@ -816,3 +816,46 @@ TEST_CASE("infer_meta: a view eager refuses is refused, though torch's FakeTenso
   Node* r = g.call_function("torch.ops.aten.reshape.default", {x, Argument{2, 6, 1}});
   CHECK(ints_of(epgraph::infer_meta(*r).tensor()->strides) == std::vector<std::int64_t>{6, 1, 1});
 }
+
+TEST_CASE("infer_meta: FFT, view_as_complex and unfold refuse as torch does", "[infer_meta]") {
+  Graph g;
+  Node* real = input(g, "real", meta_of(epgraph::dtype::float32, {4, 6}));
+  Node* cplx = input(g, "cplx", meta_of(epgraph::dtype::complex64, {4, 6}));
+  Node* ints = input(g, "ints", meta_of(epgraph::dtype::int32, {3, 2}));
+  Node* odd = input(g, "odd", meta_of(epgraph::dtype::float32, {3, 3}));
+  auto refuses = [&](const char* target, epgraph::ArgumentList args, const std::string& why) {
+    Node* n = g.call_function(target, args, {}, "n");
+    // (erased names stay taken, as in torch.fx: the nodes are n, n_1, ...)
+    CHECK_THROWS_WITH(epgraph::infer_meta(*n), "Cannot infer the metadata of node '" +
+                                                   std::string(n->name()) + "' (" +
+                                                   std::string(target) + "): " + why);
+    g.erase_node(n);
+  };
+  refuses("torch.ops.aten.fft_rfft.default", {cplx},
+          "fft_rfft expects a real input tensor, but got "
+          "complex64");
+  refuses("torch.ops.aten.fft_irfft.default", {cplx, 0},
+          "Invalid number of data points (0) "
+          "specified");
+  refuses("torch.ops.aten.fft_fft2.default",
+          {real, epgraph::Argument(), epgraph::ArgumentList{1, -1}}, "FFT dims must be unique");
+  refuses("torch.ops.aten._fft_c2r.default", {real, epgraph::ArgumentList{1}, 0, 4},
+          "_fft_c2r expects a complex input, not float32");
+  refuses("torch.ops.aten.view_as_complex.default", {ints},
+          "view_as_complex is only supported for float, double and half tensors, but got a tensor "
+          "of scalar type: int32");
+  refuses("torch.ops.aten.view_as_complex.default", {odd},
+          "Tensor must have a last dimension of size 2");
+  refuses("torch.ops.aten.view_as_real.default", {real},
+          "view_as_real is only supported for complex tensors");
+  refuses("torch.ops.aten.unfold.default", {real, 1, 7, 1},
+          "maximum size for tensor at dimension 1 is 6 but size is 7");
+  refuses("torch.ops.aten.unfold.default", {real, 1, 2, 0}, "step is 0 but must be > 0");
+  // a symbolic size: epgraph cannot compute the FFT (the node may be right)
+  TensorMeta sym = meta_of(epgraph::dtype::float32, {4, 6});
+  sym.sizes[0] = SymExpr{"s0", 4};
+  sym.strides[0] = std::int64_t{6};
+  Node* dyn = input(g, "dyn", sym);
+  Node* f = g.call_function("torch.ops.aten.fft_rfft.default", {dyn}, {}, "f");
+  CHECK_THROWS_AS(epgraph::infer_meta(*f), epgraph::unsupported_meta_error);
+}

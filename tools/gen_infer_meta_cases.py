@@ -1040,6 +1040,72 @@ def define_cases() -> None:
         case(f"{op}_random_{kept[op]}", A + op + ".default", x, shape)
         kept[op] += 1
 
+    # --- random factories --------------------------------------------------------------------
+    case("randn", A + "randn.default", [2, 3])
+    case("randn_f16", A + "randn.default", [2, 3], dtype=f16)
+    case("rand_f64", A + "rand.default", [4], dtype=f64)
+    case("rand_generator", A + "rand.generator", [2, 2], generator=None)
+    case("randperm", A + "randperm.default", 5)
+    case("randperm_f32", A + "randperm.default", 7, dtype=f32)
+    # --- FFT primitives: torch's CPU (MKL) output strides ------------------------------------
+    R2C, C2R, C2C = A + "_fft_r2c.default", A + "_fft_c2r.default", A + "_fft_c2c.default"
+    case("fft_r2c_last", R2C, T(f32, [4, 6]), [1], 0, True)
+    case("fft_r2c_two_sided", R2C, T(f32, [4, 6]), [1], 0, False)
+    case("fft_r2c_2d", R2C, T(f64, [3, 4, 6]), [1, 2], 2, True)
+    case("fft_r2c_transposed", R2C, T(f32, [4, 6], [1, 4]), [1], 0, True)
+    case("fft_r2c_f16", R2C, T(f16, [2, 8]), [1], 0, True)
+    case("fft_c2r_last", C2R, T(c64, [4, 4]), [1], 2, 6)
+    case("fft_c2r_2d", C2R, T(c128, [3, 4, 4]), [0, 2], 2, 7)
+    case("fft_c2c_dims", C2C, T(c64, [3, 4, 5]), [2, 0], 0, True)
+    case("fft_c2c_no_dims", C2C, T(c64, [3, 4], [1, 3]), [], 0, False)
+    rng = random.Random(31)
+    for i in range(36):
+        sizes = [rng.choice([1, 2, 3, 4, 5]) for _ in range(rng.randint(1, 4))]
+        x = permuted_t(rng, sizes)
+        dims = rng.sample(range(len(sizes)), rng.randint(1, len(sizes)))
+        kind = i % 3
+        if kind == 0:
+            case(f"fft_r2c_random_{i}", R2C, x, dims, 0, rng.random() < 0.7)
+        elif kind == 1:
+            case(f"fft_c2r_random_{i}", C2R, T(c64, x.sizes, x.strides), dims, 0,
+                 rng.randint(1, 9))
+        else:
+            case(f"fft_c2c_random_{i}", C2C, T(c64, x.sizes, x.strides), dims, 1, True)
+
+    # --- torch.fft's functions (kept whole in the default IR), view_as_real/complex, unfold ----
+    case("fft_rfft", A + "fft_rfft.default", T(f32, [3, 8]))
+    case("fft_rfft_n_longer", A + "fft_rfft.default", T(f32, [3, 8], [1, 3]), 10, 0)
+    case("fft_rfft_n_shorter", A + "fft_rfft.default", T(f32, [3, 8], [1, 3]), 5, 1, "ortho")
+    case("fft_rfft_int", A + "fft_rfft.default", T(i64, [6]))
+    case("fft_irfft", A + "fft_irfft.default", T(c64, [3, 5]))
+    case("fft_irfft_n", A + "fft_irfft.default", T(c64, [3, 5], [1, 3]), 12, 1)
+    case("fft_irfft_n_short", A + "fft_irfft.default", T(c64, [3, 5]), 4)
+    case("fft_irfft_real_input", A + "fft_irfft.default", T(f32, [4, 5]))
+    case("fft_hfft", A + "fft_hfft.default", T(c64, [2, 4, 3], [1, 6, 2]), None, 1)
+    case("fft_ihfft", A + "fft_ihfft.default", T(f64, [4, 6]))
+    case("fft_fft_real", A + "fft_fft.default", T(f32, [4, 6], [1, 4]))
+    case("fft_fft_complex_n", A + "fft_fft.default", T(c64, [4, 6]), 9, 0)
+    case("fft_ifft_real", A + "fft_ifft.default", T(f32, [2, 3, 4]), None, 1)
+    case("fft_fft2", A + "fft_fft2.default", T(f32, [2, 3, 4]))
+    case("fft_fft2_dims", A + "fft_fft2.default", T(c64, [2, 3, 4], [1, 8, 2]), None, [2, 0])
+    case("fft_ifft2_s", A + "fft_ifft2.default", T(c64, [2, 3, 4]), [5, 2])
+    case("fft_fftn_all", A + "fft_fftn.default", T(f32, [2, 3, 4], [1, 8, 2]))
+    case("fft_fftn_s_only", A + "fft_fftn.default", T(f32, [2, 3, 4]), [3, -1])
+    case("fft_ifftn_dims", A + "fft_ifftn.default", T(c128, [2, 3, 4]), None, [0, 2])
+    case("fft_rfft2", A + "fft_rfft2.default", T(f32, [2, 6, 8]))
+    case("fft_rfftn_s", A + "fft_rfftn.default", T(f32, [2, 6, 8], [48, 1, 6]), [4, 10], [0, 2])
+    case("fft_irfft2", A + "fft_irfft2.default", T(c64, [2, 6, 5]))
+    case("fft_irfftn_s", A + "fft_irfftn.default", T(c64, [2, 6, 5]), [3, 8], [1, 2])
+    case("fft_irfftn_all", A + "fft_irfftn.default", T(c64, [2, 6, 5], [30, 1, 6]))
+    case("view_as_real", A + "view_as_real.default", T(c64, [3, 4]))
+    case("view_as_real_strided", A + "view_as_real.default", T(c64, [3, 4], [1, 6], 2))
+    case("view_as_complex", A + "view_as_complex.default", T(f32, [3, 4, 2]))
+    case("view_as_complex_strided", A + "view_as_complex.default", T(f64, [3, 2], [4, 1], 6))
+    case("unfold", A + "unfold.default", T(f32, [2, 10]), 1, 4, 2)
+    case("unfold_strided", A + "unfold.default", T(f32, [10, 3], [1, 10]), 0, 3, 3)
+    case("unfold_zero_dim", A + "unfold.default", T(f32, []), 0, 1, 1)
+    case("unfold_whole", A + "unfold.default", T(f32, [4, 5]), -1, 5, 1)
+
 
 def run_case(name: str, target: str, args: list, kwargs: dict, strides: str) -> dict:
     op = resolve(target)

@@ -61,6 +61,24 @@ class ChannelsLastPools(nn.Module):
                 F.relu(x) + 1)
 
 
+class Spectral(nn.Module):
+    """rfft, irfft, fft2 and an unfolded signal's rfft (an STFT without its window): torch.fft's
+    functions in the default IR, the _fft_r2c/_fft_c2r/_fft_c2c primitives after
+    run_decompositions(); their output strides follow the transformed dimensions."""
+
+    def forward(self, x, w):  # x: [2, 16], w: [3, 8, 16]
+        spec = torch.fft.rfft(x)
+        back = torch.fft.irfft(spec, n=16)
+        f2 = torch.fft.fft2(w.to(torch.complex64), dim=(0, 2))
+        frames = torch.fft.rfft(x.unfold(-1, 8, 4), dim=-1)
+        return torch.view_as_real(spec), back, torch.view_as_real(f2), torch.view_as_real(frames)
+
+
+class RandomFactories(nn.Module):
+    def forward(self, x):  # x: [2, 4]
+        return x + torch.randn(2, 4), torch.rand(4, dtype=torch.float64), torch.randperm(6)
+
+
 def _inputs(name):
     g = torch.Generator().manual_seed(0)
     r = lambda *s: torch.randn(*s, generator=g)  # noqa: E731
@@ -71,6 +89,10 @@ def _inputs(name):
                                                                   "m": None}
     if name == "instance_norm":
         return InstanceNorms().eval(), (r(2, 3, 6, 5), r(2, 3, 7)), {"x": {0: "b"}, "h": {0: "b"}}
+    if name == "spectral":
+        return Spectral(), (r(2, 16), r(3, 8, 16)), None
+    if name == "random":
+        return RandomFactories(), (r(2, 4),), None
     x = r(2, 4, 8, 8).contiguous(memory_format=torch.channels_last)
     return ChannelsLastPools(), (x,), {"x": {0: "b"}}
 
@@ -84,9 +106,15 @@ def _export(name, dynamic):
     return torch.export.export(model, args, dynamic_shapes=dynamic_shapes)
 
 
+# (name, dynamic): the FFT and random programs are static (epgraph's FFT rule needs concrete
+# sizes; a symbolic one is reported as not computed)
+PROGRAMS = [(n, d) for n in ("size_one_views", "einsum", "instance_norm", "channels_last")
+            for d in (False, True)] + [("spectral", False), ("random", False)]
+
+
 @pytest.mark.parametrize("decompose", [False, True], ids=["default_ir", "decomposed"])
-@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
-@pytest.mark.parametrize("name", ["size_one_views", "einsum", "instance_norm", "channels_last"])
+@pytest.mark.parametrize("name,dynamic", PROGRAMS,
+                         ids=[f"{n}-{'dynamic' if d else 'static'}" for n, d in PROGRAMS])
 def test_validate_meta_computes_every_value_torch_stored(name, dynamic, decompose, pt2_edit,
                                                          workdir):
     ep = _export(name, dynamic)

@@ -1,4 +1,5 @@
-// infer_meta rules of factories: full/zeros/ones/empty, *_like, arange, new_*, empty_strided.
+// infer_meta rules of factories: full/zeros/ones/empty/rand/randn, *_like, arange, new_*,
+// empty_strided, randperm.
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
@@ -97,6 +98,17 @@ inline NodeValue rule_new_factory(const Context& ctx, std::string_view) {
   const dtype type = ctx.opt_dtype("dtype").value_or(self.dtype);
   const Device device = ctx.opt_device("device").value_or(self.device);
   return contiguous_meta(ctx, type, ctx.sym_list("size"), device);
+}
+
+// randperm(n): int64 (unless dtype says) of shape [n], contiguous.
+inline NodeValue rule_randperm(const Context& ctx, std::string_view) {
+  const Sizes size{ctx.sym_of(ctx.arg("n"), "argument 'n'")};
+  if (const auto* v = std::get_if<std::int64_t>(&size[0]); v != nullptr && *v < 0) {
+    ctx.fail("Trying to create tensor with negative dimension " + std::to_string(*v) + ": " +
+             shape_str(size));
+  }
+  return contiguous_meta(ctx, ctx.opt_dtype("dtype").value_or(dtype::int64), size,
+                         ctx.opt_device("device").value_or(Device{}));
 }
 
 // empty_strided: the given sizes and strides, float32 on the CPU unless dtype / device say.

@@ -12,6 +12,7 @@
 #include "pooling.hpp"
 #include "reductions.hpp"
 #include "shape_ops.hpp"
+#include "spectral.hpp"
 #include "sym_ops.hpp"
 #include "views.hpp"
 
@@ -138,6 +139,9 @@ inline void register_view_rules(RuleTable& t) {
   add_aten(t, {"slice"}, &plain_rule<rule_slice>);
   add_aten(t, {"select"}, &plain_rule<rule_select>);
   add_aten(t, {"flatten"}, &plain_rule<rule_flatten>);
+  add_aten(t, {"view_as_real"}, &plain_rule<rule_view_as_real>);
+  add_aten(t, {"view_as_complex"}, &plain_rule<rule_view_as_complex>);
+  add_aten(t, {"unfold"}, &plain_rule<rule_unfold>);
   add_aten(t, {"contiguous"}, &plain_rule<rule_contiguous>);
   add_aten(t, {"alias", "detach", "lift_fresh"}, &rule_alias);
   add_aten(t, {"cat"}, &plain_rule<rule_cat>);
@@ -164,6 +168,12 @@ inline void register_view_rules(RuleTable& t) {
 }
 
 inline void register_compute_rules(RuleTable& t) {
+  add_aten(t, {"_fft_r2c", "_fft_c2r", "_fft_c2c"}, &rule_fft);
+  add_aten(
+      t,
+      {"fft_fft", "fft_ifft", "fft_rfft", "fft_irfft", "fft_hfft", "fft_ihfft", "fft_fft2",
+       "fft_ifft2", "fft_fftn", "fft_ifftn", "fft_rfft2", "fft_rfftn", "fft_irfft2", "fft_irfftn"},
+      &rule_fft_function);
   add_aten(t, {"linear"}, &plain_rule<rule_linear>);
   add_aten(t, {"mm", "bmm"}, &rule_mm_op);
   add_aten(t, {"matmul"}, &plain_rule<rule_matmul>);
@@ -232,7 +242,8 @@ inline void register_compute_rules(RuleTable& t) {
 inline void register_factory_and_sym_rules(RuleTable& t) {
   add_aten(t, {"_to_copy", "to"}, &rule_to_op);
   add_aten(t, {"full"}, &factory_rule<Rule::full>);
-  add_aten(t, {"zeros", "ones", "empty"}, &factory_rule<Rule::zeros>);
+  add_aten(t, {"zeros", "ones", "empty", "rand", "randn"}, &factory_rule<Rule::zeros>);
+  add_aten(t, {"randperm"}, &rule_randperm);
   add_aten(t, {"scalar_tensor"}, &factory_rule<Rule::scalar_tensor>);
   add_aten(t, {"zeros_like", "ones_like", "empty_like", "full_like"}, &plain_rule<rule_like>);
   add_aten(t, {"new_ones", "new_zeros", "new_empty", "new_full"}, &rule_new_factory);

@@ -837,6 +837,84 @@ inline NodeValue rule_diagonal(const Context& ctx, std::string_view) {
   return out;
 }
 
+// view_as_real: a complex tensor's real and imaginary parts as a last dimension of 2 (strides
+// and storage offset in units of the real dtype).
+inline TensorMeta rule_view_as_real(const Context& ctx) {
+  const TensorMeta& self = ctx.tensor("self");
+  if (!is_complex(self.dtype)) ctx.fail("view_as_real is only supported for complex tensors");
+  TensorMeta out = self;
+  out.requires_grad = false;
+  out.dtype = complex_to_real(self.dtype);
+  for (SymInt& st : out.strides) st = ctx.mul(st, std::int64_t{2}, "a stride");
+  out.sizes.emplace_back(std::int64_t{2});
+  out.strides.emplace_back(std::int64_t{1});
+  out.storage_offset = ctx.mul(self.storage_offset, std::int64_t{2}, "the storage offset");
+  return out;
+}
+
+// view_as_complex: the inverse of view_as_real, with torch's checks.
+inline TensorMeta rule_view_as_complex(const Context& ctx) {
+  const TensorMeta& self = ctx.tensor("self");
+  if (self.dtype != dtype::float32 && self.dtype != dtype::float64 &&
+      self.dtype != dtype::float16) {
+    ctx.fail(
+        "view_as_complex is only supported for float, double and half tensors, but got a tensor "
+        "of scalar type: " +
+        std::string(dtype_name(self.dtype)));
+  }
+  if (self.sizes.empty() || !ctx.equal(self.sizes.back(), std::int64_t{2})) {
+    ctx.fail("Tensor must have a last dimension of size 2");
+  }
+  if (!ctx.equal(self.strides.back(), std::int64_t{1})) {
+    ctx.fail("Tensor must have a last dimension with stride 1");
+  }
+  TensorMeta out = self;
+  out.requires_grad = false;
+  out.dtype = real_to_complex(self.dtype);
+  out.sizes.pop_back();
+  out.strides.pop_back();
+  for (SymInt& st : out.strides) {
+    const std::int64_t v = ctx.concrete(st, "a stride");
+    if (v % 2 != 0) ctx.fail("Tensor must have a stride divisible by 2 for all but last dimension");
+    st = v / 2;
+  }
+  const std::int64_t offset = ctx.concrete(self.storage_offset, "the storage offset");
+  if (offset % 2 != 0) ctx.fail("Tensor must have a storage_offset divisible by 2");
+  out.storage_offset = offset / 2;
+  return out;
+}
+
+// unfold(self, dimension, size, step): the windows of `size` every `step` along `dimension` as a
+// new last dimension.
+inline TensorMeta rule_unfold(const Context& ctx) {
+  const TensorMeta& self = ctx.tensor("self");
+  const std::size_t rank = self.sizes.size();
+  const auto d = static_cast<std::size_t>(
+      ctx.wrap_dim(ctx.integer("dimension"), std::max<std::size_t>(rank, 1)));
+  const std::int64_t size = ctx.integer("size");
+  const std::int64_t step = ctx.integer("step");
+  const std::int64_t max_size =
+      rank == 0 ? 1 : ctx.concrete(self.sizes[d], "argument 'self' dimension " + std::to_string(d));
+  if (size > max_size) {
+    ctx.fail("maximum size for tensor at dimension " + std::to_string(d) + " is " +
+             std::to_string(max_size) + " but size is " + std::to_string(size));
+  }
+  if (size < 0) ctx.fail("size is " + std::to_string(size) + " but must be >= 0");
+  if (step <= 0) ctx.fail("step is " + std::to_string(step) + " but must be > 0");
+  TensorMeta out = self;
+  out.requires_grad = false;
+  if (rank == 0) {
+    out.sizes = {SymInt{size}};
+    out.strides = {SymInt{std::int64_t{1}}};
+    return out;
+  }
+  out.sizes[d] = (max_size - size) / step + 1;
+  out.strides[d] = ctx.mul(self.strides[d], step, "a stride");
+  out.sizes.emplace_back(size);
+  out.strides.emplace_back(self.strides[d]);
+  return out;
+}
+
 inline NodeValue rule_view_op(const Context& ctx, std::string_view op) {
   return rule_view(ctx, op);
 }
