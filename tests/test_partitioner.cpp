@@ -686,6 +686,31 @@ constexpr std::uint32_t partitioner_seeds(std::uint32_t all) {
   return kPartitionerSanitized ? all / 3 : all;
 }
 
+namespace {
+
+// Requires epgraph's partitions of `g` (the nodes named in `supported` supported) to be those of
+// torch's algorithm (partitioner_torch_reference), from propose_partitions and, with `walks_too`,
+// from the walk-based run as well; returns them.
+PartitionerLines require_torch_partitions(epgraph::Graph& g,
+                                          const std::unordered_set<std::string>& supported,
+                                          const epgraph::PartitionerOptions& options,
+                                          bool walks_too) {
+  const epgraph::OperatorSupport support = epgraph::create_op_support(
+      [&supported](const epgraph::Node& n) { return supported.count(std::string(n.name())) != 0; });
+  const PartitionerLines expected = partitioner_torch_reference(g, support, options);
+  REQUIRE(partitioner_result(
+              epgraph::CapabilityBasedPartitioner(g, support, options).propose_partitions()) ==
+          expected);
+  if (walks_too) {
+    REQUIRE(partitioner_result(
+                epgraph::detail::PartitionRun(g, support, options, /*by_walks=*/true).run()) ==
+            expected);
+  }
+  return expected;
+}
+
+}  // namespace
+
 // The partitioner against torch's algorithm transliterated (partitioner_torch_reference) on
 // random DAGs: many seeds, support densities from sparse to almost everything, both option
 // switches, the single-node filter's op lists, getitems of multi-output nodes, and skip
@@ -706,19 +731,10 @@ TEST_CASE("partitioner: equal to torch's algorithm on random DAGs", "[partitione
     options.skip_horizontal_fusion = rng() % 4 == 0;
     if (rng() % 4 == 0) options.non_compute_ops = {"torch.ops.aten.relu.default"};
     if (rng() % 4 == 0) options.allowed_single_node_partition_ops = {"torch.ops.aten.add.Tensor"};
-    const epgraph::OperatorSupport support =
-        epgraph::create_op_support([&supported](const epgraph::Node& n) {
-          return supported.count(std::string(n.name())) != 0;
-        });
-    const PartitionerLines expected = partitioner_torch_reference(*g, support, options);
     INFO("seed " << seed << ", " << count << " ops, " << supported.size() << " supported, "
                  << percent << "%, residual " << residual);
-    REQUIRE(partitioner_result(
-                epgraph::CapabilityBasedPartitioner(*g, support, options).propose_partitions()) ==
-            expected);
-    REQUIRE(partitioner_result(
-                epgraph::detail::PartitionRun(*g, support, options, /*by_walks=*/true).run()) ==
-            expected);
+    const PartitionerLines expected =
+        require_torch_partitions(*g, supported, options, /*walks_too=*/true);
     for (const auto& line : expected) {
       if (line.second.size() > 1) ++multi_seen;
     }
@@ -742,16 +758,10 @@ TEST_CASE("partitioner: equal to torch's algorithm on larger random DAGs", "[par
     epgraph::PartitionerOptions options;
     options.allows_single_node_partition = seed % 2 == 0;
     options.skip_horizontal_fusion = seed % 6 == 5;
-    const epgraph::OperatorSupport support =
-        epgraph::create_op_support([&supported](const epgraph::Node& n) {
-          return supported.count(std::string(n.name())) != 0;
-        });
-    const PartitionerLines expected = partitioner_torch_reference(*g, support, options);
     INFO("seed " << seed << ", " << count << " ops, " << supported.size() << " supported, "
                  << percent << "%, residual " << residual);
-    REQUIRE(partitioner_result(
-                epgraph::CapabilityBasedPartitioner(*g, support, options).propose_partitions()) ==
-            expected);
+    const PartitionerLines expected =
+        require_torch_partitions(*g, supported, options, /*walks_too=*/false);
     most_partitions = std::max(most_partitions, expected.size());
   }
   CHECK(most_partitions > 64);

@@ -13,16 +13,26 @@ packages="cmake ninja-build g++ pkg-config catch2 nlohmann-json3-dev libzip-dev 
 if [ "${1:-}" = "--ci" ]; then
   packages="$packages clang libclang-rt-14-dev clang-format git python3 python3-pip libbenchmark-dev"
 fi
+missing=""
+for p in $packages; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing="$missing $p"
+  fi
+done
+if [ -z "$missing" ]; then
+  echo "install-deps: already installed: $packages"
+  exit 0
+fi
 if [ "$(id -u)" = 0 ]; then
   sudo=""
 elif command -v sudo >/dev/null 2>&1; then
   sudo="sudo"
 else
-  echo "install-deps: not root and no sudo; install these Debian packages yourself: $packages" >&2
+  echo "install-deps: not root and no sudo; install these Debian packages yourself:$missing" >&2
   exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 # shellcheck disable=SC2086
-$sudo apt-get install -y -qq --no-install-recommends $packages >/dev/null
-echo "install-deps: installed $packages"
+$sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null
+echo "install-deps: installed$missing"

@@ -9,11 +9,13 @@ Environment:
 
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 import shutil
 import subprocess
 import sys
+import zipfile
 
 import pytest
 
@@ -49,6 +51,19 @@ def tool_path(variable: str) -> str:
     if not os.access(path, os.X_OK):
         raise AssertionError(f"{variable}={path} is not an executable file")
     return path
+
+
+def rewrite_model_json(src, dst, edit) -> None:
+    """Copies archive `src` to `dst`, passing its models/model.json (parsed) through `edit`, which
+    changes the document in place: how the tests make a file torch did not write."""
+    with zipfile.ZipFile(src) as z, zipfile.ZipFile(dst, "w") as out:
+        for info in z.infolist():
+            data = z.read(info.filename)
+            if info.filename.endswith("models/model.json"):
+                doc = json.loads(data)
+                edit(doc)
+                data = json.dumps(doc).encode()
+            out.writestr(info.filename, data)
 
 
 @pytest.fixture(scope="session")

@@ -23,6 +23,7 @@ import torch
 from torch import nn
 from torch.export.pt2_archive._package import load_pt2, package_pt2
 
+from conftest import rewrite_model_json
 from test_zoo import expected_show
 
 
@@ -43,18 +44,6 @@ def _save(ep, path):
 def _entries(path):
     with zipfile.ZipFile(path) as z:
         return [(i.filename, z.read(i.filename)) for i in z.infolist()]
-
-
-def _rewrite_model(src, dst, edit):
-    """Copies archive `src` to `dst`, passing models/model.json (parsed) through `edit`."""
-    with zipfile.ZipFile(src) as z, zipfile.ZipFile(dst, "w") as out:
-        for info in z.infolist():
-            data = z.read(info.filename)
-            if info.filename.endswith("models/model.json"):
-                doc = json.loads(data)
-                edit(doc)
-                data = json.dumps(doc).encode()
-            out.writestr(info.filename, data)
 
 
 def _model_json(path):
@@ -185,7 +174,7 @@ def test_newer_minor_version(pt2_edit, folder):
         doc["graph_module"]["graph"]["nodes"][0]["placement"] = {"stream": 1}
 
     path = folder / "minor_21.pt2"
-    _rewrite_model(src, path, newer)
+    rewrite_model_json(src, path, newer)
     reference = torch.export.load(str(path))  # torch 2.13 reads 8.21, ignoring `placement`
     x = torch.randn(1, 3)
     assert pt2_edit.run("show", path).stdout == expected_show(reference)
@@ -205,7 +194,7 @@ def test_newer_minor_version(pt2_edit, folder):
         doc["graph_module"]["graph"]["tensor_values"]["input"]["memory_kind"] = "pinned"
 
     bad = folder / "minor_21_tensor_field.pt2"
-    _rewrite_model(src, bad, unknown_tensor_field)
+    rewrite_model_json(src, bad, unknown_tensor_field)
     torch.export.load(str(bad))  # torch loads it
     proc = pt2_edit.run("copy", bad, "-o", folder / "never.pt2", check=False)
     assert proc.returncode == 2

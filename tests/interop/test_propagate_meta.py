@@ -16,7 +16,7 @@ import re
 
 import pytest
 
-from conftest import Tool, tool_path
+from conftest import Tool, rewrite_model_json, tool_path
 
 torch = pytest.importorskip("torch")
 nn = torch.nn
@@ -381,21 +381,15 @@ def test_validate_meta_computes_every_upsample_of_a_dynamic_program(pt2_edit, pa
 def test_validate_meta_reports_a_stale_value(pt2_edit, workdir):
     """A value that disagrees with its op: `validate --meta` names the node with both values and
     fails; the file is not changed."""
-    import json
-    import zipfile
     _, ep, _ = export_cnn(False)
     src = workdir / "meta_stale_src.pt2"
     torch.export.save(ep, str(src))
     bad = workdir / "meta_stale.pt2"
-    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(bad, "w") as zout:
-        for info in zin.infolist():
-            data = zin.read(info.filename)
-            if info.filename.endswith("models/model.json"):
-                doc = json.loads(data)
-                tv = doc["graph_module"]["graph"]["tensor_values"]
-                tv["relu"]["sizes"][1] = {"as_int": 9}
-                data = json.dumps(doc).encode()
-            zout.writestr(info, data)
+
+    def stale_relu(doc):
+        doc["graph_module"]["graph"]["tensor_values"]["relu"]["sizes"][1] = {"as_int": 9}
+
+    rewrite_model_json(src, bad, stale_relu)
     before = bad.read_bytes()
     proc = pt2_edit.run("validate", bad, "--meta", check=False)
     assert proc.returncode == 1, proc.stdout + proc.stderr

@@ -11,11 +11,11 @@ Environment: EPGRAPH_PT2_EDIT (set by ctest; skipped without it).
 
 from __future__ import annotations
 
-import json
 import re
-import zipfile
 
 import pytest
+
+from conftest import rewrite_model_json
 
 torch = pytest.importorskip("torch")
 nn = torch.nn
@@ -133,17 +133,6 @@ def test_validate_meta_computes_every_value_torch_stored(name, dynamic, decompos
     assert proc.stdout.endswith(f"OK: {path} passes every check of verify and --meta\n")
 
 
-def _rewrite_model_json(src, dst, edit):
-    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
-        for info in zin.infolist():
-            data = zin.read(info.filename)
-            if info.filename.endswith("models/model.json"):
-                doc = json.loads(data)
-                edit(doc)
-                data = json.dumps(doc).encode()
-            zout.writestr(info, data)
-
-
 def test_validate_meta_fails_on_an_op_that_refuses_its_arguments(pt2_edit, workdir):
     """An einsum whose equation names more operands than the node has: torch's meta refuses it,
     so the program is wrong and validation fails, naming the node, with torch's message."""
@@ -160,7 +149,7 @@ def test_validate_meta_fails_on_an_op_that_refuses_its_arguments(pt2_edit, workd
         raise AssertionError("no einsum ii->i")
 
     bad = workdir / "vmeta_einsum_bad.pt2"
-    _rewrite_model_json(src, bad, break_equation)
+    rewrite_model_json(src, bad, break_equation)
     before = bad.read_bytes()
     proc = pt2_edit.run("validate", bad, "--meta", check=False)
     assert proc.returncode == 1, proc.stdout + proc.stderr
