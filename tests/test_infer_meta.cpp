@@ -859,3 +859,45 @@ TEST_CASE("infer_meta: FFT, view_as_complex and unfold refuse as torch does", "[
   Node* f = g.call_function("torch.ops.aten.fft_rfft.default", {dyn}, {}, "f");
   CHECK_THROWS_AS(epgraph::infer_meta(*f), epgraph::unsupported_meta_error);
 }
+
+TEST_CASE("infer_meta: backward ops check their gradients against the forward op", "[infer_meta]") {
+  Graph g;
+  Node* x = input(g, "x", meta_of(epgraph::dtype::float32, {2, 3, 6, 6}));
+  Node* grad = input(g, "grad", meta_of(epgraph::dtype::float32, {2, 3, 4, 4}));
+  Node* grad16 = input(g, "grad16", meta_of(epgraph::dtype::float16, {2, 3, 3, 3}));
+  Node* idx = input(g, "idx", meta_of(epgraph::dtype::int64, {2, 3, 3, 3}));
+  Node* avg = g.call_function(
+      "torch.ops.aten.avg_pool2d_backward.default",
+      {grad, x, Argument{2, 2}, Argument{2, 2}, Argument{0, 0}, false, true, Argument()}, {},
+      "avg_bw");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*avg),
+                    "Cannot infer the metadata of node 'avg_bw' (torch.ops.aten."
+                    "avg_pool2d_backward.default): argument 'grad_output' has shape [2, 3, 4, "
+                    "4], but the pooling of self gives [2, 3, 3, 3]");
+  Node* mx = g.call_function(
+      "torch.ops.aten.max_pool2d_with_indices_backward.default",
+      {grad16, x, Argument{2, 2}, Argument{2, 2}, Argument{0, 0}, Argument{1, 1}, false, idx}, {},
+      "max_bw");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*mx),
+                    "Cannot infer the metadata of node 'max_bw' (torch.ops.aten."
+                    "max_pool2d_with_indices_backward.default): Expected dtype float32 for "
+                    "`gradOutput` but got dtype float16");
+  Node* w = input(g, "w", meta_of(epgraph::dtype::float32, {4, 3, 3, 3}));
+  Node* conv =
+      g.call_function("torch.ops.aten.convolution_backward.default",
+                      {grad, x, w, Argument(), Argument{1, 1}, Argument{0, 0}, Argument{1, 1},
+                       false, Argument{0, 0}, 1, Argument{true, true, true}},
+                      {}, "conv_bw");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*conv),
+                    "Cannot infer the metadata of node 'conv_bw' (torch.ops.aten."
+                    "convolution_backward.default): bias_sizes must be given when "
+                    "output_mask[2] is true");
+  // the outputs output_mask leaves out are None
+  conv->update_arg(10, Argument{true, false, false});
+  const NodeValue out = epgraph::infer_meta(*conv);
+  REQUIRE(out.elements() != nullptr);
+  REQUIRE(out.elements()->size() == 3);
+  CHECK(ints_of((*out.elements())[0].tensor()->sizes) == std::vector<std::int64_t>{2, 3, 6, 6});
+  CHECK((*out.elements())[1].is_none());
+  CHECK((*out.elements())[2].is_none());
+}

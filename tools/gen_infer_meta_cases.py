@@ -125,6 +125,8 @@ def encode_out(v: Any) -> dict:
         return meta_of(v)
     if isinstance(v, (list, tuple)):
         return {"tuple": [encode_out(x) for x in v]}
+    if v is None:  # an output the op does not compute (a backward op's output_mask)
+        return {"none": None}
     raise TypeError(f"unexpected output {v!r}")
 
 
@@ -1105,6 +1107,42 @@ def define_cases() -> None:
     case("unfold_strided", A + "unfold.default", T(f32, [10, 3], [1, 10]), 0, 3, 3)
     case("unfold_zero_dim", A + "unfold.default", T(f32, []), 0, 1, 1)
     case("unfold_whole", A + "unfold.default", T(f32, [4, 5]), -1, 5, 1)
+
+    # --- backward ops of a training export ---------------------------------------------------
+    CB = A + "convolution_backward.default"
+    x_cl = T(f32, [2, 3, 6, 6], [108, 1, 18, 3])
+    w_cl = T(f32, [4, 3, 3, 3], [27, 1, 9, 3])
+    case("convolution_backward", CB, T(f32, [2, 4, 4, 4]), T(f32, [2, 3, 6, 6]),
+         T(f32, [4, 3, 3, 3]), [4], [1, 1], [0, 0], [1, 1], False, [0, 0], 1, [True, True, True])
+    case("convolution_backward_cl_input", CB, T(f32, [2, 4, 4, 4]), x_cl, T(f32, [4, 3, 3, 3]),
+         [4], [1, 1], [0, 0], [1, 1], False, [0, 0], 1, [True, True, False])
+    case("convolution_backward_cl_weight", CB, T(f32, [2, 4, 4, 4]), T(f32, [2, 3, 6, 6]), w_cl,
+         None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1, [True, True, False])
+    case("convolution_backward_1d", CB, T(f16, [2, 4, 6]), T(f16, [2, 3, 8]), T(f16, [4, 3, 3]),
+         [4], [1], [0], [1], False, [0], 1, [False, True, True])
+    LNB = A + "native_layer_norm_backward.default"
+    case("layer_norm_backward", LNB, T(f32, [2, 3, 5]), T(f32, [2, 3, 5], [15, 1, 3]), [5],
+         T(f32, [2, 3, 1]), T(f32, [2, 3, 1]), T(f32, [5]), T(f32, [5]), [True, True, True])
+    case("layer_norm_backward_no_affine", LNB, T(f32, [2, 3, 5]), T(f32, [2, 3, 5]), [3, 5],
+         T(f32, [2, 1, 1]), T(f32, [2, 1, 1]), None, None, [True, False, False])
+    case("group_norm_backward", A + "native_group_norm_backward.default", T(f32, [2, 6, 4, 4]),
+         T(f32, [2, 6, 4, 4], [96, 1, 24, 6]), T(f32, [2, 3]), T(f32, [2, 3]), T(f32, [6]), 2, 6,
+         16, 3, [True, True, True])
+    case("group_norm_backward_input_only", A + "native_group_norm_backward.default",
+         T(f32, [2, 6, 4]), T(f32, [2, 6, 4]), T(f32, [2, 2]), T(f32, [2, 2]), None, 2, 6, 4, 2,
+         [True, False, False])
+    case("embedding_dense_backward", A + "embedding_dense_backward.default", T(f32, [2, 3, 8]),
+         T(i64, [2, 3]), 10, -1, False)
+    case("avg_pool2d_backward", A + "avg_pool2d_backward.default", T(f32, [2, 3, 3, 3]),
+         T(f32, [2, 3, 6, 6]), [2, 2], [2, 2], [0, 0], False, True, None)
+    case("avg_pool2d_backward_cl", A + "avg_pool2d_backward.default", T(f32, [2, 3, 3, 3]),
+         x_cl, [3, 3], [2, 2], [1, 1], False, True, None)
+    case("max_pool2d_backward", A + "max_pool2d_with_indices_backward.default",
+         T(f32, [2, 3, 3, 3]), x_cl, [2, 2], [2, 2], [0, 0], [1, 1], False, T(i64, [2, 3, 3, 3]))
+    case("adaptive_avg_pool2d_backward", A + "_adaptive_avg_pool2d_backward.default",
+         T(f32, [2, 3, 1, 1]), x_cl)
+    case("adaptive_avg_pool2d_backward_3d", A + "_adaptive_avg_pool2d_backward.default",
+         T(f32, [3, 2, 2]), T(f32, [3, 6, 6]))
 
 
 def run_case(name: str, target: str, args: list, kwargs: dict, strides: str) -> dict:

@@ -124,6 +124,9 @@ std::string compare(const NodeValue& got, const json& want, bool exact, const st
     }
     return out;
   }
+  if (want.contains("none")) {
+    return got.is_none() ? "" : at + ": expected None, got " + got.describe() + "\n";
+  }
   const TensorMeta* t = got.tensor();
   if (t == nullptr) return at + ": expected a tensor, got " + got.describe() + "\n";
   const TensorMeta w = meta_from(want);

@@ -3,6 +3,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
+#include "backward.hpp"
 #include "einsum.hpp"
 #include "elementwise.hpp"
 #include "factories.hpp"
@@ -168,6 +169,12 @@ inline void register_view_rules(RuleTable& t) {
 }
 
 inline void register_compute_rules(RuleTable& t) {
+  add_aten(t, {"convolution_backward"}, &rule_convolution_backward);
+  add_aten(t, {"native_layer_norm_backward"}, &rule_layer_norm_backward);
+  add_aten(t, {"native_group_norm_backward"}, &rule_group_norm_backward);
+  add_aten(t, {"embedding_dense_backward"}, &rule_embedding_dense_backward);
+  add_aten(t, {"avg_pool2d_backward", "max_pool2d_with_indices_backward"}, &rule_pool2d_backward);
+  add_aten(t, {"_adaptive_avg_pool2d_backward"}, &rule_adaptive_avg_pool2d_backward);
   add_aten(t, {"_fft_r2c", "_fft_c2r", "_fft_c2c"}, &rule_fft);
   add_aten(
       t,
