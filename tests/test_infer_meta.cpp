@@ -901,3 +901,26 @@ TEST_CASE("infer_meta: backward ops check their gradients against the forward op
   CHECK((*out.elements())[1].is_none());
   CHECK((*out.elements())[2].is_none());
 }
+
+TEST_CASE("infer_meta: _embedding_bag refuses what torch refuses", "[infer_meta]") {
+  Graph g;
+  Node* w = input(g, "w", meta_of(epgraph::dtype::float32, {10, 3}));
+  Node* idx = input(g, "idx", meta_of(epgraph::dtype::int64, {8}));
+  Node* fidx = input(g, "fidx", meta_of(epgraph::dtype::float32, {8}));
+  Node* off = input(g, "off", meta_of(epgraph::dtype::int64, {3}));
+  Node* psw = input(g, "psw", meta_of(epgraph::dtype::float32, {8}));
+  const char* target = "torch.ops.aten._embedding_bag.default";
+  Node* mean = g.call_function(target, {w, idx, off, false, 1, false, psw}, {}, "bag");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*mean),
+                    "Cannot infer the metadata of node 'bag' (torch.ops.aten._embedding_bag."
+                    "default): embedding_bag: per_sample_weights only supported with mode='sum'");
+  Node* floats = g.call_function(target, {w, fidx, off}, {}, "bag_f");
+  CHECK_THROWS_WITH(epgraph::infer_meta(*floats),
+                    "Cannot infer the metadata of node 'bag_f' (torch.ops.aten._embedding_bag."
+                    "default): expected indices to be long or int, got float32");
+  // mode max: max_indices [bags, dim]; the sum's fast path leaves offset2bag empty
+  const NodeValue mx = epgraph::infer_meta(*g.call_function(target, {w, idx, off, false, 2}));
+  CHECK(ints_of((*mx.elements())[3].tensor()->sizes) == std::vector<std::int64_t>{3, 3});
+  const NodeValue sum = epgraph::infer_meta(*g.call_function(target, {w, idx, off}));
+  CHECK(ints_of((*sum.elements())[1].tensor()->sizes) == std::vector<std::int64_t>{0});
+}

@@ -1144,6 +1144,20 @@ def define_cases() -> None:
     case("adaptive_avg_pool2d_backward_3d", A + "_adaptive_avg_pool2d_backward.default",
          T(f32, [3, 2, 2]), T(f32, [3, 6, 6]))
 
+    # --- embedding_bag (EmbeddingBag modules): four outputs, by mode and the CPU fast path --
+    EB, EBF = A + "_embedding_bag.default", A + "_embedding_bag_forward_only.default"
+    wt, ix, off = T(f32, [10, 3]), T(i64, [8]), T(i64, [3])
+    case("embedding_bag_sum", EB, wt, ix, off)
+    case("embedding_bag_mean", EB, wt, ix, off, False, 1)
+    case("embedding_bag_max", EB, wt, ix, off, False, 2)
+    case("embedding_bag_last_offset", EB, wt, ix, T(i32, [4]), False, 0, False, None, True)
+    case("embedding_bag_per_sample", EB, wt, ix, off, False, 0, False, T(f32, [8]))
+    case("embedding_bag_padding", EB, wt, ix, off, False, 0, False, None, False, 2)
+    case("embedding_bag_f64", EB, T(f64, [10, 3]), T(i32, [8]), off, False, 0)
+    case("embedding_bag_forward_only", EBF, wt, ix, off, False, 1)
+    case("embedding_bag_forward_only_max_last", EBF, wt, ix, T(i64, [4]), False, 2, False, None,
+         True)
+
 
 def run_case(name: str, target: str, args: list, kwargs: dict, strides: str) -> dict:
     op = resolve(target)

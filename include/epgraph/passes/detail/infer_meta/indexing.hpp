@@ -132,6 +132,71 @@ inline NodeValue rule_masked_scatter(const Context& ctx, std::string_view) {
   return contiguous_meta(ctx, self.dtype, broadcast(ctx, {&self.sizes, &mask.sizes}), self.device);
 }
 
+// _embedding_bag / _embedding_bag_forward_only(weight, indices, offsets, scale_grad_by_freq,
+// mode, sparse, per_sample_weights, include_last_offset, padding_idx): (output [bags, dim],
+// offset2bag, bag_size, max_indices) as torch's meta_embedding_bag computes them; the CPU
+// kernels' fast sum path leaves offset2bag empty.
+inline NodeValue rule_embedding_bag(const Context& ctx, std::string_view op) {
+  const TensorMeta& weight = ctx.tensor("weight");
+  const TensorMeta& indices = ctx.tensor("indices");
+  const TensorMeta& offsets = ctx.tensor("offsets");
+  auto index_type = [](dtype d) { return d == dtype::int64 || d == dtype::int32; };
+  if (!index_type(indices.dtype)) {
+    ctx.fail("expected indices to be long or int, got " + std::string(dtype_name(indices.dtype)));
+  }
+  if (!index_type(offsets.dtype)) {
+    ctx.fail("expected offsets to be long or int, got " + std::string(dtype_name(offsets.dtype)));
+  }
+  if (!is_floating(weight.dtype)) {
+    ctx.fail("expected weight to be floating point type, got " +
+             std::string(dtype_name(weight.dtype)));
+  }
+  if (weight.sizes.size() != 2 || indices.sizes.empty() || offsets.sizes.empty()) {
+    ctx.fail("expected a 2-D weight and 1-D indices and offsets");
+  }
+  const std::int64_t mode = ctx.integer("mode");
+  const bool last_offset = ctx.boolean("include_last_offset");
+  const std::int64_t padding_idx = ctx.integer("padding_idx");
+  const TensorMeta* per_sample = ctx.opt_tensor("per_sample_weights");
+  constexpr std::int64_t kSum = 0, kMean = 1, kMax = 2;
+  const std::int64_t offsets_count = ctx.concrete(offsets.sizes[0], "argument 'offsets' size");
+  std::int64_t bags = offsets_count;
+  if (last_offset) {
+    if (bags < 1) ctx.fail("include_last_offset: numBags should be at least 1");
+    --bags;
+  }
+  if (per_sample != nullptr) {
+    if (mode != kSum) ctx.fail("embedding_bag: per_sample_weights only supported with mode='sum'");
+    if (per_sample->sizes.size() != 1) {
+      ctx.fail("expected per_sample_weights to be 1D tensor, got " +
+               std::to_string(per_sample->sizes.size()) + "D");
+    }
+  }
+  const TensorMeta output =
+      contiguous_meta(ctx, weight.dtype, Sizes{bags, weight.sizes[1]}, weight.device);
+  auto new_index = [&](const TensorMeta& like, Sizes sizes) {
+    return contiguous_meta(ctx, like.dtype, std::move(sizes), like.device);
+  };
+  if (offsets.device.type != "cpu") {
+    return NodeValue(NodeValue::List{
+        output, new_index(indices, {indices.sizes[0]}), new_index(indices, offsets.sizes),
+        new_index(indices, mode == kMax ? Sizes{bags, weight.sizes[1]} : Sizes{std::int64_t{0}})});
+  }
+  // the CPU kernel's fast path (float/half, unit inner strides, no padding index) needs no
+  // offset2bag for a sum
+  const bool fast = (weight.dtype == dtype::float32 || weight.dtype == dtype::float16) &&
+                    ctx.equal(weight.strides[1], std::int64_t{1}) && padding_idx < 0 &&
+                    (per_sample == nullptr || ctx.equal(per_sample->strides[0], std::int64_t{1}));
+  const TensorMeta offset2bag =
+      new_index(offsets, mode == kMean || mode == kMax || !fast ? Sizes{indices.sizes[0]}
+                                                                : Sizes{std::int64_t{0}});
+  const TensorMeta bag_size =
+      new_index(offsets, op == "_embedding_bag_forward_only" ? offsets.sizes : Sizes{bags});
+  const TensorMeta max_indices =
+      new_index(offsets, mode == kMax ? Sizes{bags, weight.sizes[1]} : Sizes{bags});
+  return NodeValue(NodeValue::List{output, offset2bag, bag_size, max_indices});
+}
+
 }  // namespace infer
 }  // namespace detail
 }  // namespace epgraph

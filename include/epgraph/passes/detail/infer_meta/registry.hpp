@@ -151,6 +151,7 @@ inline void register_view_rules(RuleTable& t) {
   add_aten(t, {"copy", "slice_scatter", "select_scatter"}, &rule_self_strided);
   add_aten(t, {"index_select"}, &plain_rule<rule_index_select>);
   add_aten(t, {"embedding"}, &plain_rule<rule_embedding>);
+  add_aten(t, {"_embedding_bag", "_embedding_bag_forward_only"}, &rule_embedding_bag);
   add_aten(t, {"split", "chunk"}, &rule_split);
   add_aten(t, {"split_with_sizes"}, &rule_split_with_sizes);
   add_aten(t, {"unbind"}, &rule_unbind);
