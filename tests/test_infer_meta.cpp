@@ -29,6 +29,14 @@ TensorMeta meta_of(epgraph::dtype d, std::vector<std::int64_t> sizes) {
   return m;
 }
 
+// A tensor of `sizes` stored with `strides` (a permuted, sliced or broadcast layout).
+TensorMeta meta_of(epgraph::dtype d, std::vector<std::int64_t> sizes,
+                   std::vector<std::int64_t> strides) {
+  TensorMeta m = meta_of(d, std::move(sizes));
+  m.strides.assign(strides.begin(), strides.end());
+  return m;
+}
+
 Node* input(Graph& g, const char* name, TensorMeta m) {
   Node* p = g.placeholder(name);
   p->mutable_meta().val = std::move(m);
@@ -778,9 +786,7 @@ TEST_CASE("infer_meta: view strides are FakeTensorMode's in size-1 dimensions", 
   Graph g;
   // x[2,1,4,1].permute(0,2,1,3).view(1,8,1): eager's computeStride gives [8,1,1]; torch 2.13
   // exports [8,1,4] (torch._refs._reshape_view_helper), and so must epgraph.
-  TensorMeta permuted = meta_of(epgraph::dtype::float32, {2, 4, 1, 1});
-  permuted.strides = syms({4, 1, 4, 1});
-  Node* x = input(g, "x", permuted);
+  Node* x = input(g, "x", meta_of(epgraph::dtype::float32, {2, 4, 1, 1}, {4, 1, 4, 1}));
   for (const char* op : {"torch.ops.aten.view.default", "torch.ops.aten.reshape.default",
                          "torch.ops.aten._unsafe_view.default"}) {
     Node* v = g.call_function(op, {x, Argument{1, 8, 1}});
@@ -789,9 +795,7 @@ TEST_CASE("infer_meta: view strides are FakeTensorMode's in size-1 dimensions", 
     CHECK(ints_of(out.tensor()->strides) == std::vector<std::int64_t>{8, 1, 4});
   }
   // an empty tensor's view is contiguous, whatever its strides
-  TensorMeta empty = meta_of(epgraph::dtype::float32, {0, 3});
-  empty.strides = syms({1, 7});
-  Node* e = input(g, "e", empty);
+  Node* e = input(g, "e", meta_of(epgraph::dtype::float32, {0, 3}, {1, 7}));
   CHECK(ints_of(epgraph::infer_meta(
                     *g.call_function("torch.ops.aten.view.default", {e, Argument{0, 3}}))
                     .tensor()
@@ -803,9 +807,7 @@ TEST_CASE("infer_meta: a view eager refuses is refused, though torch's FakeTenso
   // Torch 2.13's FakeTensorMode views [4,1,1,3] with strides [2,2,2,8] as [2,6,1] (its collapse
   // check skips pairs with a size-1 dimension), so export writes a program eager cannot run.
   Graph g;
-  TensorMeta m = meta_of(epgraph::dtype::float32, {4, 1, 1, 3});
-  m.strides = syms({2, 2, 2, 8});
-  Node* x = input(g, "x", m);
+  Node* x = input(g, "x", meta_of(epgraph::dtype::float32, {4, 1, 1, 3}, {2, 2, 2, 8}));
   Node* v = g.call_function("torch.ops.aten.view.default", {x, Argument{2, 6, 1}}, {}, "bad_view");
   CHECK_THROWS_WITH(epgraph::infer_meta(*v),
                     "Cannot infer the metadata of node 'bad_view' (torch.ops.aten.view.default): "
