@@ -88,6 +88,45 @@ inline bool is_python_identifier(std::string_view s) noexcept {
 // program behind an invoke_subgraph call whose operands are read when it runs: both are fine).
 enum class BoundaryUse : std::uint8_t { extract, outline };
 
+// The signature's input specs by the graph value they name, and its mutation outputs by target
+// and by the value they return.
+struct BoundarySpecs {
+  std::unordered_map<std::string_view, const InputSpec*> input_of;
+  std::unordered_map<std::string_view, const OutputSpec*> mutation_of_target;
+  std::unordered_map<std::string_view, const OutputSpec*> mutation_of_value;
+};
+
+inline BoundarySpecs boundary_specs(const ExportGraphSignature& sig) {
+  BoundarySpecs out;
+  for (const InputSpec& s : sig.input_specs) {
+    if (names_graph_value(s.arg())) out.input_of.emplace(s.name(), &s);
+  }
+  for (const OutputSpec& o : sig.output_specs) {
+    if (!is_mutation_output(o.kind())) continue;
+    if (o.target()) out.mutation_of_target.emplace(*o.target(), &o);
+    if (names_graph_value(o.arg())) out.mutation_of_value.emplace(o.name(), &o);
+  }
+  return out;
+}
+
+// The partition's outputs: each node of `b.nodes` (in graph order) used by a node outside it,
+// checked by `must_be_tensor`; refuses a partition nothing outside uses.
+template <class MustBeTensor>
+void collect_boundary_outputs(PartitionBoundary& b, const std::unordered_set<const Node*>& member,
+                              const MustBeTensor& must_be_tensor, const std::string& what) {
+  for (const Node* n : b.nodes) {
+    for (const Node* u : n->users()) {
+      if (member.count(u) != 0) continue;
+      must_be_tensor(n, "used outside the partition by '" + std::string(u->name()) + "'");
+      b.outputs.push_back(n);
+      break;
+    }
+  }
+  if (b.outputs.empty()) {
+    throw value_error(what + ": no value of the partition is used outside it (nothing to return)");
+  }
+}
+
 // The partition's boundary, every rule checked (see partition_boundary). `what` prefixes the
 // messages.
 template <class T>
@@ -108,17 +147,10 @@ PartitionBoundary partition_boundary_impl(const ExportedProgram<T>& ep,
     }
   }
   const ExportGraphSignature& sig = ep.graph_signature();
-  std::unordered_map<std::string_view, const InputSpec*> input_of;
-  for (const InputSpec& s : sig.input_specs) {
-    if (names_graph_value(s.arg())) input_of.emplace(s.name(), &s);
-  }
-  std::unordered_map<std::string_view, const OutputSpec*> mutation_of_target;  // by target
-  std::unordered_map<std::string_view, const OutputSpec*> mutation_of_value;   // by value name
-  for (const OutputSpec& o : sig.output_specs) {
-    if (!is_mutation_output(o.kind())) continue;
-    if (o.target()) mutation_of_target.emplace(*o.target(), &o);
-    if (names_graph_value(o.arg())) mutation_of_value.emplace(o.name(), &o);
-  }
+  const BoundarySpecs specs = boundary_specs(sig);
+  const auto& input_of = specs.input_of;
+  const auto& mutation_of_target = specs.mutation_of_target;
+  const auto& mutation_of_value = specs.mutation_of_value;
   // invoke_subgraph takes and returns SymInts too (its operands: "tensors/ints/SymInts").
   const auto must_be_tensor = [&](const Node* n, const std::string& role) {
     if (n->meta().val.tensor() != nullptr) return;
@@ -194,17 +226,7 @@ PartitionBoundary partition_boundary_impl(const ExportedProgram<T>& ep,
   std::sort(state.begin(), state.end(),
             [](const auto& x, const auto& y) { return x.first < y.first; });
   for (const auto& s : state) b.state_inputs.push_back(s.second);
-  for (const Node* n : b.nodes) {
-    for (const Node* u : n->users()) {
-      if (member.count(u) != 0) continue;
-      must_be_tensor(n, "used outside the partition by '" + std::string(u->name()) + "'");
-      b.outputs.push_back(n);
-      break;
-    }
-  }
-  if (b.outputs.empty()) {
-    throw value_error(what + ": no value of the partition is used outside it (nothing to return)");
-  }
+  collect_boundary_outputs(b, member, must_be_tensor, what);
   return b;
 }
 

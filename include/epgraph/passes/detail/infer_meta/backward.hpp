@@ -24,8 +24,10 @@ inline std::array<bool, 3> output_mask(const Context& ctx) {
   return mask;
 }
 
-inline NodeValue masked(bool on, TensorMeta t) {
-  return on ? NodeValue(std::move(t)) : NodeValue(None{});
+// `make()` when the output is asked for, else None.
+template <class F>
+NodeValue masked(bool on, const F& make) {
+  return on ? NodeValue(make()) : NodeValue(None{});
 }
 
 // convolution_backward: grad_input and grad_weight of the input's and weight's sizes, channels-last
@@ -44,16 +46,15 @@ inline NodeValue rule_convolution_backward(const Context& ctx, std::string_view)
     }
     return contiguous_meta(ctx, grad.dtype, sizes, grad.device);
   };
-  TensorMeta bias;
-  if (mask[2]) {
+  auto bias = [&] {
     if (ctx.given_arg("bias_sizes") == nullptr) {
       ctx.fail("bias_sizes must be given when output_mask[2] is true");
     }
-    bias = contiguous_meta(ctx, grad.dtype, ctx.sym_list("bias_sizes"), grad.device);
-  }
-  return NodeValue(NodeValue::List{masked(mask[0], like(input.sizes)),
-                                   masked(mask[1], like(weight.sizes)),
-                                   masked(mask[2], std::move(bias))});
+    return contiguous_meta(ctx, grad.dtype, ctx.sym_list("bias_sizes"), grad.device);
+  };
+  return NodeValue(NodeValue::List{masked(mask[0], [&] { return like(input.sizes); }),
+                                   masked(mask[1], [&] { return like(weight.sizes); }),
+                                   masked(mask[2], bias)});
 }
 
 // native_layer_norm_backward: grad_input contiguous like input; grad_weight and grad_bias
@@ -63,16 +64,16 @@ inline NodeValue rule_layer_norm_backward(const Context& ctx, std::string_view) 
   const Sizes normalized = ctx.sym_list("normalized_shape");
   check_normalized_shape(ctx, input, normalized);
   const std::array<bool, 3> mask = output_mask(ctx);
+  auto grad_input = [&] { return contiguous_meta(ctx, input.dtype, input.sizes, input.device); };
   auto param = [&](const char* name) {
     if (const TensorMeta* p = ctx.opt_tensor(name)) {
       return contiguous_meta(ctx, p->dtype, p->sizes, p->device);
     }
     return contiguous_meta(ctx, input.dtype, normalized, input.device);
   };
-  return NodeValue(
-      NodeValue::List{masked(mask[0], contiguous_meta(ctx, input.dtype, input.sizes, input.device)),
-                      masked(mask[1], mask[1] ? param("weight") : TensorMeta{}),
-                      masked(mask[2], mask[2] ? param("bias") : TensorMeta{})});
+  return NodeValue(NodeValue::List{masked(mask[0], grad_input),
+                                   masked(mask[1], [&] { return param("weight"); }),
+                                   masked(mask[2], [&] { return param("bias"); })});
 }
 
 // native_group_norm_backward: grad_input contiguous like input; grad_weight and grad_bias [C].
@@ -80,11 +81,10 @@ inline NodeValue rule_group_norm_backward(const Context& ctx, std::string_view) 
   const TensorMeta& input = ctx.tensor("input");
   const std::array<bool, 3> mask = output_mask(ctx);
   const Sizes channels{ctx.sym_of(ctx.arg("C"), "argument 'C'")};
+  auto grad_input = [&] { return contiguous_meta(ctx, input.dtype, input.sizes, input.device); };
   auto stat = [&] { return contiguous_meta(ctx, input.dtype, channels, input.device); };
   return NodeValue(
-      NodeValue::List{masked(mask[0], contiguous_meta(ctx, input.dtype, input.sizes, input.device)),
-                      masked(mask[1], mask[1] ? stat() : TensorMeta{}),
-                      masked(mask[2], mask[2] ? stat() : TensorMeta{})});
+      NodeValue::List{masked(mask[0], grad_input), masked(mask[1], stat), masked(mask[2], stat)});
 }
 
 // embedding_dense_backward: [num_weights, grad_output.size(-1)] in grad_output's dtype.

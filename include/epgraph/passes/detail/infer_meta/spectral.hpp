@@ -96,6 +96,13 @@ inline std::vector<std::size_t> fft_dims(const Context& ctx, std::size_t rank) {
   return dims;
 }
 
+// Refuses a transform length below 1 (torch's message).
+inline void fft_check_lengths(const Context& ctx, const Ints& lengths) {
+  for (std::int64_t n : lengths) {
+    if (n < 1) ctx.fail("Invalid number of data points (" + std::to_string(n) + ") specified");
+  }
+}
+
 // _fft_r2c(self, dim, normalization, onesided), _fft_c2r(self, dim, normalization, last_dim_size)
 // and _fft_c2c(self, dim, normalization, forward): the sizes and dtypes of torch's meta functions
 // (torch/_meta_registrations.py) and the strides of its CPU path with MKL (torch's CPU wheels).
@@ -124,9 +131,7 @@ inline NodeValue rule_fft(const Context& ctx, std::string_view op) {
   }
   if (dims.empty()) ctx.fail("_fft_c2r needs at least one dimension to transform");
   const std::int64_t last_dim_size = ctx.integer("last_dim_size");
-  if (last_dim_size < 1) {
-    ctx.fail("Invalid number of data points (" + std::to_string(last_dim_size) + ") specified");
-  }
+  fft_check_lengths(ctx, {last_dim_size});
   return fft_meta(fft_c2r(x, dims, last_dim_size), self.device);
 }
 
@@ -165,12 +170,6 @@ inline FftTensor fft_resize(const Context& ctx, FftTensor x, const std::vector<s
   }
   const TensorMeta in = fft_meta(x, device);
   return fft_tensor(ctx, suggested_meta(ctx, in, x.type, padded), "the padded input");
-}
-
-inline void fft_check_lengths(const Context& ctx, const Ints& lengths) {
-  for (std::int64_t n : lengths) {
-    if (n < 1) ctx.fail("Invalid number of data points (" + std::to_string(n) + ") specified");
-  }
 }
 
 // fft_fft, fft_ifft, fft_rfft, fft_irfft, fft_hfft, fft_ihfft (n, dim) and fft_fft2/fftn,
@@ -230,9 +229,6 @@ inline NodeValue rule_fft_function(const Context& ctx, std::string_view op) {
   if (c2r) {
     const std::int64_t last = lengths_arg ? lengths.back() : 2 * (x.sizes[dims.back()] - 1);
     fft_check_lengths(ctx, lengths_arg ? lengths : Ints{last});
-    if (last < 1) {
-      ctx.fail("Invalid number of data points (" + std::to_string(last) + ") specified");
-    }
     lengths.back() = last / 2 + 1;
     if (lengths_arg) x = fft_resize(ctx, x, dims, lengths, self.device);
     return fft_meta(fft_c2r(x, dims, last), self.device);
