@@ -412,40 +412,9 @@ class PartitionRun {
                bool by_walks = false)
       : pg_(g), support_(support), options_(options), by_walks_(by_walks) {}
 
-  std::vector<Partition> run() {
-    const std::size_t n = pg_.size();
-    assignment_.assign(n, none);
-    visit_mark_.assign(n, 0);
-    sole_user_of_.assign(n, none);
-    for (std::size_t k = 0; k < n; ++k) {
-      const std::uint32_t node = static_cast<std::uint32_t>(n - 1 - k);
-      bool created = false;
-      std::uint32_t self = none;
-      if (support_.is_node_supported(*pg_.nodes[node]) && assignment_[node] == none) {
-        self = static_cast<std::uint32_t>(parts_.size());
-        create_partition(node, self);
-        created = true;
-      }
-      if (options_.skip_horizontal_fusion) {
-        if (!created) continue;
-        std::vector<std::uint32_t> candidates;
-        for (std::uint32_t i = pg_.user_begin[node]; i < pg_.user_begin[node + 1]; ++i) {
-          const std::uint32_t a = assignment_[pg_.users[i]];
-          if (a != none && a != self &&
-              std::find(candidates.begin(), candidates.end(), a) == candidates.end())
-            candidates.push_back(a);
-        }
-        for (const std::uint32_t other : candidates) try_merge(self, other);
-      } else if (by_walks_) {
-        merge_all_by_walks(created ? self : oldest());
-      } else if (created) {
-        merge_run(self, filtered_candidates(self, -1));
-      } else if (!order_id_.empty()) {
-        merge_pass_of_oldest();
-      }
-    }
-    return finish();
-  }
+  // torch's propose_partitions: nodes in reverse graph order, each supported one a new
+  // partition that tries to merge with its users' partitions; then finish().
+  std::vector<Partition> run();
 
  private:
   // torch's loop over merge_candidates: `self` tries every other live partition in
@@ -820,72 +789,16 @@ class PartitionRun {
     if (id != none) parts_[id].nodes.push_back(node);
   }
 
-  std::vector<Partition> finish() {
-    for (Part& p : parts_) {  // graph order (torch: descending reverse order)
-      if (p.alive) std::sort(p.nodes.begin(), p.nodes.end());
-    }
-    while (true) {
-      std::vector<std::pair<std::uint32_t, std::uint32_t>> moves;  // (node, id), first-set order
-      std::unordered_map<std::uint32_t, std::size_t> move_index;
-      for (std::uint32_t node = 0; node < pg_.size(); ++node) {
-        bool tuple_output = true;
-        for (std::uint32_t i = pg_.user_begin[node]; i < pg_.user_begin[node + 1]; ++i) {
-          if (pg_.getitem[pg_.users[i]] == 0) {
-            tuple_output = false;
-            break;
-          }
-        }
-        if (!tuple_output) continue;
-        const std::uint32_t id = assignment_[node];
-        for (std::uint32_t i = pg_.user_begin[node]; i < pg_.user_begin[node + 1]; ++i) {
-          const std::uint32_t user = pg_.users[i];
-          if (assignment_[user] == id) continue;
-          const auto it = move_index.find(user);
-          if (it == move_index.end()) {
-            move_index.emplace(user, moves.size());
-            moves.emplace_back(user, id);
-          } else {
-            moves[it->second].second = id;
-          }
-        }
-      }
-      if (moves.empty()) break;
-      for (const auto& mv : moves) move_node(mv.first, mv.second);
-    }
-    std::vector<Partition> out;
-    std::unordered_set<std::string_view> non_compute{"torch.ops.aten.view", "_operator.getitem"};
-    for (const std::string& s : options_.non_compute_ops) non_compute.insert(s);
-    const std::unordered_set<std::string_view> doubled(
-        options_.allowed_single_node_partition_ops.begin(),
-        options_.allowed_single_node_partition_ops.end());
-    for (std::size_t id = 0; id < parts_.size(); ++id) {
-      const Part& p = parts_[id];
-      if (!p.alive) continue;
-      if (!options_.allows_single_node_partition) {
-        std::size_t compute = 0;
-        for (std::uint32_t x : p.nodes) {
-          const Node& node = *pg_.nodes[x];
-          if (node.op() != OpCode::call_function) continue;
-          std::string qualified;  // made only for Python functions (`_operator.getitem`)
-          std::string_view name = node.target();
-          if (::epgraph::detail::starts_with(name, "operator.")) {
-            qualified = qualified_target_name(node);
-            name = qualified;
-          }
-          if (non_compute.count(name) == 0) ++compute;
-          if (doubled.count(name) != 0) ++compute;
-        }
-        if (compute <= 1) continue;
-      }
-      if (p.nodes.empty()) continue;
-      Partition part;
-      part.id = id;
-      part.nodes.reserve(p.nodes.size());
-      for (std::uint32_t x : p.nodes) part.nodes.push_back(pg_.nodes[x]);
-      out.push_back(std::move(part));
-    }
-    return out;
-  }
+  // torch's last steps: each partition's nodes in graph order, pull_getitem_users, then
+  // kept_partitions.
+  std::vector<Partition> finish();
+  // torch's getitem pass: a node all of whose users are getitems pulls those users into its
+  // partition, until nothing moves.
+  void pull_getitem_users();
+  // The live, non-empty partitions, without those of one compute node unless
+  // options_.allows_single_node_partition (torch's `non_compute_ops` and
+  // `allowed_single_node_partition_ops` decide what counts).
+  [[nodiscard]] std::vector<Partition> kept_partitions() const;
 
   PartitionGraph pg_;
   const OperatorSupport& support_;
@@ -918,6 +831,116 @@ class PartitionRun {
   std::size_t pass_log_ = 0;
   std::vector<std::uint32_t> sole_user_of_;  // node -> a partition whose only user it is
 };
+
+inline std::vector<Partition> PartitionRun::run() {
+  const std::size_t n = pg_.size();
+  assignment_.assign(n, none);
+  visit_mark_.assign(n, 0);
+  sole_user_of_.assign(n, none);
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::uint32_t node = static_cast<std::uint32_t>(n - 1 - k);
+    bool created = false;
+    std::uint32_t self = none;
+    if (support_.is_node_supported(*pg_.nodes[node]) && assignment_[node] == none) {
+      self = static_cast<std::uint32_t>(parts_.size());
+      create_partition(node, self);
+      created = true;
+    }
+    if (options_.skip_horizontal_fusion) {
+      if (!created) continue;
+      std::vector<std::uint32_t> candidates;
+      for (std::uint32_t i = pg_.user_begin[node]; i < pg_.user_begin[node + 1]; ++i) {
+        const std::uint32_t a = assignment_[pg_.users[i]];
+        if (a != none && a != self &&
+            std::find(candidates.begin(), candidates.end(), a) == candidates.end())
+          candidates.push_back(a);
+      }
+      for (const std::uint32_t other : candidates) try_merge(self, other);
+    } else if (by_walks_) {
+      merge_all_by_walks(created ? self : oldest());
+    } else if (created) {
+      merge_run(self, filtered_candidates(self, -1));
+    } else if (!order_id_.empty()) {
+      merge_pass_of_oldest();
+    }
+  }
+  return finish();
+}
+
+inline std::vector<Partition> PartitionRun::finish() {
+  for (Part& p : parts_) {  // graph order (torch: descending reverse order)
+    if (p.alive) std::sort(p.nodes.begin(), p.nodes.end());
+  }
+  pull_getitem_users();
+  return kept_partitions();
+}
+
+inline void PartitionRun::pull_getitem_users() {
+  while (true) {
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> moves;  // (node, id), first-set order
+    std::unordered_map<std::uint32_t, std::size_t> move_index;
+    for (std::uint32_t node = 0; node < pg_.size(); ++node) {
+      bool tuple_output = true;
+      for (std::uint32_t i = pg_.user_begin[node]; i < pg_.user_begin[node + 1]; ++i) {
+        if (pg_.getitem[pg_.users[i]] == 0) {
+          tuple_output = false;
+          break;
+        }
+      }
+      if (!tuple_output) continue;
+      const std::uint32_t id = assignment_[node];
+      for (std::uint32_t i = pg_.user_begin[node]; i < pg_.user_begin[node + 1]; ++i) {
+        const std::uint32_t user = pg_.users[i];
+        if (assignment_[user] == id) continue;
+        const auto it = move_index.find(user);
+        if (it == move_index.end()) {
+          move_index.emplace(user, moves.size());
+          moves.emplace_back(user, id);
+        } else {
+          moves[it->second].second = id;
+        }
+      }
+    }
+    if (moves.empty()) break;
+    for (const auto& mv : moves) move_node(mv.first, mv.second);
+  }
+}
+
+inline std::vector<Partition> PartitionRun::kept_partitions() const {
+  std::vector<Partition> out;
+  std::unordered_set<std::string_view> non_compute{"torch.ops.aten.view", "_operator.getitem"};
+  for (const std::string& s : options_.non_compute_ops) non_compute.insert(s);
+  const std::unordered_set<std::string_view> doubled(
+      options_.allowed_single_node_partition_ops.begin(),
+      options_.allowed_single_node_partition_ops.end());
+  for (std::size_t id = 0; id < parts_.size(); ++id) {
+    const Part& p = parts_[id];
+    if (!p.alive) continue;
+    if (!options_.allows_single_node_partition) {
+      std::size_t compute = 0;
+      for (std::uint32_t x : p.nodes) {
+        const Node& node = *pg_.nodes[x];
+        if (node.op() != OpCode::call_function) continue;
+        std::string qualified;  // made only for Python functions (`_operator.getitem`)
+        std::string_view name = node.target();
+        if (::epgraph::detail::starts_with(name, "operator.")) {
+          qualified = qualified_target_name(node);
+          name = qualified;
+        }
+        if (non_compute.count(name) == 0) ++compute;
+        if (doubled.count(name) != 0) ++compute;
+      }
+      if (compute <= 1) continue;
+    }
+    if (p.nodes.empty()) continue;
+    Partition part;
+    part.id = id;
+    part.nodes.reserve(p.nodes.size());
+    for (std::uint32_t x : p.nodes) part.nodes.push_back(pg_.nodes[x]);
+    out.push_back(std::move(part));
+  }
+  return out;
+}
 
 }  // namespace detail
 
