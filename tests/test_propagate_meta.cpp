@@ -261,15 +261,71 @@ TEST_CASE("propagate_meta: the range constraints decide what the hints cannot",
 
 TEST_CASE("propagate_meta: a size that is not an expression torch writes is an error naming it",
           "[propagate_meta]") {
+  // `validate --meta` on a placeholder size "s0 +* 2" computed `float32[2, s0 +* 2{8}]` for the
+  // nodes copying it and never named the placeholder: the values propagation starts from are
+  // read first, and a node reading an unreadable value names the node and the field.
   epgraph_test::Program ep = prop_program();
+  (void)epgraph::propagate_meta(ep, epgraph::MetaMode::recompute_all);
   epgraph::TensorMeta mx = *ep.graph().find_node("x")->meta().val.tensor();
   mx.sizes[1] = prop_sym("s0 +* 2", 8);
   ep.graph().find_node("x")->mutable_meta().val = mx;
   const std::string before = prop_values(ep);
-  CHECK_THROWS_WITH(epgraph::propagate_meta(ep, epgraph::MetaMode::recompute_all),
-                    "Cannot infer the metadata of node 'arange' (torch.ops.aten.arange.default): "
-                    "cannot read the symbolic expression 's0 +* 2': unexpected '*' at offset 4");
+  const std::string why =
+      "sizes[1]: cannot read the symbolic expression 's0 +* 2': unexpected '*' at offset 4";
+  for (const auto mode : {epgraph::MetaMode::recompute_all, epgraph::MetaMode::fill_unset}) {
+    CHECK_THROWS_WITH(epgraph::propagate_meta(ep, mode),
+                      "Node 'x' (placeholder) has a value epgraph cannot read: " + why);
+    CHECK(prop_values(ep) == before);
+  }
+  const epgraph::MetaReport r = epgraph::propagate_meta(ep, epgraph::MetaMode::check_only);
   CHECK(prop_values(ep) == before);
+  std::vector<std::string> invalid;
+  for (const epgraph::MetaDifference& d : r.invalid) invalid.push_back(d.node + ": " + d.reason);
+  CHECK(invalid ==
+        std::vector<std::string>{
+            "x: Node 'x' (placeholder) has a value epgraph cannot read: " + why,
+            "sym_size_int: Cannot infer the metadata of node 'sym_size_int' "
+            "(torch.ops.aten.sym_size.int): argument 'self' (node 'x') has a value epgraph cannot "
+            "read: " +
+                why,
+            "add: Cannot infer the metadata of node 'add' (torch.ops.aten.add.Tensor): argument "
+            "'self' (node 'x') has a value epgraph cannot read: " +
+                why,
+            "cat: Cannot infer the metadata of node 'cat' (torch.ops.aten.cat.default): element 0 "
+            "of argument 'tensors' (node 'x') has a value epgraph cannot read: " +
+                why,
+            "slice_1: Cannot infer the metadata of node 'slice_1' (torch.ops.aten.slice.Tensor): "
+            "argument 'self' (node 'x') has a value epgraph cannot read: " +
+                why});
+  CHECK(r.uncomputed.empty());
+  CHECK(r.differences.empty());
+  CHECK(r.nodes == 9);
+  CHECK(r.computed == 5);
+  CHECK(r.equal == 5);
+}
+
+TEST_CASE("propagate_meta: check_only names a stored value it cannot read", "[propagate_meta]") {
+  epgraph_test::Program ep = prop_program();
+  (void)epgraph::propagate_meta(ep, epgraph::MetaMode::recompute_all);
+  epgraph::Node* relu = ep.graph().find_node("relu");
+  epgraph::TensorMeta bad = *relu->meta().val.tensor();
+  bad.strides[0] = prop_sym("((s0", 8);
+  relu->mutable_meta().val = bad;
+  const std::string before = prop_values(ep);
+  const epgraph::MetaReport r = epgraph::propagate_meta(ep, epgraph::MetaMode::check_only);
+  CHECK(prop_values(ep) == before);
+  REQUIRE(r.invalid.size() == 2);
+  CHECK(r.invalid[0].node == "relu");
+  CHECK(r.invalid[0].reason ==
+        "Node 'relu' (torch.ops.aten.relu.default) has a stored value epgraph cannot read: "
+        "strides[0]: cannot read the symbolic expression '((s0': expected ')', found the end at "
+        "offset 4");
+  // cat reads relu's stored value
+  CHECK(r.invalid[1].node == "cat");
+  CHECK(r.differences.empty());
+  // recompute_all replaces it
+  (void)epgraph::propagate_meta(ep, epgraph::MetaMode::recompute_all);
+  CHECK(epgraph::value_text(relu->meta().val) == "float32[2, s0{8}] stride [s0{8}, 1] offset 0");
 }
 
 // validate --meta compared torch's stride Min(16, 16*s27) (16 for s27 >= 1) with the 16 epgraph

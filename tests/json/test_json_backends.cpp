@@ -383,6 +383,18 @@ TEST_CASE("json backends: tensor_values entries in every form give the same prog
       R"({"dtype":7,"sizes":{},"requires_grad":false,"device":{"type":"cpu","index":null},)"
       R"("strides":[],"storage_offset":0,"layout":7})",
       R"([])",
+      // a text torch's sympify refuses, in a size, a stride and the offset
+      R"({"dtype":7,"sizes":[{"as_expr":{"expr_str":"s0 +* 2","hint":4}},{"as_int":3}],)"
+      R"("requires_grad":false,"device":{"type":"cpu","index":null},)"
+      R"("strides":[{"as_int":3},{"as_int":1}],"storage_offset":{"as_int":0},"layout":7})",
+      R"({"dtype":7,"sizes":[{"as_int":2},{"as_int":3}],"requires_grad":false,)"
+      R"("device":{"type":"cpu","index":null},"strides":[{"as_expr":{"expr_str":"((s0",)"
+      R"("hint":null}},{"as_int":1}],"storage_offset":{"as_int":0},"layout":7})",
+      R"({"dtype":7,"sizes":[],"requires_grad":false,"device":{"type":"cpu","index":null},)"
+      R"("strides":[],"storage_offset":{"as_expr":{"expr_str":""}},"layout":7})",
+      // 2**64: beyond uint64, so JSON readers see a float
+      R"({"dtype":7,"sizes":[{"as_int":18446744073709551616}],"requires_grad":false,)"
+      R"("device":{"type":"cpu","index":null},"strides":[1],"storage_offset":0,"layout":7})",
   };
   std::size_t loaded = 0;
   for (const std::string& e : entries) {

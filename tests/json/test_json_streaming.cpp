@@ -62,13 +62,15 @@ const std::string awkward = std::string("q\"uote b\\ackslash /slash \b\f\n\r\t c
 epgraph::TensorMeta meta_with_symbols() {
   epgraph::TensorMeta m;
   m.dtype = epgraph::dtype::bfloat16;
-  m.sizes = {epgraph::SymInt{epgraph::SymExpr{"s0 + \"q\"\\", 7}},
-             epgraph::SymInt{epgraph::SymExpr{"s\xc3\xa9", std::nullopt}},
+  // expressions torch's sympify reads (the loader refuses others), with a quote, a backslash
+  // and a non-ASCII character in symbol names
+  m.sizes = {epgraph::SymInt{epgraph::SymExpr{"s0 + Symbol('q\"\\\\')", 7}},
+             epgraph::SymInt{epgraph::SymExpr{"Symbol('s\xc3\xa9')", std::nullopt}},
              epgraph::SymInt{std::int64_t{0}}};
   m.strides = {epgraph::SymInt{std::numeric_limits<std::int64_t>::min()},
                epgraph::SymInt{std::numeric_limits<std::int64_t>::max()},
                epgraph::SymInt{std::int64_t{0}}};
-  m.storage_offset = epgraph::SymExpr{"", 0};
+  m.storage_offset = epgraph::SymExpr{"Integer(0)", 0};
   m.device = epgraph::Device{"cu\"da\n", 3};
   m.requires_grad = true;
   return m;

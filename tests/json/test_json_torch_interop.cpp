@@ -12,6 +12,7 @@
 #include <string>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include "../support/json_documents.hpp"
 
@@ -271,4 +272,38 @@ TEST_CASE("a symbolic value of the wrong kind is refused, naming its entry",
   f["graph_module"]["graph"]["sym_int_values"]["mul"] = {{"as_int", "six"}};
   CHECK_THROWS_WITH(load_exported_program_from_string(f.dump()),
                     Catch::Matchers::StartsWith("graph_module.graph.sym_int_values.mul.as_int: "));
+}
+
+TEST_CASE("an expression text torch does not write is refused, naming its field",
+          "[json][interop][sym]") {
+  // Loaded as it was, "s0 +* 2" passed `validate` and `validate --meta` propagated it as if it
+  // were a symbol; torch.export.load refuses it (sympy.sympify raises).
+  using Catch::Matchers::Equals;
+  const std::string x_size =
+      "graph_module.graph.tensor_values.x.sizes[0].as_expr.expr_str: cannot read the symbolic "
+      "expression ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"s0 +* 2", x_size + "'s0 +* 2': unexpected '*' at offset 4"},
+      {"((s0", x_size + "'((s0': expected ')', found the end at offset 4"},
+      {"", x_size + "'': unexpected end at offset 0"},
+      {"Foo(s0, 3)", x_size + "'Foo(s0, 3)': the unknown function 'Foo' at offset 0"},
+  };
+  for (const auto& [text, message] : cases) {
+    INFO(text);
+    json in = sym_mul_program();
+    in["graph_module"]["graph"]["tensor_values"]["x"]["sizes"][0]["as_expr"]["expr_str"] = text;
+    in["graph_module"]["graph"]["tensor_values"]["x"]["sizes"][0]["as_expr"]["hint"] = nullptr;
+    CHECK_THROWS_WITH(load_exported_program_from_string(in.dump()), Equals(message));
+  }
+  json s = sym_mul_program();
+  s["graph_module"]["graph"]["tensor_values"]["x"]["strides"][0] = {
+      {"as_expr", {{"expr_str", "2*"}, {"hint", nullptr}}}};
+  CHECK_THROWS_WITH(load_exported_program_from_string(s.dump()),
+                    "graph_module.graph.tensor_values.x.strides[0].as_expr.expr_str: cannot read "
+                    "the symbolic expression '2*': unexpected end at offset 2");
+  json v = sym_mul_program();
+  v["graph_module"]["graph"]["sym_int_values"]["mul"]["as_expr"]["expr_str"] = "Mul(2, ";
+  CHECK_THROWS_WITH(load_exported_program_from_string(v.dump()),
+                    "graph_module.graph.sym_int_values.mul.as_expr.expr_str: cannot read the "
+                    "symbolic expression 'Mul(2, ': unexpected end at offset 7");
 }

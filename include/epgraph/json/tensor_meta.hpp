@@ -11,6 +11,8 @@
 #include <variant>
 #include <vector>
 
+#include "../error.hpp"
+#include "../ir/symbolic.hpp"
 #include "../ir/tensor.hpp"
 #include "detail/checked_access.hpp"
 #include "detail/tree.hpp"
@@ -20,33 +22,46 @@ namespace epgraph::json {
 
 namespace detail {
 
+// The SymExpr {"expr_str": ..., "hint": ...} at `p` (the value of an `as_expr` member), its text
+// checked the way torch.export.load checks it (sympy.sympify in deserialize_sym_int): text
+// sym::parse cannot read is refused, naming `p`.expr_str ("...expr_str: cannot read the symbolic
+// expression 's0 +* 2': ..."). A hint is {"as_int": n} or, before schema 8, a bare integer; any
+// other hint member is refused when `int_hint_only`, else left out (a SymFloat's or SymBool's
+// hint, which the node record keeps for saving). O(length of the text).
+template <class J>
+SymExpr sym_expr_from_json_at(const J& value, const Path& p, bool int_hint_only) {
+  SymExpr e;
+  const Path ep = at_key(p, "expr_str");
+  e.expr = get_string(field(value, p, "expr_str"), ep);
+  try {
+    (void)sym::parse(e.expr);
+  } catch (const value_error& error) {
+    throw serialization_error(ep, error.what());
+  }
+  if (const J* hint = opt_field(value, p, "hint"); hint && !hint->is_null()) {
+    const Path hp = at_key(p, "hint");
+    if (hint->is_number_integer()) {
+      e.hint = get_int(*hint, hp);  // pre-8.x: a bare integer
+    } else {
+      const auto hm_hv = union_member(*hint, hp);
+      if (hm_hv.first == "as_int") {
+        e.hint = get_int(*hm_hv.second, at_key(hp, hm_hv.first));
+      } else if (int_hint_only) {
+        throw serialization_error(hp, "unsupported symbolic size hint '" + hm_hv.first + "'");
+      }
+    }
+  }
+  return e;
+}
+
 template <class J>
 SymInt sym_int_from_json_at(const J& j, const Path& path) {
   if (j.is_number_integer()) return get_int(j, path);
   const auto member_value = union_member(j, path);
   const auto& member = member_value.first;
-  const auto& value = member_value.second;
   const Path p = at_key(path, member);
-  if (member == "as_int") return get_int(*value, p);
-  if (member == "as_expr") {
-    SymExpr e;
-    e.expr = get_string(field(*value, p, "expr_str"), at_key(p, "expr_str"));
-    if (const J* hint = opt_field(*value, p, "hint"); hint && !hint->is_null()) {
-      const Path hp = at_key(p, "hint");
-      if (hint->is_number_integer()) {
-        e.hint = get_int(*hint, hp);  // pre-8.x: a bare integer
-      } else {
-        const auto hm_hv = union_member(*hint, hp);
-        const auto& hm = hm_hv.first;
-        const auto& hv = hm_hv.second;
-        if (hm != "as_int") {
-          throw serialization_error(hp, "unsupported symbolic size hint '" + hm + "'");
-        }
-        e.hint = get_int(*hv, at_key(hp, hm));
-      }
-    }
-    return e;
-  }
+  if (member == "as_int") return get_int(*member_value.second, p);
+  if (member == "as_expr") return sym_expr_from_json_at(*member_value.second, p, true);
   unknown_member(path, member);
 }
 
@@ -54,7 +69,8 @@ SymInt sym_int_from_json_at(const J& j, const Path& path) {
 
 /// Reads a schema `SymInt` union ({"as_int": 3} or {"as_expr": {"expr_str": "s0", "hint": ...}});
 /// the legacy form (all members, unused null) and a bare integer (legacy storage_offset) are
-/// accepted. Throws serialization_error naming `path` for a wrong type or an unknown member.
+/// accepted. Throws serialization_error naming `path` for a wrong type or an unknown member, and
+/// naming its `expr_str` for a text that is not a symbolic expression torch writes (sym::parse).
 template <class J>
 [[nodiscard]] SymInt sym_int_from_json(const J& j, const std::string& path) {
   return detail::sym_int_from_json_at(j, detail::Path(path));

@@ -52,8 +52,10 @@ struct MetaReport {
   /// rule needs concrete), in graph order, with the reason; their stored value is used downstream.
   std::vector<MetaDifference> uncomputed;
   /// check_only: the nodes whose op refuses its arguments as torch's meta function would (an
-  /// einsum equation that does not fit its operands, a view of incompatible strides): the program
-  /// is wrong. In graph order, with torch's message as the reason; their stored value is used
+  /// einsum equation that does not fit its operands, a view of incompatible strides), and the
+  /// nodes whose stored value has a symbolic expression epgraph cannot read (placeholders and
+  /// get_attr nodes first, then call_function nodes in graph order): the program is wrong. With
+  /// the reason (torch's message, or the field and the text); their stored value is used
   /// downstream.
   std::vector<MetaDifference> invalid;
 };
@@ -232,7 +234,10 @@ inline bool same_expr(const SymExpr& x, const SymExpr& y, const MetaContext& sym
 /// for an op without a rule, and "Cannot infer the metadata of node 'add' (torch.ops.aten.add.
 /// Tensor): argument 'self' (node 'x') has no tensor metadata: its meta().val is unset" for an
 /// input without a value; value_error with torch's message for an op that refuses its
-/// arguments. Nested
+/// arguments, and value_error "Node 'x' (placeholder) has a value epgraph cannot read:
+/// sizes[0]: cannot read the symbolic expression 's0 +* 2': ..." for a placeholder or get_attr
+/// node whose value has an expression sym::parse cannot read (a node reading such a value
+/// names it likewise). Nested
 /// graphs (the branches of `cond`, the body of `map`) are not entered: a higher-order op has no
 /// rule. std::bad_alloc. Strong guarantee: on any error every node has its value back (values
 /// are computed into the nodes one by one, the replaced ones kept, and moved back, which cannot
@@ -258,6 +263,17 @@ MetaReport propagate_meta(ExportedProgram<Tensor>& program, MetaMode mode) {
       it->first->val = std::move(it->second);
     }
   };
+  // The values propagation starts from (placeholders, get_attr nodes) must be readable.
+  for (const Node& n : std::as_const(program.graph()).nodes()) {
+    if (n.op() != OpCode::placeholder && n.op() != OpCode::get_attr) continue;
+    const std::string why = symbols.unreadable(n.meta().val);
+    if (why.empty()) continue;
+    std::string message = "Node '" + std::string(n.name()) + "' (" + std::string(op_name(n.op())) +
+                          ") has a value epgraph cannot read: " + why;
+    if (mode != MetaMode::check_only) throw value_error(std::move(message));
+    report.invalid.push_back(MetaDifference{
+        std::string(n.name()), std::string(n.target()), n.meta().val, {}, std::move(message)});
+  }
   try {
     for (Node& n : program.graph().nodes()) {
       if (n.op() != OpCode::call_function) continue;
@@ -266,6 +282,16 @@ MetaReport propagate_meta(ExportedProgram<Tensor>& program, MetaMode mode) {
       if (mode == MetaMode::fill_unset && stored.has_value()) continue;
       NodeValue computed;
       if (mode == MetaMode::check_only) {
+        if (std::string why = symbols.unreadable(stored); !why.empty()) {
+          report.invalid.push_back(
+              MetaDifference{std::string(n.name()),
+                             std::string(n.target()),
+                             stored,
+                             {},
+                             "Node '" + std::string(n.name()) + "' (" + std::string(n.target()) +
+                                 ") has a stored value epgraph cannot read: " + std::move(why)});
+          continue;
+        }
         try {
           computed = infer_meta(n, symbols);
         } catch (const unsupported_meta_error& e) {

@@ -492,7 +492,7 @@ inline void check_schemas(const Graph& graph, std::vector<std::string>& out) {
   }
 }
 
-// Rule 6 of verify, at VerifyLevel::canonical_order: each call_function node whose target names
+// Rule 6a of verify, at every level: each call_function node whose target names
 // an aten:: or prims:: operator (`torch.ops.aten.<op>.<overload>`) that the schema table of torch
 // does not hold, which torch cannot load ("Node 'bad' calls
 // 'torch.ops.aten.not_an_op.default', which is not an operator of torch 2.13.0 (no schema
@@ -615,10 +615,11 @@ void check_nested_graphs(const ExportedProgram<T>& ep, const VerifyOptions& opti
 ///    BUFFER) comes after input 'c_gain' (CONSTANT_TENSOR): inputs must be ordered TOKEN < ... <
 ///    USER_INPUT", "Persistent buffers must come before non-persistent buffers: 'b_a' comes
 ///    after 'b_b'"). torch's verifier does not check input order, so at the default
-///    VerifyLevel::torch they are not errors (call input_order_departures for them); and each
-///    call_function node whose `torch.ops.aten.*` / `torch.ops.prims.*` target is not in the
-///    schema table of torch ("Node 'bad' calls 'torch.ops.aten.not_an_op.default', which is not
-///    an operator of torch 2.13.0 (no schema aten::not_an_op)"), which torch cannot load;
+///    VerifyLevel::torch they are not errors (call input_order_departures for them);
+/// 6a. each call_function node whose `torch.ops.aten.*` / `torch.ops.prims.*` target is not in
+///    the schema table of torch ("Node 'bad' calls 'torch.ops.aten.not_an_op.default', which is
+///    not an operator of torch 2.13.0 (no schema aten::not_an_op)"): torch.export.load cannot
+///    resolve such a target, so it is an error at every level;
 /// 7. output layout: "Output token 't' (TOKEN) comes after output 'y' (USER_OUTPUT): output
 ///    tokens must come first"; "Mutation output 'm' (BUFFER_MUTATION) comes after output 'y'
 ///    (USER_OUTPUT): mutation outputs must come right after the output tokens";
@@ -672,8 +673,8 @@ void verify(const ExportedProgram<T>& ep, const VerifyOptions& options = {}) {
     std::vector<std::string> departures = input_order_departures(sig);
     problems.insert(problems.end(), std::make_move_iterator(departures.begin()),
                     std::make_move_iterator(departures.end()));
-    detail::check_aten_targets(ep.graph(), problems);
   }
+  detail::check_aten_targets(ep.graph(), problems);
   detail::check_output_order(sig, problems);
   detail::check_output_targets(sig, problems);
   if (options.check_schemas) detail::check_schemas(ep.graph(), problems);

@@ -118,6 +118,13 @@ std::int64_t get_int(const J& j, const Path& path) {
     }
     return j.template get<std::int64_t>();
   }
+  if (j.is_number_float()) {
+    // JSON has one number type: an integer beyond uint64 (2**64) reaches here as a float
+    const double d = j.template get<double>();
+    if (d == std::floor(d) && std::abs(d) >= 9.2e18) {
+      throw serialization_error(path, "integer out of int64 range");
+    }
+  }
   throw serialization_error(path, "expected an integer, got " + type_of(j));
 }
 // A float: a JSON number or torch's "Infinity" / "-Infinity" / "NaN" strings.

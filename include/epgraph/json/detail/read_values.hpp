@@ -232,23 +232,12 @@ class GraphValues {
   // a concrete int/float/bool, or a SymExpr with its integer hint (a float or bool hint is not
   // kept in the SymExpr; the record keeps it for saving). `ep` is the entry's path. Throws
   // serialization_error naming the entry for a member the table's kind does not have (torch:
-  // "SymInt has invalid field type as_bool") or a value of the wrong JSON type.
+  // "SymInt has invalid field type as_bool"), a value of the wrong JSON type, or an expression
+  // text sym::parse cannot read (naming its expr_str; torch's sympify refuses it too).
   static NodeValue sym_node_value(std::string_view table, const std::string& m, const ojson& v,
                                   const Path& ep) {
     const Path mp = at_key(ep, m);
-    auto expr = [&]() {
-      SymExpr e;
-      e.expr = get_string(field(v, mp, "expr_str"), at_key(mp, "expr_str"));
-      if (const ojson* h = opt_field(v, mp, "hint"); h != nullptr && !h->is_null()) {
-        const Path hp = at_key(mp, "hint");
-        if (h->is_number_integer()) {
-          e.hint = get_int(*h, hp);  // pre-8.x: a bare integer
-        } else if (const auto hm_hv = union_member(*h, hp); hm_hv.first == "as_int") {
-          e.hint = get_int(*hm_hv.second, at_key(hp, hm_hv.first));
-        }
-      }
-      return e;
-    };
+    auto expr = [&]() { return sym_expr_from_json_at(v, mp, false); };
     const char* kind = "SymBool";
     if (table == "sym_int_values") {
       kind = "SymInt";

@@ -194,7 +194,16 @@ class Context {
       if (!v.has_value()) cannot(why);
       fail(why);
     }
+    check_readable(*n, what);
     return *t;
+  }
+  // Refuses the input `n` (`what` names the argument) when its value has an expression
+  // sym::parse cannot read, naming the field.
+  void check_readable(const Node& n, const std::string& what) const {
+    if (const std::string why = sym_.unreadable(n.meta().val); !why.empty()) {
+      fail(what + " (node '" + std::string(n.name()) +
+           "') has a value epgraph cannot read: " + why);
+    }
   }
   // The tensors of a `Tensor[]` argument.
   [[nodiscard]] std::vector<const TensorMeta*> tensor_list(std::string_view name) const {
@@ -236,7 +245,10 @@ class Context {
   // A SymInt (concrete or symbolic) from an argument element.
   [[nodiscard]] SymInt sym_of(const Argument& a, const std::string& what) const {
     if (const Node* n = a.node()) {
-      if (const SymIntValue* s = n->meta().val.sym_int()) return s->value;
+      if (const SymIntValue* s = n->meta().val.sym_int()) {
+        check_readable(*n, what);
+        return s->value;
+      }
     }
     return integer_of(a, what);
   }

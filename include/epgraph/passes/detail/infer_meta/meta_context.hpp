@@ -3,11 +3,14 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
+#include <variant>
+#include <vector>
 
 #include "../../../error.hpp"
 #include "../../../ir/symbolic.hpp"
@@ -85,6 +88,48 @@ class MetaContext {
     if (!form_fixed_) form_ = text.find("Symbol(") != std::string::npos ? Form::srepr : Form::str;
     if (hint) learn(it->second, *hint);
     return it->second;
+  }
+  /// Why a symbolic expression of `v` cannot be read ("sizes[0]: cannot read the symbolic
+  /// expression 's0 +* 2': ... at offset 4", naming the field: sizes, strides, storage_offset,
+  /// an element `[i]` of a list, the value of a SymInt/SymBool), or "" when sym::parse reads
+  /// every one; each text is parsed once and cached. A SymFloat's text is not read (no rule
+  /// computes with it). Throws std::bad_alloc. O(size of v) after the first parse.
+  [[nodiscard]] std::string unreadable(const NodeValue& v) const {
+    auto check = [&](const SymInt& s, const std::string& field) -> std::string {
+      const SymExpr* e = std::get_if<SymExpr>(&s);
+      if (e == nullptr || cache_.count(e->expr) != 0) return "";
+      try {
+        cache_.emplace(e->expr, sym::parse(e->expr));
+      } catch (const value_error& error) {
+        return field + ": " + error.what();
+      }
+      return "";
+    };
+    auto list = [&](const std::vector<SymInt>& sizes, const char* field) -> std::string {
+      for (std::size_t i = 0; i < sizes.size(); ++i) {
+        std::string why = check(sizes[i], std::string(field) + "[" + std::to_string(i) + "]");
+        if (!why.empty()) return why;
+      }
+      return "";
+    };
+    if (const TensorMeta* t = v.tensor()) {
+      std::string why = list(t->sizes, "sizes");
+      if (why.empty()) why = list(t->strides, "strides");
+      if (why.empty()) why = check(t->storage_offset, "storage_offset");
+      return why;
+    }
+    if (const NodeValue::List* l = v.elements()) {
+      for (std::size_t i = 0; i < l->size(); ++i) {
+        const std::string why = unreadable((*l)[i]);
+        if (!why.empty()) return "[" + std::to_string(i) + "] " + why;
+      }
+      return "";
+    }
+    if (const SymIntValue* s = v.sym_int()) return check(s->value, "SymInt");
+    if (const SymBoolValue* s = v.sym_bool()) {
+      if (const SymExpr* e = std::get_if<SymExpr>(&s->value)) return check(SymInt{*e}, "SymBool");
+    }
+    return "";
   }
   /// `e` written in form(), with its value under hints() as the hint when every symbol of it
   /// has one; a constant becomes a plain int64. Throws std::bad_alloc. O(size of e).
