@@ -122,17 +122,11 @@ class Graph {
   /// All nodes in order (FX `graph.nodes`). O(1) to obtain.
   [[nodiscard]] range<iterator> nodes() noexcept { return {iterator(head_), iterator()}; }
   /// All nodes in order (FX `graph.nodes`). O(1) to obtain.
-  [[nodiscard]] range<const_iterator> nodes() const noexcept {
-    return {const_iterator(head_), const_iterator()};
-  }
+  [[nodiscard]] range<const_iterator> nodes() const noexcept;
   /// The placeholder nodes, which form a prefix of the graph, in order. O(1) to obtain.
-  [[nodiscard]] range<iterator> placeholders() noexcept {
-    return {iterator(head_, true), iterator()};
-  }
+  [[nodiscard]] range<iterator> placeholders() noexcept;
   /// The placeholder nodes, in order. O(1) to obtain.
-  [[nodiscard]] range<const_iterator> placeholders() const noexcept {
-    return {const_iterator(head_, true), const_iterator()};
-  }
+  [[nodiscard]] range<const_iterator> placeholders() const noexcept;
   /// Number of placeholder nodes. O(1).
   [[nodiscard]] std::size_t num_placeholders() const noexcept { return num_placeholders_; }
   /// Number of nodes. O(1).
@@ -157,18 +151,14 @@ class Graph {
   [[nodiscard]] Node* find_node(std::string_view name) noexcept { return find_node_impl(name); }
   /// The node named `name`, read-only, or nullptr. Throws nothing; does not allocate.
   /// O(length of name) on average.
-  [[nodiscard]] const Node* find_node(std::string_view name) const noexcept {
-    return find_node_impl(name);
-  }
+  [[nodiscard]] const Node* find_node(std::string_view name) const noexcept;
   /// Every node with op code `op` and, when `target` is given, that target, in graph order (FX
   /// `graph.find_nodes(op=..., target=...)` with its default `sort=True`, torch/fx/graph.py):
   /// `find_nodes(OpCode::call_function, "torch.ops.aten.relu.default")`,
   /// `find_nodes(OpCode::placeholder)`. The pointers stay valid until their nodes are erased.
   /// Throws std::bad_alloc only. O(nodes); a target the graph never used costs one hash lookup.
   [[nodiscard]] std::vector<Node*> find_nodes(OpCode op,
-                                              std::optional<std::string_view> target = {}) {
-    return find_nodes_impl(op, target);
-  }
+                                              std::optional<std::string_view> target = {});
   /// find_nodes, read-only. Same contract.
   [[nodiscard]] std::vector<const Node*> find_nodes(
       OpCode op, std::optional<std::string_view> target = {}) const;
@@ -184,9 +174,7 @@ class Graph {
 
   /// The name FX would give a node whose name is `candidate` if it were created now, without
   /// creating it. O(length).
-  [[nodiscard]] std::string propose_name(std::string_view candidate) const {
-    return namespace_.propose(candidate).name;
-  }
+  [[nodiscard]] std::string propose_name(std::string_view candidate) const;
 
   /// The default name candidate for a node (FX `_target_to_str`, with torch.export's rule for
   /// operator overloads): `torch.ops.aten.add.Tensor` -> `add`, `operator.getitem` -> `getitem`,
@@ -209,9 +197,7 @@ class Graph {
   ///   id space) when the graph is full.
   /// Strong guarantee. O(length of name + size of arguments).
   Node* create_node(OpCode op, std::string_view target, ArgumentList args = {}, Kwargs kwargs = {},
-                    std::string_view name = {}) {
-    return create_node_impl(op, target, std::move(args), std::move(kwargs), name, nullptr);
-  }
+                    std::string_view name = {});
 
   /// Same as create_node, plus a last step that cannot leave a trace: `prepare(node)` runs on the
   /// new node once its name is taken and every other step that can fail is done, just before the
@@ -230,30 +216,20 @@ class Graph {
   /// A placeholder whose target is `name` (FX `graph.placeholder`). See create_node.
   Node* placeholder(std::string_view name) { return create_node(OpCode::placeholder, name); }
   /// A get_attr node reading `qualified_name` (FX `graph.get_attr`). See create_node.
-  Node* get_attr(std::string_view qualified_name, std::string_view name = {}) {
-    return create_node(OpCode::get_attr, qualified_name, {}, {}, name);
-  }
+  Node* get_attr(std::string_view qualified_name, std::string_view name = {});
   /// A call_function node (FX `graph.call_function`); `target` is the operator's qualified name
   /// such as `torch.ops.aten.add.Tensor`. See create_node.
   Node* call_function(std::string_view target, ArgumentList args = {}, Kwargs kwargs = {},
-                      std::string_view name = {}) {
-    return create_node(OpCode::call_function, target, std::move(args), std::move(kwargs), name);
-  }
+                      std::string_view name = {});
   /// A call_method node (FX `graph.call_method`). See create_node.
   Node* call_method(std::string_view method, ArgumentList args = {}, Kwargs kwargs = {},
-                    std::string_view name = {}) {
-    return create_node(OpCode::call_method, method, std::move(args), std::move(kwargs), name);
-  }
+                    std::string_view name = {});
   /// A call_module node (FX `graph.call_module`). See create_node.
   Node* call_module(std::string_view module, ArgumentList args = {}, Kwargs kwargs = {},
-                    std::string_view name = {}) {
-    return create_node(OpCode::call_module, module, std::move(args), std::move(kwargs), name);
-  }
+                    std::string_view name = {});
   /// The output node returning `results` (FX `graph.output((a, b))`): its `args()[0]` is the list
   /// of results, printed as `return (a, b)`. Always appended at the end. See create_node.
-  Node* output(ArgumentList results) {
-    return create_node(OpCode::output, "output", {Argument(std::move(results))});
-  }
+  Node* output(ArgumentList results);
 
   /// Erases `node` (FX `graph.erase_node`). Its name stays taken. Throws value_error "Node 'x'
   /// does not belong to this graph"; runtime_error "Tried to erase Node add but it still had 2
@@ -360,9 +336,7 @@ class Graph {
   /// operator's schema, value_error/runtime_error when the insertion point does not allow the
   /// node or it is a second output node. Strong guarantee. O(length of name + size of arguments +
   /// size of metadata), plus O(nodes) for a get_attr node whose target this graph uses.
-  Node* node_copy(const Node& node, const std::function<Argument(Node*)>& arg_transform = {}) {
-    return node_copy_impl(node, arg_transform, nullptr);
-  }
+  Node* node_copy(const Node& node, const std::function<Argument(Node*)>& arg_transform = {});
 
   /// node_copy, where a get_attr node whose target is a key of `nested_targets` gets the mapped
   /// target instead of node_copy's choice (the caller names the copied nested graph; FX's user
@@ -375,9 +349,7 @@ class Graph {
   /// it" (the copied node, the target, then this graph's node). Strong guarantee. O(node_copy +
   /// log size of nested_targets + nodes).
   Node* node_copy(const Node& node, const std::function<Argument(Node*)>& arg_transform,
-                  const NestedGraphTargets& nested_targets) {
-    return node_copy_impl(node, arg_transform, nullptr, &nested_targets);
-  }
+                  const NestedGraphTargets& nested_targets);
 
   /// Copies every node of `g` except its output node into this graph, in order, at the insertion
   /// point, and returns the copy of `g`'s result: the first argument of `g`'s output node with
@@ -394,9 +366,7 @@ class Graph {
   /// guarantee: on failure the copies made so far are removed (their names given back to the
   /// namespace), the insertion point and `value_remap` are as before. O(nodes + edges of g),
   /// plus O(nodes) for each get_attr node of `g` whose target this graph uses.
-  Argument graph_copy(const Graph& g, std::unordered_map<const Node*, Node*>& value_remap) {
-    return graph_copy_impl(g, value_remap, nullptr);
-  }
+  Argument graph_copy(const Graph& g, std::unordered_map<const Node*, Node*>& value_remap);
 
   /// graph_copy, where each get_attr node of `g` whose target is a key of `nested_targets` gets
   /// the mapped target (see the node_copy overload taking it; the other get_attr nodes follow
@@ -407,9 +377,7 @@ class Graph {
   /// names a different nested graph under it"). Strong guarantee, as graph_copy. O(graph_copy +
   /// get_attr nodes of g * (log size of nested_targets + nodes)).
   Argument graph_copy(const Graph& g, std::unordered_map<const Node*, Node*>& value_remap,
-                      const NestedGraphTargets& nested_targets) {
-    return graph_copy_impl(g, value_remap, &nested_targets);
-  }
+                      const NestedGraphTargets& nested_targets);
 
   /// Attaches the observer that hears of replacements and renames (the ExportedProgram owning
   /// this graph does this itself); nullptr detaches. The observer must outlive the graph or be
@@ -505,18 +473,12 @@ class Graph {
   // Whether `s` is a Python identifier (ASCII): what a submodule's name must be.
   static bool is_identifier(std::string_view s) noexcept;
 
-  // The target the copy of `node` gets here (see node_copy): its own, the caller's (`given`),
-  // or a fresh one for a nested graph this graph holds another graph under. Strong (reads only).
   std::string copy_target(const Node& node, const NestedGraphTargets* given) const;
 
-  // node_copy; when `taken` is set, it receives the namespace step (for uncreate); `given`: the
-  // caller's targets for nested graphs, or nullptr. Strong.
   template <class Transform>
   Node* node_copy_impl(const Node& node, const Transform& transform, Namespace::Proposal* taken,
                        const NestedGraphTargets* given = nullptr);
 
-  // Undoes the creation of `node` (no users, not the output node) whose name was taken by
-  // `taken`, the last namespace step not yet undone: the name is given back. No-throw.
   void uncreate(Node* node, Namespace::Proposal& taken) noexcept;
 
   // Node::prepend (before == true) and Node::append: moves `x` next to `anchor`. Strong.
@@ -532,54 +494,36 @@ class Graph {
   // alias.hpp.
   std::string memory_order_conflict_in(const std::vector<Node*>& order) const;
 
-  // Relinks the node list in `order` (every node of the graph, once) and bumps version().
-  // No-throw. O(nodes).
   void relink_in_order(const std::vector<Node*>& order) noexcept;
 
   void check_member(const Node* node, const char* what) const;
 
-  // With EPGRAPH_STALE_NODE_CHECKS: throws value_error "Cannot <what> an erased node (a Node*
-  // kept after Graph::erase_node)" when `node` points at an erased slot of this graph, without
-  // reading it. Otherwise does nothing.
   void check_not_erased(const Node* node, const char* what) const;
 
-  // The index of interned target `s`, interning it first when new. Interned targets are not
-  // observable, so a failure after this leaves nothing visible behind. May throw.
+  // Throws value_error "Cannot <verb> node '<node_name>' (<target>): <why>; schema: ..." when
+  // the call does not bind to schema `s`.
   static void check_bound(const FunctionSchema& s, std::string_view target, ArgumentView args,
                           const Kwargs& kwargs, std::string_view node_name, const char* verb);
 
-  // check_call for an interned target, with the schema looked up once per target and graph
-  // (schemas are never removed from the registry; an unregistered operator is looked up again
-  // each time, so a schema registered later is seen). Growing the cache is not observable.
   void check_call_interned(std::uint32_t t, ArgumentView args, const Kwargs& kwargs,
                            std::string_view node_name, const char* verb);
 
+  // The index of interned target `s`, interning it first when new. Interned targets are not
+  // observable, so a failure after this leaves nothing visible behind. May throw.
   std::uint32_t intern(std::string_view s) { return intern(s, target_hash(s)); }
-  static std::size_t target_hash(std::string_view s) noexcept {
-    return std::hash<std::string_view>()(s);
-  }
-  // Starts loading what creating a placeholder named `name` (whose target is its name) looks
-  // up in big tables: its slot in the name index and in the interned targets. A hint for
-  // edit.hpp, which has other lookups to overlap with these cache misses. No-throw; changes
-  // nothing.
+  static std::size_t target_hash(std::string_view s) noexcept;
   void prefetch_placeholder_lookups(std::string_view name) const noexcept;
   // intern() with the target's hash (target_hash) known.
   std::uint32_t intern(std::string_view s, std::size_t h);
 
   // Node ids (see detail::NodeArena::id_of): tables by id have arena_.slot_count() entries.
-  [[nodiscard]] static std::uint32_t id_of(const Node* node) noexcept {
-    return detail::NodeArena::id_of(node);
-  }
+  [[nodiscard]] static std::uint32_t id_of(const Node* node) noexcept;
   [[nodiscard]] Node* node_by_id(std::uint32_t id) const noexcept { return arena_.node_by_id(id); }
   // lint, step by step (the edge checks live in detail/graph_lint.hpp).
   static constexpr std::size_t lint_unseen = SIZE_MAX;
   // What lint's walk over the node list found.
   struct LintWalk;
-  // Walks the node list once: links, graph back pointers, name index, repeats, placement of
-  // placeholders; collects the output nodes. Appends a message per violation. O(nodes).
   LintWalk lint_node_list(std::vector<std::string>& problems) const;
-  // Checks the graph's own links and counts against the walk, and that there is exactly one
-  // output node, last and without users. Appends a message per violation. O(outputs + users).
   void lint_links_and_outputs(const LintWalk& walk, std::vector<std::string>& problems) const;
 
   // find_nodes for both constnesses: targets compare by their interned ids.
@@ -596,18 +540,11 @@ class Graph {
   struct EachIndexed;
   [[nodiscard]] EachIndexed each_indexed() const noexcept;
 
-  // A fresh epoch for the nodes' scratch marks (detail::EdgeUpdate, move_node): a multiple of 16,
-  // never 0. When the counter wraps (after 2^28 edits) every mark is cleared first, so no stale
-  // mark can match.
   std::uint32_t next_mark_epoch() noexcept;
 
   // The namespace's view of live node names: the name index.
-  static bool holds_name(const void* graph, std::string_view name) {
-    return static_cast<const Graph*>(graph)->find_node(name) != nullptr;
-  }
-  static std::size_t count_names(const void* graph) noexcept {
-    return static_cast<const Graph*>(graph)->index_.size();
-  }
+  static bool holds_name(const void* graph, std::string_view name);
+  static std::size_t count_names(const void* graph) noexcept;
 
   bool anchors_insertion_point(const Node* node) const noexcept;
 

@@ -60,6 +60,8 @@ inline Argument Graph::map_nodes(const Argument& arg, const F& f) {
   return arg;
 }
 
+// node_copy; when `taken` is set, it receives the namespace step (for uncreate); `given`: the
+// caller's targets for nested graphs, or nullptr. Strong.
 template <class Transform>
 inline Node* Graph::node_copy_impl(const Node& node, const Transform& transform,
                                    Namespace::Proposal* taken, const NestedGraphTargets* given) {
@@ -93,6 +95,9 @@ inline void Graph::check_member(const Node* node, const char* what) const {
   }
 }
 
+// With EPGRAPH_STALE_NODE_CHECKS: throws value_error "Cannot <what> an erased node (a Node*
+// kept after Graph::erase_node)" when `node` points at an erased slot of this graph, without
+// reading it. Otherwise does nothing.
 inline void Graph::check_not_erased(const Node* node, const char* what) const {
 #if EPGRAPH_STALE_NODE_CHECKS
   if (node != nullptr && arena_.slot_state(node) == detail::NodeArena::SlotState::erased) {
@@ -105,6 +110,9 @@ inline void Graph::check_not_erased(const Node* node, const char* what) const {
 #endif
 }
 
+// check_call for an interned target, with the schema looked up once per target and graph
+// (schemas are never removed from the registry; an unregistered operator is looked up again
+// each time, so a schema registered later is seen). Growing the cache is not observable.
 inline void Graph::check_call_interned(std::uint32_t t, ArgumentView args, const Kwargs& kwargs,
                                        std::string_view node_name, const char* verb) {
   const FunctionSchema* s = t < schema_cache_.size() ? schema_cache_[t] : nullptr;
@@ -117,6 +125,10 @@ inline void Graph::check_call_interned(std::uint32_t t, ArgumentView args, const
   check_bound(*s, *target_table_[t], args, kwargs, node_name, verb);
 }
 
+// Starts loading what creating a placeholder named `name` (whose target is its name) looks
+// up in big tables: its slot in the name index and in the interned targets. A hint for
+// edit.hpp, which has other lookups to overlap with these cache misses. No-throw; changes
+// nothing.
 inline void Graph::prefetch_placeholder_lookups(std::string_view name) const noexcept {
   index_.prefetch_slot(name);
   targets_.prefetch(target_hash(name));
@@ -142,6 +154,9 @@ inline Node* Graph::find_node_impl(std::string_view name) const noexcept {
   return id == detail::NameIndex::no_id ? nullptr : node_by_id(id);
 }
 
+// A fresh epoch for the nodes' scratch marks (detail::EdgeUpdate, move_node): a multiple of 16,
+// never 0. When the counter wraps (after 2^28 edits) every mark is cleared first, so no stale
+// mark can match.
 inline std::uint32_t Graph::next_mark_epoch() noexcept {
   mark_epoch_ += 16;
   if (mark_epoch_ == 0) {
@@ -186,6 +201,95 @@ inline void Graph::unlink(Node* node) noexcept {
   (node->next_ ? node->next_->prev_ : tail_) = node->prev_;
   node->prev_ = node->next_ = nullptr;
   --size_;
+}
+
+inline auto Graph::nodes() const noexcept -> range<const_iterator> {
+  return {const_iterator(head_), const_iterator()};
+}
+
+inline auto Graph::placeholders() noexcept -> range<iterator> {
+  return {iterator(head_, true), iterator()};
+}
+
+inline auto Graph::placeholders() const noexcept -> range<const_iterator> {
+  return {const_iterator(head_, true), const_iterator()};
+}
+
+inline const Node* Graph::find_node(std::string_view name) const noexcept {
+  return find_node_impl(name);
+}
+
+inline std::vector<Node*> Graph::find_nodes(OpCode op, std::optional<std::string_view> target) {
+  return find_nodes_impl(op, target);
+}
+
+inline std::string Graph::propose_name(std::string_view candidate) const {
+  return namespace_.propose(candidate).name;
+}
+
+inline Node* Graph::create_node(OpCode op, std::string_view target, ArgumentList args,
+                                Kwargs kwargs, std::string_view name) {
+  return create_node_impl(op, target, std::move(args), std::move(kwargs), name, nullptr);
+}
+
+inline Node* Graph::get_attr(std::string_view qualified_name, std::string_view name) {
+  return create_node(OpCode::get_attr, qualified_name, {}, {}, name);
+}
+
+inline Node* Graph::call_function(std::string_view target, ArgumentList args, Kwargs kwargs,
+                                  std::string_view name) {
+  return create_node(OpCode::call_function, target, std::move(args), std::move(kwargs), name);
+}
+
+inline Node* Graph::call_method(std::string_view method, ArgumentList args, Kwargs kwargs,
+                                std::string_view name) {
+  return create_node(OpCode::call_method, method, std::move(args), std::move(kwargs), name);
+}
+
+inline Node* Graph::call_module(std::string_view module, ArgumentList args, Kwargs kwargs,
+                                std::string_view name) {
+  return create_node(OpCode::call_module, module, std::move(args), std::move(kwargs), name);
+}
+
+inline Node* Graph::output(ArgumentList results) {
+  return create_node(OpCode::output, "output", {Argument(std::move(results))});
+}
+
+inline Node* Graph::node_copy(const Node& node,
+                              const std::function<Argument(Node*)>& arg_transform) {
+  return node_copy_impl(node, arg_transform, nullptr);
+}
+
+inline Node* Graph::node_copy(const Node& node, const std::function<Argument(Node*)>& arg_transform,
+                              const NestedGraphTargets& nested_targets) {
+  return node_copy_impl(node, arg_transform, nullptr, &nested_targets);
+}
+
+inline Argument Graph::graph_copy(const Graph& g,
+                                  std::unordered_map<const Node*, Node*>& value_remap) {
+  return graph_copy_impl(g, value_remap, nullptr);
+}
+
+inline Argument Graph::graph_copy(const Graph& g,
+                                  std::unordered_map<const Node*, Node*>& value_remap,
+                                  const NestedGraphTargets& nested_targets) {
+  return graph_copy_impl(g, value_remap, &nested_targets);
+}
+
+inline std::size_t Graph::target_hash(std::string_view s) noexcept {
+  return std::hash<std::string_view>()(s);
+}
+
+inline std::uint32_t Graph::id_of(const Node* node) noexcept {
+  return detail::NodeArena::id_of(node);
+}
+
+inline bool Graph::holds_name(const void* graph, std::string_view name) {
+  return static_cast<const Graph*>(graph)->find_node(name) != nullptr;
+}
+
+inline std::size_t Graph::count_names(const void* graph) noexcept {
+  return static_cast<const Graph*>(graph)->index_.size();
 }
 
 inline InsertingGuard::~InsertingGuard() { graph_->pop_insert_point(); }
@@ -601,6 +705,8 @@ EPGRAPH_DETAIL_CORE_INLINE bool Graph::is_identifier(std::string_view s) noexcep
   });
 }
 
+// The target the copy of `node` gets here (see node_copy): its own, the caller's (`given`),
+// or a fresh one for a nested graph this graph holds another graph under. Strong (reads only).
 EPGRAPH_DETAIL_CORE_INLINE std::string Graph::copy_target(const Node& node,
                                                           const NestedGraphTargets* given) const {
   const std::string_view target = node.target();
@@ -659,6 +765,8 @@ EPGRAPH_DETAIL_CORE_INLINE std::string Graph::copy_target(const Node& node,
   }
 }
 
+// Undoes the creation of `node` (no users, not the output node) whose name was taken by
+// `taken`, the last namespace step not yet undone: the name is given back. No-throw.
 EPGRAPH_DETAIL_CORE_INLINE void Graph::uncreate(Node* node, Namespace::Proposal& taken) noexcept {
   detail::EdgeUpdate::leave_inputs(node);
   if (node->op_ == OpCode::placeholder) {
@@ -745,6 +853,8 @@ EPGRAPH_DETAIL_CORE_INLINE void Graph::move_node(Node* x, Node* anchor, bool bef
   last_placeholder_ = last;
 }
 
+// Relinks the node list in `order` (every node of the graph, once) and bumps version().
+// No-throw. O(nodes).
 EPGRAPH_DETAIL_CORE_INLINE void Graph::relink_in_order(const std::vector<Node*>& order) noexcept {
   ++version_;
   Node* prev = nullptr;
@@ -770,6 +880,8 @@ EPGRAPH_DETAIL_CORE_INLINE void Graph::check_bound(const FunctionSchema& s, std:
   }
 }
 
+// Walks the node list once: links, graph back pointers, name index, repeats, placement of
+// placeholders; collects the output nodes. Appends a message per violation. O(nodes).
 EPGRAPH_DETAIL_CORE_INLINE auto Graph::lint_node_list(std::vector<std::string>& problems) const
     -> LintWalk {
   LintWalk walk;
@@ -805,6 +917,8 @@ EPGRAPH_DETAIL_CORE_INLINE auto Graph::lint_node_list(std::vector<std::string>& 
   return walk;
 }
 
+// Checks the graph's own links and counts against the walk, and that there is exactly one
+// output node, last and without users. Appends a message per violation. O(outputs + users).
 EPGRAPH_DETAIL_CORE_INLINE void Graph::lint_links_and_outputs(
     const LintWalk& walk, std::vector<std::string>& problems) const {
   if (walk.last != tail_) problems.push_back("The graph's last-node link is broken");
