@@ -251,6 +251,16 @@ def define_cases() -> None:
     case("add_transposed_zero_dim", A + "add.Tensor", T(f32, [4, 3], [1, 4]), T(f32, []))
     case("add_transposed_broadcast", A + "add.Tensor", T(f32, [4, 3], [1, 4]), T(f32, [3]))
     case("add_3d_permuted", A + "add.Tensor", T(f32, [2, 3, 4], [1, 8, 2]), T(f32, [3, 1]))
+    # a dense layout whose size-1 dimension has an odd stride: eager's unary fast path keeps
+    # [1, 100, 3], FakeTensorMode recomputes [1, 12, 3] for every elementwise op; clone and
+    # _to_copy keep it
+    odd = T(f32, [3, 1, 4], [1, 100, 3])
+    case("relu_dense_size_one_stride", A + "relu.default", odd)
+    case("exp_dense_size_one_stride", A + "exp.default", odd)
+    case("add_dense_size_one_stride", A + "add.Tensor", odd, odd)
+    case("mul_scalar_dense_size_one_stride", A + "mul.Tensor", odd, 2.0)
+    case("clone_dense_size_one_stride", A + "clone.default", odd)
+    case("to_copy_dense_size_one_stride", A + "_to_copy.default", odd, dtype=f16)
     case("mul_channels_last", A + "mul.Tensor", T(f32, [2, 3, 4, 5], [60, 1, 15, 3]),
          T(f32, [2, 3, 4, 5], [60, 1, 15, 3]))
     case("mul_channels_last_broadcast", A + "mul.Tensor", T(f32, [2, 3, 4, 5], [60, 1, 15, 3]),
@@ -1258,6 +1268,10 @@ def define_sym_cases() -> None:
     symcase("sym_add_transposed_both", A + "add.Tensor", one, S(f32, [2, "n", 4, 8], view=t12),
             S(f32, [2, "n", 4, 8], view=t12))
     symcase("sym_neg_transposed", A + "neg.default", one, S(f32, [2, "n", 4, 8], view=t12))
+    rev = lambda t: t.permute(2, 1, 0)  # noqa: E731 - [n, 1, 4] with strides [1, n, n]
+    symcase("sym_relu_size_one_stride", A + "relu.default", one, S(f32, [4, 1, "n"], view=rev))
+    symcase("sym_add_size_one_stride", A + "add.Tensor", one, S(f32, [4, 1, "n"], view=rev), 1)
+    symcase("sym_clone_size_one_stride", A + "clone.default", one, S(f32, [4, 1, "n"], view=rev))
     symcase("sym_neg_sliced", A + "neg.default", one,
             S(f32, [2, "n", 8], view=lambda t: t[..., 4:]))
     symcase("sym_clone_transposed", A + "clone.default", one, S(f32, [2, "n", 4, 8], view=t12))

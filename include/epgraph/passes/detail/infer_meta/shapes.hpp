@@ -159,9 +159,8 @@ std::vector<std::size_t> reorder_dimensions(std::size_t ndim, const ShouldSwap& 
 }
 
 // The output strides TensorIterator gives an elementwise op of `shape` over `inputs` (each
-// already checked to broadcast to `shape`): the fast paths for inputs of the output's shape that
-// are all contiguous / all channels-last / all dense with equal strides, else the stride order of
-// the inputs (TensorIteratorBase::reorder_dimensions + compatible_stride). nullopt when a size or
+// already checked to broadcast to `shape`) in FakeTensorMode: the fast paths for inputs of the
+// output's shape that are all contiguous / all channels-last, else the stride order of the inputs (TensorIteratorBase::reorder_dimensions + compatible_stride). nullopt when a size or
 // stride is symbolic.
 inline std::optional<Ints> elementwise_strides(const Ints& shape,
                                                const std::vector<const TensorMeta*>& inputs) {
@@ -178,19 +177,17 @@ inline std::optional<Ints> elementwise_strides(const Ints& shape,
   bool same_shape = !inputs.empty();
   for (const Ints& s : in_sizes) same_shape = same_shape && s == shape;
   if (same_shape) {
-    bool contiguous = true, channels_last = true, dense = true;
+    bool contiguous = true, channels_last = true;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       contiguous = contiguous && is_contiguous(in_sizes[i], in_strides[i]);
       channels_last = channels_last && is_channels_last(in_sizes[i], in_strides[i]);
-      dense = dense && is_non_overlapping_and_dense(in_sizes[i], in_strides[i]);
     }
     if (contiguous) return contiguous_strides(shape);
     if (channels_last) return channels_last_strides(shape);
-    if (dense) {
-      bool equal = true;
-      for (const Ints& st : in_strides) equal = equal && st == in_strides.back();
-      if (equal) return in_strides.back();
-    }
+    // Dense inputs with equal strides keep them in eager TensorIterator's fast setup, but
+    // FakeTensorMode (what export stores) gives relu, exp, add of [3, 1, 4] with strides
+    // [1, 100, 3] the strides [1, 12, 3]: the permutation below; they differ only in the strides
+    // of size-1 dimensions.
   }
   // broadcast strides of each input over `shape`
   std::vector<Ints> bs;
@@ -245,6 +242,8 @@ inline TensorMeta contiguous_meta(const Context& ctx, dtype type, Sizes sizes,
 }
 inline Sizes elementwise_strides_sym(const Context& ctx, const Sizes& shape_in,
                                      const std::vector<const TensorMeta*>& inputs);
+// The strides empty_like(preserve_format) gives a symbolic `like` (defined below).
+inline Sizes preserved_strides_sym(const Context& ctx, const TensorMeta& like);
 
 // The channels-last strides of `sizes` (4-D: C, W, H, N innermost first; 5-D: C, W, H, D, N),
 // each the product of the sizes inside it, as torch's make_channels_last_strides_for writes them.
@@ -293,8 +292,9 @@ inline TensorMeta formatted_meta(const Context& ctx, dtype type, const Sizes& si
         return make_meta(type, sizes, to_sym(*out), device);
       }
     } else if (like->sizes.size() == sizes.size()) {
-      // symbolic: torch._prims_common's rule for one operand (dense: its strides)
-      return make_meta(type, sizes, elementwise_strides_sym(ctx, like->sizes, {like}), device);
+      // symbolic: c10's empty_like keeps a dense operand's strides (clone of [u0, 2] with strides
+      // [1, u0] keeps [1, u0]), others get torch._prims_common's strides for one operand
+      return make_meta(type, sizes, preserved_strides_sym(ctx, *like), device);
     }
   }
   return contiguous_meta(ctx, type, sizes, device);
@@ -409,7 +409,6 @@ inline bool dense_sym(const Context& ctx, const SymOperand& t) {
   });
   return strides_nest_in_order(ctx, t, order);
 }
-
 // Dense strides of `shape` laid out in memory in `perm` order (perm[0] outermost): the strides
 // a contiguous tensor of the permuted shape has, moved back to the logical dimensions.
 inline Sizes dense_strides_in_order(const Context& ctx, const Sizes& shape,
@@ -446,11 +445,12 @@ inline Sizes elementwise_strides_sym(const Context& ctx, const Sizes& shape_in,
   if (ndim == 1) return {std::int64_t{1}};
   if (ops.empty()) return contiguous_sym_strides(ctx, shape_in);
   if (ops.size() == 1) {
-    // TensorIterator's fast setup: a contiguous operand gives a new contiguous output (strides
-    // with Max(1, size) where torch keeps it, not the operand's own), another dense one its
-    // strides
+    // a contiguous operand gives a new contiguous output (strides with Max(1, size) where torch
+    // keeps it, not the operand's own); any other goes through the permutation below, as the
+    // refs do: a dense operand's strides are recomputed too (FakeTensorMode gives relu of
+    // [3, 1, 4] with strides [1, 100, 3] the strides [1, 12, 3], eager keeps [1, 100, 3]; and
+    // of [u0, 4] with strides [1, u0] the strides [1, Max(1, u0)])
     if (contiguous_sym(ctx, ops[0])) return contiguous_sym_strides(ctx, shape_in);
-    if (dense_sym(ctx, ops[0])) return sizes_of(ctx, ops[0].strides);
   } else {
     bool contiguous = true, channels_last = true;
     for (const SymOperand& op : ops) {
@@ -492,6 +492,12 @@ inline Sizes elementwise_strides_sym(const Context& ctx, const Sizes& shape_in,
   std::vector<std::size_t> perm = reorder_dimensions(ndim, should_swap);
   std::reverse(perm.begin(), perm.end());  // logical to physical
   return dense_strides_in_order(ctx, shape_in, perm);
+}
+
+inline Sizes preserved_strides_sym(const Context& ctx, const TensorMeta& like) {
+  const SymOperand op{exprs_of(ctx, like.sizes), exprs_of(ctx, like.strides)};
+  if (dense_sym(ctx, op)) return sizes_of(ctx, op.strides);
+  return elementwise_strides_sym(ctx, like.sizes, {&like});
 }
 
 // An elementwise result: broadcast shape, TensorIterator strides (contiguous when symbolic).
