@@ -400,3 +400,74 @@ TEST_CASE("propagate_meta: check_only tells a wrong node from one epgraph cannot
                     r.invalid[0].reason);
   CHECK(prop_values(ep) == before);
 }
+
+TEST_CASE("propagate_meta: data-dependent sizes and values are new unbacked symbols",
+          "[propagate_meta]") {
+  // nonzero / argwhere / item had no rule. FakeTensorMode gives nonzero a new unbacked size u<k>
+  // (column-major strides [1, u<k>]) shared by every nonzero of the same input, item a new
+  // unbacked value; an elementwise op of the result gets strides [1, Max(1, u<k>)].
+  auto g = std::make_unique<epgraph::Graph>();
+  auto tensor = [&](const char* name, epgraph::dtype type, std::vector<epgraph::SymInt> sizes,
+                    std::vector<epgraph::SymInt> strides) {
+    epgraph::Node* n = g->placeholder(name);
+    epgraph::TensorMeta m;
+    m.dtype = type;
+    m.sizes = std::move(sizes);
+    m.strides = std::move(strides);
+    n->mutable_meta().val = m;
+    return n;
+  };
+  using I = std::int64_t;
+  epgraph::Node* x = tensor("x", epgraph::dtype::float32, {I{3}, I{4}}, {I{4}, I{1}});
+  epgraph::Node* k = tensor("k", epgraph::dtype::int64, {I{2}}, {I{1}});
+  epgraph::Node* b = tensor("b", epgraph::dtype::bool_, {}, {});
+  epgraph::Node* nz = g->call_function("torch.ops.aten.nonzero.default", {x}, {}, "nonzero");
+  epgraph::Node* aw = g->call_function("torch.ops.aten.argwhere.default", {x}, {}, "argwhere");
+  epgraph::Node* add = g->call_function("torch.ops.aten.add.Tensor", {aw, 1}, {}, "add");
+  epgraph::Node* sum = g->call_function("torch.ops.aten.sum.default", {k}, {}, "sum_1");
+  epgraph::Node* item = g->call_function("torch.ops.aten.item.default", {sum}, {}, "item");
+  epgraph::Node* zeros = g->call_function(
+      "torch.ops.aten.zeros.default", {epgraph::Argument(epgraph::ArgumentList{item})}, {},
+      "zeros");
+  epgraph::Node* flag =
+      g->call_function("torch.ops.aten._local_scalar_dense.default", {b}, {}, "flag");
+  g->output({nz, add, zeros});
+  epgraph::ExportGraphSignature sig;
+  sig.input_specs = {epgraph_test::user_input("x"), epgraph_test::user_input("k"),
+                     epgraph_test::user_input("b")};
+  sig.output_specs = {epgraph_test::user_output("nonzero"), epgraph_test::user_output("add"),
+                      epgraph_test::user_output("zeros")};
+  epgraph_test::Program ep(std::move(g), std::move(sig), {}, {}, {});
+  const epgraph::MetaReport r = epgraph::propagate_meta(ep, epgraph::MetaMode::fill_unset);
+  CHECK(r.computed == 7);
+  CHECK(epgraph::value_text(nz->meta().val) == "int64[u0, 2] stride [1, u0] offset 0");
+  CHECK(epgraph::value_text(aw->meta().val) == "int64[u0, 2] stride [1, u0] offset 0");
+  CHECK(epgraph::value_text(add->meta().val) == "int64[u0, 2] stride [1, Max(1, u0)] offset 0");
+  CHECK(epgraph::value_text(item->meta().val) == "SymInt u1");
+  CHECK(epgraph::value_text(zeros->meta().val) == "float32[u1] stride [1] offset 0");
+  CHECK(epgraph::value_text(flag->meta().val) == "SymBool Eq(u2, 1)");
+  // the new symbols' bounds, as torch records them: nonzero's at most the 12 elements of x
+  const std::vector<epgraph::RangeConstraint> expected{
+      {"u0", 0, 12}, {"u1", std::nullopt, std::nullopt}, {"u2", 0, 1}};
+  CHECK(ep.metadata().range_constraints == expected);
+  // checked against itself, the symbols are the stored ones: nothing differs
+  const std::string before = prop_values(ep);
+  const epgraph::MetaReport check = epgraph::propagate_meta(ep, epgraph::MetaMode::check_only);
+  CHECK(check.equal == 7);
+  CHECK(check.differences.empty());
+  CHECK(prop_values(ep) == before);
+  // a stored symbol of another name is kept, and a second nonzero of x shares it
+  epgraph::TensorMeta stored = *nz->meta().val.tensor();
+  stored.sizes[0] = epgraph::SymExpr{"Symbol('u7', integer=True)", std::nullopt};
+  stored.strides[1] = stored.sizes[0];
+  nz->mutable_meta().val = stored;
+  (void)epgraph::propagate_meta(ep, epgraph::MetaMode::recompute_all);
+  CHECK(epgraph::value_text(aw->meta().val) == "int64[u7, 2] stride [1, u7] offset 0");
+  CHECK(epgraph::value_text(add->meta().val) == "int64[u7, 2] stride [1, Max(1, u7)] offset 0");
+  CHECK(ep.metadata().range_constraints == expected);
+  // item of a tensor of two elements is refused, as torch refuses it
+  item->set_args({k});
+  CHECK_THROWS_WITH(epgraph::infer_meta(*item),
+                    "Cannot infer the metadata of node 'item' (torch.ops.aten.item.default): a "
+                    "Tensor with 2 elements cannot be converted to Scalar");
+}

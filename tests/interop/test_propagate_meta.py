@@ -211,7 +211,31 @@ def export_cnn(decompose: bool):
     return model, ep, [torch.randn(2, 3, 16, 16)]
 
 
+class DataDependent(nn.Module):
+    """nonzero and argwhere of one input (one unbacked size for both), an int and a float
+    item(), and ops on them."""
+
+    def forward(self, x, f, k):  # x: [b, 4], f: [3], k: [2] int64
+        n = k.sum().item()
+        torch._check(n >= 0)
+        return x.nonzero(), x * f.sum().item(), torch.zeros(n, 2), torch.argwhere(x) + 1
+
+
+def export_data_dependent(decompose: bool):
+    torch.manual_seed(0)
+    model = DataDependent()
+    b = torch.export.Dim("b", min=2, max=30)
+    ep = torch.export.export(model, (torch.randn(5, 4), torch.randn(3), torch.tensor([1, 2])),
+                             dynamic_shapes={"x": {0: b}, "f": None, "k": None})
+    if decompose:
+        ep = ep.run_decompositions()
+    x = torch.randn(7, 4)
+    x[x < 0] = 0
+    return model, ep, [(x, torch.randn(3), torch.tensor([2, 1]))]
+
+
 PROGRAMS = {
+    "data_dependent": export_data_dependent,
     "decoder_matmul": lambda d: export_decoder(False, d),
     "decoder_sdpa": lambda d: export_decoder(True, d),
     "cnn": export_cnn,
@@ -294,7 +318,8 @@ def test_propagate_meta_on_real_architectures(name, decompose, pt2_edit, passes,
     module = loaded.module()
     with torch.no_grad():
         for x in inputs:
-            torch.testing.assert_close(module(x), model(x), rtol=1e-4, atol=1e-4)
+            args = x if isinstance(x, tuple) else (x,)
+            torch.testing.assert_close(module(*args), model(*args), rtol=1e-4, atol=1e-4)
 
 
 class UpsampleNet(nn.Module):

@@ -79,6 +79,17 @@ class RandomFactories(nn.Module):
         return x + torch.randn(2, 4), torch.rand(4, dtype=torch.float64), torch.randperm(6)
 
 
+class DataDependent(nn.Module):
+    """nonzero and argwhere of one input (FakeTensor's memo gives both the same unbacked size
+    u<k>, strides [1, u<k>]), an int and a float item() (unbacked u<k> / zuf<k>), and ops on
+    them: an elementwise op of nonzero's column-major result gets strides [1, Max(1, u<k>)]."""
+
+    def forward(self, x, f, k):  # x: [b, 4], f: [3], k: [2] int64
+        n = k.sum().item()
+        torch._check(n >= 0)
+        return x.nonzero(), x * f.sum().item(), torch.zeros(n, 2), torch.argwhere(x) + 1
+
+
 def _inputs(name):
     g = torch.Generator().manual_seed(0)
     r = lambda *s: torch.randn(*s, generator=g)  # noqa: E731
@@ -93,6 +104,9 @@ def _inputs(name):
         return Spectral(), (r(2, 16), r(3, 8, 16)), None
     if name == "random":
         return RandomFactories(), (r(2, 4),), None
+    if name == "data_dependent":
+        return (DataDependent(), (r(5, 4), r(3), torch.tensor([1, 2])),
+                {"x": {0: "b"}, "f": None, "k": None})
     x = r(2, 4, 8, 8).contiguous(memory_format=torch.channels_last)
     return ChannelsLastPools(), (x,), {"x": {0: "b"}}
 
@@ -108,7 +122,8 @@ def _export(name, dynamic):
 
 # (name, dynamic): the FFT and random programs are static (epgraph's FFT rule needs concrete
 # sizes; a symbolic one is reported as not computed)
-PROGRAMS = [(n, d) for n in ("size_one_views", "einsum", "instance_norm", "channels_last")
+PROGRAMS = [(n, d) for n in ("size_one_views", "einsum", "instance_norm", "channels_last",
+                             "data_dependent")
             for d in (False, True)] + [("spectral", False), ("random", False)]
 
 

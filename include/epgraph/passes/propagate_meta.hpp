@@ -203,7 +203,7 @@ inline bool same_expr(const SymExpr& x, const SymExpr& y, const MetaContext& sym
   }
   if (const SymFloatValue* s = v.sym_float()) {
     if (const double* d = std::get_if<double>(&s->value)) return "SymFloat " + std::to_string(*d);
-    return "SymFloat " + std::get<SymExpr>(s->value).expr;
+    return "SymFloat " + size_text(SymInt{std::get<SymExpr>(s->value)});
   }
   return v.describe();
 }
@@ -263,11 +263,11 @@ MetaReport propagate_meta(ExportedProgram<Tensor>& program, MetaMode mode) {
       it->first->val = std::move(it->second);
     }
   };
-  // The values propagation starts from (placeholders, get_attr nodes) must be readable.
+  // The values propagation starts from (placeholders, get_attr nodes) must be readable; every
+  // stored value is read first, so that a new unbacked symbol takes a name none of them uses.
   for (const Node& n : std::as_const(program.graph()).nodes()) {
-    if (n.op() != OpCode::placeholder && n.op() != OpCode::get_attr) continue;
     const std::string why = symbols.unreadable(n.meta().val);
-    if (why.empty()) continue;
+    if (why.empty() || (n.op() != OpCode::placeholder && n.op() != OpCode::get_attr)) continue;
     std::string message = "Node '" + std::string(n.name()) + "' (" + std::string(op_name(n.op())) +
                           ") has a value epgraph cannot read: " + why;
     if (mode != MetaMode::check_only) throw value_error(std::move(message));
@@ -323,6 +323,14 @@ MetaReport propagate_meta(ExportedProgram<Tensor>& program, MetaMode mode) {
       replaced.emplace_back(&meta, NodeValue{});
       replaced.back().second = std::move(meta.val);
       meta.val = std::move(computed);
+    }
+    if (mode != MetaMode::check_only && !symbols.new_symbols().empty()) {
+      // the unbacked symbols made for the new values get their bounds, as torch records them
+      std::vector<RangeConstraint> constraints = program.metadata().range_constraints;
+      for (const auto& [name, range] : symbols.new_symbols()) {
+        constraints.push_back(RangeConstraint{name, range.min_val, range.max_val});
+      }
+      program.metadata().range_constraints.swap(constraints);  // no-throw
     }
   } catch (...) {
     restore();

@@ -5,8 +5,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <variant>
@@ -83,6 +86,7 @@ class MetaContext {
     auto it = cache_.find(text);
     if (it == cache_.end()) {
       sym::Expr e = sym::parse(text);
+      note_symbols(e);
       it = cache_.emplace(text, std::move(e)).first;
     }
     if (!form_fixed_) form_ = text.find("Symbol(") != std::string::npos ? Form::srepr : Form::str;
@@ -99,7 +103,9 @@ class MetaContext {
       const SymExpr* e = std::get_if<SymExpr>(&s);
       if (e == nullptr || cache_.count(e->expr) != 0) return "";
       try {
-        cache_.emplace(e->expr, sym::parse(e->expr));
+        sym::Expr parsed = sym::parse(e->expr);
+        note_symbols(parsed);
+        cache_.emplace(e->expr, std::move(parsed));
       } catch (const value_error& error) {
         return field + ": " + error.what();
       }
@@ -130,6 +136,44 @@ class MetaContext {
       if (const SymExpr* e = std::get_if<SymExpr>(&s->value)) return check(SymInt{*e}, "SymBool");
     }
     return "";
+  }
+  /// The unbacked symbol of the data-dependent value `key` (e.g. the number of elements nonzero
+  /// finds in a node's value): the one given to `key` before, else `reuse` when set (the symbol
+  /// a node's stored value already has), else a new one, `<prefix><k>` with the least k no
+  /// expression read so far uses (torch's ShapeEnv names them u0, u1, ... for SymInts and zuf0,
+  /// ... for SymFloats; so a program whose values were unset gets torch's names back). A new
+  /// symbol without bounds in ranges() gets `range` there and is listed by new_symbols(). A null
+  /// `key` is never remembered. Mirrors ShapeEnv.create_unbacked_symint / create_unbacked_symfloat
+  /// and FakeTensor's nonzero_memo. Throws std::bad_alloc. O(log symbols) besides the search for a
+  /// free name.
+  [[nodiscard]] sym::Expr unbacked_symbol(const void* key, std::string_view prefix, bool integer,
+                                          const std::optional<std::string>& reuse,
+                                          sym::SymbolRange range) const {
+    if (key != nullptr) {
+      const auto it = unbacked_of_.find(key);
+      if (it != unbacked_of_.end()) return symbol_named(it->second, integer);
+    }
+    std::string name;
+    if (reuse) {
+      name = *reuse;
+    } else {
+      for (std::size_t k = 0;; ++k) {
+        name = std::string(prefix) + std::to_string(k);
+        if (used_.count(name) == 0) break;
+      }
+      // a name with bounds but no value using it is the symbol of a value that was unset (a
+      // recomputation): it keeps its bounds
+      if (ranges_.emplace(name, range).second) new_symbols_.emplace_back(name, range);
+    }
+    used_.insert(name);
+    if (key != nullptr) unbacked_of_.emplace(key, name);
+    return symbol_named(name, integer);
+  }
+  /// The symbols unbacked_symbol() made (not reused), in order, with their bounds: what a
+  /// program's range_constraints gains when their values are stored. O(1).
+  [[nodiscard]] const std::vector<std::pair<std::string, sym::SymbolRange>>& new_symbols()
+      const noexcept {
+    return new_symbols_;
   }
   /// `e` written in form(), with its value under hints() as the hint when every symbol of it
   /// has one; a constant becomes a plain int64. Throws std::bad_alloc. O(size of e).
@@ -179,7 +223,19 @@ class MetaContext {
     hints_.emplace(t.factors[0].atom->name, diff / a);
   }
 
-  sym::Ranges ranges_;
+  static sym::Expr symbol_named(const std::string& name, bool integer) {
+    sym::Assumptions a;
+    a.integer = integer;
+    return sym::Expr::symbol(name, a);
+  }
+  void note_symbols(const sym::Expr& e) const {
+    for (const std::string& s : e.free_symbols()) used_.insert(s);
+  }
+
+  mutable sym::Ranges ranges_;                       // grows by unbacked_symbol()
+  mutable std::set<std::string, std::less<>> used_;  // symbol names of the expressions read
+  mutable std::map<const void*, std::string> unbacked_of_;
+  mutable std::vector<std::pair<std::string, sym::SymbolRange>> new_symbols_;
   mutable sym::Bindings hints_;
   mutable std::unordered_map<std::string, sym::Expr> cache_;
   mutable Form form_ = Form::srepr;

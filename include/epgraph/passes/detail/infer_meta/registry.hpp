@@ -4,6 +4,7 @@
 #pragma once
 
 #include "backward.hpp"
+#include "data_dependent.hpp"
 #include "einsum.hpp"
 #include "elementwise.hpp"
 #include "factories.hpp"
@@ -261,6 +262,8 @@ inline void register_factory_and_sym_rules(RuleTable& t) {
   t.emplace("quantized_decomposed.dequantize_per_tensor", &rule_quantize_op);
   add_aten(t, {"sym_size", "sym_stride"}, &rule_sym_size);
   add_aten(t, {"sym_numel"}, &rule_sym_numel);
+  add_aten(t, {"nonzero", "argwhere"}, &plain_rule<rule_nonzero>);
+  add_aten(t, {"item", "_local_scalar_dense"}, &plain_rule<rule_item>);
   add_aten(t, {"sym_storage_offset"}, &rule_sym_storage_offset);
   add_aten(t,
            {"_assert_tensor_metadata", "_assert_scalar", "sym_constrain_range",
