@@ -409,6 +409,31 @@ def define_cases() -> None:
          T(f32, [3]), 0.1, 1e-5)
     case("batch_norm_no_training_bf16", A + "_native_batch_norm_legit_no_training.default",
          T(bf16, [2, 3, 4]), T(f32, [3]), T(f32, [3]), T(f32, [3]), T(f32, [3]), 0.1, 1e-5)
+    # recurrent layers kept whole in the default IR (.input overloads): output [seq, batch,
+    # D*H], transposed for batch_first; hy/cy contiguous
+    def rnn_params(gates, inputs, hidden, layers=1, dirs=1, proj=0):
+        ps = []
+        for layer in range(layers):
+            for _ in range(dirs):
+                width = inputs if layer == 0 else dirs * (proj or hidden)
+                ps += [T(f32, [gates * hidden, width]), T(f32, [gates * hidden, proj or hidden]),
+                       T(f32, [gates * hidden]), T(f32, [gates * hidden])]
+                if proj:
+                    ps.append(T(f32, [proj, hidden]))
+        return ps
+    case("lstm", A + "lstm.input", T(f32, [5, 2, 4]), [T(f32, [1, 2, 6]), T(f32, [1, 2, 6])],
+         rnn_params(4, 4, 6), True, 1, 0.0, False, False, False)
+    case("lstm_bidirectional_batch_first", A + "lstm.input", T(f32, [2, 5, 4]),
+         [T(f32, [4, 2, 6]), T(f32, [4, 2, 6])], rnn_params(4, 4, 6, 2, 2), True, 2, 0.0,
+         False, True, True)
+    case("lstm_proj", A + "lstm.input", T(f32, [5, 2, 4]), [T(f32, [1, 2, 3]), T(f32, [1, 2, 6])],
+         rnn_params(4, 4, 6, proj=3), True, 1, 0.0, False, False, False)
+    case("gru_batch_first", A + "gru.input", T(f32, [2, 5, 4]), T(f32, [1, 2, 6]),
+         rnn_params(3, 4, 6), True, 1, 0.0, False, False, True)
+    case("rnn_tanh", A + "rnn_tanh.input", T(f32, [5, 2, 4]), T(f32, [1, 2, 6]),
+         rnn_params(1, 4, 6), True, 1, 0.0, False, False, False)
+    case("rnn_relu_bidirectional_batch_first", A + "rnn_relu.input", T(f32, [2, 5, 4]),
+         T(f32, [2, 2, 6]), rnn_params(1, 4, 6, dirs=2), True, 1, 0.0, False, True, True)
     case("layer_norm", A + "native_layer_norm.default", T(f32, [2, 5, 8]), [8], T(f32, [8]),
          T(f32, [8]), 1e-5)
     case("layer_norm_two_dims", A + "native_layer_norm.default", T(f32, [2, 5, 8]), [5, 8], None,
@@ -1268,6 +1293,14 @@ def define_sym_cases() -> None:
     symcase("sym_add_transposed_both", A + "add.Tensor", one, S(f32, [2, "n", 4, 8], view=t12),
             S(f32, [2, "n", 4, 8], view=t12))
     symcase("sym_neg_transposed", A + "neg.default", one, S(f32, [2, "n", 4, 8], view=t12))
+    lstm_params = [S(f32, [24, 4]), S(f32, [24, 6]), S(f32, [24]), S(f32, [24])]
+    symcase("sym_lstm_batch_first", A + "lstm.input", two, S(f32, ["m", "n", 4]),
+            [S(f32, [1, "m", 6]), S(f32, [1, "m", 6])], lstm_params, True, 1, 0.0, False, False,
+            True)
+    # (a bidirectional GRU over a symbolic length specializes it in torch: a concrete one here)
+    symcase("sym_gru", A + "gru.input", two, S(f32, [8, "m", 4]), S(f32, [2, "m", 6]),
+            [S(f32, [18, 4]), S(f32, [18, 6]), S(f32, [18]), S(f32, [18])] * 2, True, 1, 0.0,
+            False, True, False)
     rev = lambda t: t.permute(2, 1, 0)  # noqa: E731 - [n, 1, 4] with strides [1, n, n]
     symcase("sym_relu_size_one_stride", A + "relu.default", one, S(f32, [4, 1, "n"], view=rev))
     symcase("sym_add_size_one_stride", A + "add.Tensor", one, S(f32, [4, 1, "n"], view=rev), 1)

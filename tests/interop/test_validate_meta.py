@@ -90,6 +90,23 @@ class DataDependent(nn.Module):
         return x.nonzero(), x * f.sum().item(), torch.zeros(n, 2), torch.argwhere(x) + 1
 
 
+class Recurrent(nn.Module):
+    """The recurrent layers torch.export keeps whole: a 2-layer bidirectional batch-first LSTM
+    with a projection, a GRU and a ReLU RNN over its output."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lstm = nn.LSTM(4, 6, num_layers=2, bidirectional=True, batch_first=True, proj_size=3)
+        self.gru = nn.GRU(6, 5)
+        self.rnn = nn.RNN(5, 4, nonlinearity="relu", batch_first=True)
+
+    def forward(self, x):  # x: [b, 7, 4]
+        y, (h, c) = self.lstm(x)
+        z, hz = self.gru(y.transpose(0, 1))
+        w, hw = self.rnn(z.transpose(0, 1))
+        return w, h, c, hz, hw
+
+
 def _inputs(name):
     g = torch.Generator().manual_seed(0)
     r = lambda *s: torch.randn(*s, generator=g)  # noqa: E731
@@ -104,6 +121,8 @@ def _inputs(name):
         return Spectral(), (r(2, 16), r(3, 8, 16)), None
     if name == "random":
         return RandomFactories(), (r(2, 4),), None
+    if name == "recurrent":
+        return Recurrent().eval(), (r(2, 7, 4),), {"x": {0: "b"}}
     if name == "data_dependent":
         return (DataDependent(), (r(5, 4), r(3), torch.tensor([1, 2])),
                 {"x": {0: "b"}, "f": None, "k": None})
@@ -123,7 +142,7 @@ def _export(name, dynamic):
 # (name, dynamic): the FFT and random programs are static (epgraph's FFT rule needs concrete
 # sizes; a symbolic one is reported as not computed)
 PROGRAMS = [(n, d) for n in ("size_one_views", "einsum", "instance_norm", "channels_last",
-                             "data_dependent")
+                             "data_dependent", "recurrent")
             for d in (False, True)] + [("spectral", False), ("random", False)]
 
 

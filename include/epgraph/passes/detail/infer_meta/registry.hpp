@@ -12,6 +12,7 @@
 #include "linalg.hpp"
 #include "norm.hpp"
 #include "pooling.hpp"
+#include "recurrent.hpp"
 #include "reductions.hpp"
 #include "shape_ops.hpp"
 #include "spectral.hpp"
@@ -262,6 +263,8 @@ inline void register_factory_and_sym_rules(RuleTable& t) {
   t.emplace("quantized_decomposed.dequantize_per_tensor", &rule_quantize_op);
   add_aten(t, {"sym_size", "sym_stride"}, &rule_sym_size);
   add_aten(t, {"sym_numel"}, &rule_sym_numel);
+  add_aten(t, {"lstm"}, &plain_rule<rule_lstm>);
+  add_aten(t, {"gru", "rnn_tanh", "rnn_relu"}, &plain_rule<rule_gru>);
   add_aten(t, {"nonzero", "argwhere"}, &plain_rule<rule_nonzero>);
   add_aten(t, {"item", "_local_scalar_dense"}, &plain_rule<rule_item>);
   add_aten(t, {"sym_storage_offset"}, &rule_sym_storage_offset);
