@@ -426,9 +426,9 @@ TEST_CASE("propagate_meta: data-dependent sizes and values are new unbacked symb
   epgraph::Node* add = g->call_function("torch.ops.aten.add.Tensor", {aw, 1}, {}, "add");
   epgraph::Node* sum = g->call_function("torch.ops.aten.sum.default", {k}, {}, "sum_1");
   epgraph::Node* item = g->call_function("torch.ops.aten.item.default", {sum}, {}, "item");
-  epgraph::Node* zeros = g->call_function(
-      "torch.ops.aten.zeros.default", {epgraph::Argument(epgraph::ArgumentList{item})}, {},
-      "zeros");
+  epgraph::Node* zeros =
+      g->call_function("torch.ops.aten.zeros.default",
+                       {epgraph::Argument(epgraph::ArgumentList{item})}, {}, "zeros");
   epgraph::Node* flag =
       g->call_function("torch.ops.aten._local_scalar_dense.default", {b}, {}, "flag");
   g->output({nz, add, zeros});

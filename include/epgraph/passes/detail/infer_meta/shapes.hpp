@@ -160,8 +160,9 @@ std::vector<std::size_t> reorder_dimensions(std::size_t ndim, const ShouldSwap& 
 
 // The output strides TensorIterator gives an elementwise op of `shape` over `inputs` (each
 // already checked to broadcast to `shape`) in FakeTensorMode: the fast paths for inputs of the
-// output's shape that are all contiguous / all channels-last, else the stride order of the inputs (TensorIteratorBase::reorder_dimensions + compatible_stride). nullopt when a size or
-// stride is symbolic.
+// output's shape that are all contiguous / all channels-last, else the stride order of the inputs
+// (TensorIteratorBase::reorder_dimensions + compatible_stride). nullopt when a size or stride is
+// symbolic.
 inline std::optional<Ints> elementwise_strides(const Ints& shape,
                                                const std::vector<const TensorMeta*>& inputs) {
   const std::size_t ndim = shape.size();
