@@ -338,6 +338,7 @@ TEST_CASE("outline_partition: a SymInt crosses the boundary as an operand", "[ou
     g.output_node()->set_args(epgraph::ArgumentList{epgraph::Argument(
         epgraph::ArgumentList{epgraph::Argument(g.find_node("scaled")), epgraph::Argument(view)})});
     ep.graph_signature().output_specs[1] = epgraph_test::user_output("view");
+    ep.metadata().range_constraints = {epgraph::RangeConstraint{"s0", 2, 64}};
   }
   epgraph::Node* c = epgraph::outline_partition(ep, nodes_of(ep, {"view"}));
   CHECK(epgraph::format_node(*c) ==

@@ -68,6 +68,29 @@ std::string prop_values(const epgraph_test::Program& ep) {
   return out;
 }
 
+// A placeholder `name` of `g` whose value is a tensor of `type` with these sizes and strides.
+epgraph::Node* prop_placeholder(epgraph::Graph& g, const char* name, epgraph::dtype type,
+                                std::vector<epgraph::SymInt> sizes,
+                                std::vector<epgraph::SymInt> strides) {
+  epgraph::Node* n = g.placeholder(name);
+  epgraph::TensorMeta m;
+  m.dtype = type;
+  m.sizes = std::move(sizes);
+  m.strides = std::move(strides);
+  n->mutable_meta().val = m;
+  return n;
+}
+
+// The program of `g` whose inputs and outputs are the user inputs and outputs named.
+epgraph_test::Program prop_user_program(std::unique_ptr<epgraph::Graph> g,
+                                        const std::vector<std::string>& inputs,
+                                        const std::vector<std::string>& outputs) {
+  epgraph::ExportGraphSignature sig;
+  for (const std::string& i : inputs) sig.input_specs.push_back(epgraph_test::user_input(i));
+  for (const std::string& o : outputs) sig.output_specs.push_back(epgraph_test::user_output(o));
+  return epgraph_test::Program(std::move(g), std::move(sig), {}, {}, {});
+}
+
 void prop_unset_all(epgraph_test::Program& ep) {
   for (epgraph::Node& n : ep.graph().nodes()) {
     if (n.op() == epgraph::OpCode::call_function) n.mutable_meta().val.reset();
@@ -409,13 +432,7 @@ TEST_CASE("propagate_meta: data-dependent sizes and values are new unbacked symb
   auto g = std::make_unique<epgraph::Graph>();
   auto tensor = [&](const char* name, epgraph::dtype type, std::vector<epgraph::SymInt> sizes,
                     std::vector<epgraph::SymInt> strides) {
-    epgraph::Node* n = g->placeholder(name);
-    epgraph::TensorMeta m;
-    m.dtype = type;
-    m.sizes = std::move(sizes);
-    m.strides = std::move(strides);
-    n->mutable_meta().val = m;
-    return n;
+    return prop_placeholder(*g, name, type, std::move(sizes), std::move(strides));
   };
   using I = std::int64_t;
   epgraph::Node* x = tensor("x", epgraph::dtype::float32, {I{3}, I{4}}, {I{4}, I{1}});
@@ -432,12 +449,8 @@ TEST_CASE("propagate_meta: data-dependent sizes and values are new unbacked symb
   epgraph::Node* flag =
       g->call_function("torch.ops.aten._local_scalar_dense.default", {b}, {}, "flag");
   g->output({nz, add, zeros});
-  epgraph::ExportGraphSignature sig;
-  sig.input_specs = {epgraph_test::user_input("x"), epgraph_test::user_input("k"),
-                     epgraph_test::user_input("b")};
-  sig.output_specs = {epgraph_test::user_output("nonzero"), epgraph_test::user_output("add"),
-                      epgraph_test::user_output("zeros")};
-  epgraph_test::Program ep(std::move(g), std::move(sig), {}, {}, {});
+  epgraph_test::Program ep =
+      prop_user_program(std::move(g), {"x", "k", "b"}, {"nonzero", "add", "zeros"});
   const epgraph::MetaReport r = epgraph::propagate_meta(ep, epgraph::MetaMode::fill_unset);
   CHECK(r.computed == 7);
   CHECK(epgraph::value_text(nz->meta().val) == "int64[u0, 2] stride [1, u0] offset 0");
@@ -470,4 +483,62 @@ TEST_CASE("propagate_meta: data-dependent sizes and values are new unbacked symb
   CHECK_THROWS_WITH(epgraph::infer_meta(*item),
                     "Cannot infer the metadata of node 'item' (torch.ops.aten.item.default): a "
                     "Tensor with 2 elements cannot be converted to Scalar");
+}
+
+TEST_CASE("propagate_meta: where(condition), an empty nonzero, and a symbol two inputs claim",
+          "[propagate_meta]") {
+  auto g = std::make_unique<epgraph::Graph>();
+  auto tensor = [&](const char* name, std::vector<epgraph::SymInt> sizes,
+                    std::vector<epgraph::SymInt> strides) {
+    return prop_placeholder(*g, name, epgraph::dtype::float32, std::move(sizes),
+                            std::move(strides));
+  };
+  using I = std::int64_t;
+  epgraph::Node* x = tensor("x", {I{3}, I{4}}, {I{4}, I{1}});
+  epgraph::Node* y = tensor("y", {I{5}}, {I{1}});
+  epgraph::Node* e = tensor("e", {I{0}, I{3}}, {I{3}, I{1}});
+  epgraph::Node* nx = g->call_function("torch.ops.aten.nonzero.default", {x}, {}, "nx");
+  epgraph::Node* wh = g->call_function("torch.ops.aten.where.default", {x}, {}, "wh");
+  epgraph::Node* ny = g->call_function("torch.ops.aten.nonzero.default", {y}, {}, "ny");
+  epgraph::Node* ne = g->call_function("torch.ops.aten.nonzero.default", {e}, {}, "ne");
+  g->output({nx, ny, ne});
+  epgraph_test::Program ep = prop_user_program(std::move(g), {"x", "y", "e"}, {"nx", "ny", "ne"});
+  (void)epgraph::propagate_meta(ep, epgraph::MetaMode::fill_unset);
+  // where(x) is nonzero(x, as_tuple=True): the columns of nonzero's result, sharing its u0
+  CHECK(epgraph::value_text(wh->meta().val) ==
+        "(int64[u0] stride [1] offset 0, int64[u0] stride [1] offset u0)");
+  CHECK(epgraph::value_text(ny->meta().val) == "int64[u1, 1] stride [1, u1] offset 0");
+  // a statically empty input has no symbol: torch returns 0 rows
+  CHECK(epgraph::value_text(ne->meta().val) == "int64[0, 2] stride [1, 0] offset 0");
+  // ny's stored value claims nx's symbol: not reused for another input, so a difference
+  epgraph::TensorMeta claimed = *ny->meta().val.tensor();
+  claimed.sizes[0] = epgraph::SymExpr{"Symbol('u0', integer=True)", std::nullopt};
+  claimed.strides[1] = claimed.sizes[0];
+  ny->mutable_meta().val = claimed;
+  const epgraph::MetaReport r = epgraph::propagate_meta(ep, epgraph::MetaMode::check_only);
+  REQUIRE(r.differences.size() == 1);
+  CHECK(r.differences[0].node == "ny");
+  CHECK(epgraph::value_text(r.differences[0].computed) == "int64[u1, 1] stride [1, u1] offset 0");
+}
+
+TEST_CASE("same_value: SymFloat expressions compare parsed, a SymBool constant its folded form",
+          "[propagate_meta]") {
+  // validate --meta reported "stored: SymFloat 2*zuf0 computed: SymFloat 2*zuf0" (texts compared)
+  // and "stored: SymBool True computed: SymBool True" (a constant against an expression).
+  const epgraph::MetaContext symbols;
+  auto f = [](const char* text) {
+    return epgraph::NodeValue(epgraph::SymFloatValue{epgraph::SymExpr{text, std::nullopt}});
+  };
+  CHECK(epgraph::same_value(f("Mul(Float('2.0', precision=53), Symbol('zuf0'))"),
+                            f("Mul(Integer(2), Symbol('zuf0'))"), symbols));
+  CHECK(!epgraph::same_value(f("Mul(Float('3.0', precision=53), Symbol('zuf0'))"),
+                             f("Mul(Integer(2), Symbol('zuf0'))"), symbols));
+  const epgraph::NodeValue truth(epgraph::SymBoolValue{true});
+  const epgraph::NodeValue folded(epgraph::SymBoolValue{epgraph::SymExpr{
+      "LessThan(Piecewise(ExprCondPair(Integer(1), Equality(Symbol('u0', integer=True), "
+      "Integer(1))), ExprCondPair(Integer(0), true)), Integer(1))",
+      std::nullopt}});
+  CHECK(epgraph::same_value(truth, folded, symbols));
+  CHECK(epgraph::same_value(folded, truth, symbols));
+  CHECK(!epgraph::same_value(epgraph::NodeValue(epgraph::SymBoolValue{false}), folded, symbols));
 }

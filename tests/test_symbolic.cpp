@@ -393,3 +393,20 @@ TEST_CASE("hostile expressions: no crash, no hang, no wrong value", "[symbolic][
   CHECK(sym::simplify(sym::parse("s0 <= 4503599627370496"), sym::Ranges{{"s0", {1, 64}}})
             .as_boolean() == std::optional<bool>(true));
 }
+
+TEST_CASE("sym: Piecewise as torch writes sym_ite's value, with the bounds of its branches",
+          "[sym]") {
+  // The loader's expression check refused this text, which torch 2.13 writes for
+  // `x * b.item()` and loads; `Piecewise(...) >= 0` must fold to True as torch folds it.
+  const std::string text =
+      "Piecewise(ExprCondPair(Integer(1), Equality(Symbol('u0', integer=True), Integer(1))), "
+      "ExprCondPair(Integer(0), true))";
+  const epgraph::sym::Expr e = epgraph::sym::parse(text);
+  CHECK(epgraph::sym::srepr(e) == text);
+  CHECK(epgraph::sym::parse(epgraph::sym::srepr(e)) == e);
+  const epgraph::sym::Interval b = epgraph::sym::bounds(e);
+  CHECK(b.lo == 0);
+  CHECK(b.hi == 1);
+  CHECK(epgraph::sym::ge(e, epgraph::sym::Expr(0)).as_boolean() == std::optional<bool>(true));
+  CHECK(epgraph::sym::le(e, epgraph::sym::Expr(1)).as_boolean() == std::optional<bool>(true));
+}

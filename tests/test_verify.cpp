@@ -410,16 +410,53 @@ TEST_CASE("verify: a call of an aten operator torch lacks is an error at every l
     bad = ep.graph().call_function("torch.ops.aten.not_an_op.default", {}, {}, "bad");
     (void)ep.graph().call_function("torch.ops.prims.not_a_prim.default", {}, {}, "bad_prim");
     (void)ep.graph().call_function("torch.ops.my_ns.my_op.default", {}, {}, "custom");
+    // malformed: a packet without its overload, an overload with one part too many, no target
+    (void)ep.graph().call_function("torch.ops.aten.mul", {}, {}, "packet");
+    (void)ep.graph().call_function("torch.ops.aten.mul.Tensor.default", {}, {}, "extra");
+    (void)ep.graph().call_function("", {}, {}, "empty");
   }
   REQUIRE(bad != nullptr);
   const Strings expected{
       "Node 'bad' calls 'torch.ops.aten.not_an_op.default', which is not an operator of "
       "torch 2.13.0 (no schema aten::not_an_op)",
       "Node 'bad_prim' calls 'torch.ops.prims.not_a_prim.default', which is not an "
-      "operator of torch 2.13.0 (no schema prims::not_a_prim)"};
+      "operator of torch 2.13.0 (no schema prims::not_a_prim)",
+      "Node 'packet' calls 'torch.ops.aten.mul', which is not an operator overload "
+      "(torch.ops.<namespace>.<op>.<overload>)",
+      "Node 'extra' calls 'torch.ops.aten.mul.Tensor.default', which is not an operator "
+      "overload (torch.ops.<namespace>.<op>.<overload>)",
+      "Node 'empty' has an empty target"};
   epgraph::VerifyOptions strict;
   strict.check_state = false;
   strict.level = epgraph::VerifyLevel::canonical_order;
   CHECK(violations(ep, {false}) == expected);
   CHECK(violations(ep, strict) == expected);
+}
+
+TEST_CASE("verify: every symbol of a node's value is a readable one of range_constraints",
+          "[verify][sym]") {
+  // torch.export.load refuses a value whose expression sympy cannot read, and one whose symbol
+  // has no range ("vr must not be None"); `validate` passed both.
+  Program ep =
+      program_from_specs({epgraph_test::user_input("x")}, {epgraph_test::user_output("y")}, {"y"});
+  epgraph::TensorMeta m;
+  m.sizes = {epgraph::SymExpr{"Symbol('s0', positive=True, integer=True)", 4}, std::int64_t{3}};
+  m.strides = {std::int64_t{3}, std::int64_t{1}};
+  ep.graph().find_node("x")->mutable_meta().val = m;
+  ep.graph().find_node("y")->mutable_meta().val = epgraph::SymIntValue{epgraph::SymExpr{"2*s1", 8}};
+  epgraph::VerifyOptions options;
+  options.check_state = false;
+  CHECK(violations(ep, options) ==
+        Strings{"Node 'x': sizes[0]: the symbol 's0' is not a key of range_constraints "
+                "(torch.export.load refuses it: \"vr must not be None\")",
+                "Node 'y': SymInt: the symbol 's1' is not a key of range_constraints "
+                "(torch.export.load refuses it: \"vr must not be None\")"});
+  ep.metadata().range_constraints = {epgraph::RangeConstraint{"s0", 2, 64},
+                                     epgraph::RangeConstraint{"s1", 2, 64}};
+  CHECK(violations(ep, options) == Strings{});
+  m.strides[0] = epgraph::SymExpr{"3*s0 +", std::nullopt};
+  ep.graph().find_node("x")->mutable_meta().val = m;
+  CHECK(violations(ep, options) ==
+        Strings{"Node 'x': strides[0]: cannot read the symbolic expression '3*s0 +': unexpected "
+                "end at offset 6"});
 }

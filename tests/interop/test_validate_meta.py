@@ -279,3 +279,31 @@ def test_validate_refuses_an_aten_operator_torch_lacks(pt2_edit, workdir):
     assert (f"Node '{renamed['name']}' calls 'torch.ops.aten.no_such_op.default', which is not "
             "an operator of torch 2.13.0 (no schema aten::no_such_op)") in proc.stdout, proc.stdout
     assert "OK:" not in proc.stdout
+
+
+class BoolItem(nn.Module):
+    def forward(self, x, b):
+        return x * b.item()
+
+
+@pytest.mark.parametrize("decompose", [False, True], ids=["default_ir", "decomposed"])
+def test_validate_reads_the_piecewise_torch_writes(decompose, pt2_edit, workdir):
+    """`x * b.item()` with a bool b: torch writes sym_ite's value as
+    Piecewise(ExprCondPair(Integer(1), Equality(u0, 1)), ExprCondPair(Integer(0), true)); the
+    loader's expression check refused it (a file torch loads) until Piecewise was read."""
+    ep = torch.export.export(BoolItem(), (torch.randn(3), torch.tensor(True)))
+    if decompose:
+        ep = ep.run_decompositions()
+    path = workdir / f"vmeta_bool_item_{int(decompose)}.pt2"
+    torch.export.save(ep, str(path))
+    import json
+    import zipfile
+    with zipfile.ZipFile(path) as z:
+        text = z.read(next(n for n in z.namelist() if n.endswith("models/model.json"))).decode()
+    assert "Piecewise(ExprCondPair(" in json.dumps(json.loads(text)), "torch wrote no Piecewise"
+    proc = pt2_edit.run("validate", path, "--meta")
+    nodes, computed, equal, differ, uncomputed, invalid = map(
+        int, SUMMARY.search(proc.stdout).groups())
+    assert (differ, invalid) == (0, 0), proc.stdout
+    assert equal == computed == nodes - uncomputed, proc.stdout
+    assert proc.stdout.endswith(f"OK: {path} passes every check of verify and --meta\n")

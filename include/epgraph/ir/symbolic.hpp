@@ -513,8 +513,9 @@ inline bool is_integer_function(std::string_view n) noexcept {
 inline bool is_known_function(std::string_view n) noexcept {
   return is_boolean_function(n) || is_integer_function(n) || n == "IntTrueDiv" ||
          n == "FloatTrueDiv" || n == "ToFloat" || n == "TruncToFloat" || n == "FloatPow" ||
-         n == "IsNonOverlappingAndDenseIndicator" || n == "RoundDecimal" ||
-         n.substr(0, 14) == "OpaqueUnaryFn_" || n.substr(0, 10) == "BitwiseFn_";
+         n == "IsNonOverlappingAndDenseIndicator" || n == "RoundDecimal" || n == "Piecewise" ||
+         n == "ExprCondPair" || n.substr(0, 14) == "OpaqueUnaryFn_" ||
+         n.substr(0, 10) == "BitwiseFn_";
 }
 
 }  // namespace detail
@@ -831,6 +832,16 @@ inline Interval atom_bounds(const AtomNode& a, const Ranges* ranges) {
       } else {
         r = {std::min(r.lo, x.lo), std::min(r.hi, x.hi)};
       }
+    }
+    return r;
+  } else if (n == "Piecewise" && !a.args.empty()) {
+    // the hull of its branches' values (torch's value ranges give sym_ite's Piecewise them)
+    Interval r{inf, -inf};
+    for (const Expr& pair : a.args) {
+      const AtomNode* p = function_atom(pair, "ExprCondPair");
+      if (p == nullptr || p->args.size() != 2) return {-inf, inf};
+      const Interval x = bounds_of(p->args[0], ranges);
+      r = {std::min(r.lo, x.lo), std::max(r.hi, x.hi)};
     }
     return r;
   } else if (is_boolean_function(n)) {

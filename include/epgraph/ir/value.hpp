@@ -3,7 +3,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -115,5 +117,45 @@ class NodeValue {
  private:
   Variant v_;
 };
+
+/// Calls `visit(expr, field)` for each symbolic expression of `v`, in order, until one call
+/// returns a non-empty string, and returns that string (else ""). `field` names where the
+/// expression is: "sizes[0]", "strides[1]", "storage_offset", "SymInt", "SymFloat", "SymBool",
+/// prefixed by "[i] " for an element of a list. `visit` is called as
+/// `std::string(const SymExpr&, const std::string&)`. Throws what `visit` throws, and
+/// std::bad_alloc. O(size of v).
+template <class Visit>
+[[nodiscard]] std::string find_in_sym_exprs(const NodeValue& v, const Visit& visit) {
+  auto one = [&](const SymExpr* e, const std::string& field) -> std::string {
+    return e == nullptr ? std::string() : visit(*e, field);
+  };
+  auto list = [&](const std::vector<SymInt>& sizes, const char* field) -> std::string {
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      std::string why =
+          one(std::get_if<SymExpr>(&sizes[i]), std::string(field) + "[" + std::to_string(i) + "]");
+      if (!why.empty()) return why;
+    }
+    return {};
+  };
+  if (const TensorMeta* t = v.tensor()) {
+    std::string why = list(t->sizes, "sizes");
+    if (why.empty()) why = list(t->strides, "strides");
+    if (why.empty()) why = one(std::get_if<SymExpr>(&t->storage_offset), "storage_offset");
+    return why;
+  }
+  if (const NodeValue::List* l = v.elements()) {
+    for (std::size_t i = 0; i < l->size(); ++i) {
+      const std::string why = find_in_sym_exprs((*l)[i], visit);
+      if (!why.empty()) return "[" + std::to_string(i) + "] " + why;
+    }
+    return {};
+  }
+  if (const SymIntValue* x = v.sym_int()) return one(std::get_if<SymExpr>(&x->value), "SymInt");
+  if (const SymFloatValue* x = v.sym_float()) {
+    return one(std::get_if<SymExpr>(&x->value), "SymFloat");
+  }
+  if (const SymBoolValue* x = v.sym_bool()) return one(std::get_if<SymExpr>(&x->value), "SymBool");
+  return {};
+}
 
 }  // namespace epgraph

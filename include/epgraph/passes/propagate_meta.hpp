@@ -171,6 +171,25 @@ inline bool same_expr(const SymExpr& x, const SymExpr& y, const MetaContext& sym
   if (const SymIntValue* x = a.sym_int()) return same_size(x->value, b.sym_int()->value, symbols);
   if (const SymBoolValue* x = a.sym_bool()) {
     const SymBoolValue* y = b.sym_bool();
+    if (x->value.index() != y->value.index()) {
+      // a constant and an expression: the same when the expression folds to it (torch stores
+      // the True its value ranges prove for Piecewise(...) <= 1)
+      const bool constant = std::get<bool>(x->value.index() == 0 ? x->value : y->value);
+      const SymExpr& e = std::get<SymExpr>(x->value.index() == 0 ? y->value : x->value);
+      try {
+        return sym::simplify(symbols.parse(e.expr, std::nullopt), symbols.ranges()).as_boolean() ==
+               std::optional<bool>(constant);
+      } catch (const value_error&) {
+        return false;
+      }
+    }
+    if (x->value.index() == 0) return x->value == y->value;
+    return same_expr(std::get<SymExpr>(x->value), std::get<SymExpr>(y->value), symbols);
+  }
+  if (const SymFloatValue* x = a.sym_float()) {
+    // expressions compare parsed (torch writes 2.0*zuf0 as Mul(Float('2.0', precision=53), ...),
+    // epgraph as Mul(Integer(2), ...)); a double and an expression differ
+    const SymFloatValue* y = b.sym_float();
     if (x->value.index() != y->value.index()) return false;
     if (x->value.index() == 0) return x->value == y->value;
     return same_expr(std::get<SymExpr>(x->value), std::get<SymExpr>(y->value), symbols);

@@ -22,12 +22,15 @@
 #include <variant>
 #include <vector>
 
+#include "../detail/strings.hpp"
 #include "../error.hpp"
 #include "../ir/argument.hpp"
 #include "../ir/bind.hpp"
 #include "../ir/graph.hpp"
 #include "../ir/node.hpp"
 #include "../ir/print.hpp"
+#include "../ir/symbolic.hpp"
+#include "../ir/value.hpp"
 #include "../ops/registry.hpp"
 #include "exported_program.hpp"
 #include "graph_signature.hpp"
@@ -500,12 +503,57 @@ inline void check_schemas(const Graph& graph, std::vector<std::string>& out) {
 inline void check_aten_targets(const Graph& graph, std::vector<std::string>& out) {
   for (const Node& n : graph.nodes()) {
     if (n.op() != OpCode::call_function) continue;
-    const std::string key = schema_name_of_target(n.target());
+    const std::string_view target = n.target();
+    if (target.empty()) {
+      out.push_back("Node '" + std::string(n.name()) + "' has an empty target");
+      continue;
+    }
+    const std::string key = schema_name_of_target(target);
+    if (key.empty() && (::epgraph::detail::starts_with(target, "torch.ops.aten.") ||
+                        ::epgraph::detail::starts_with(target, "torch.ops.prims."))) {
+      // torch.ops.aten.mul (a packet, not an overload), torch.ops.aten.mul.Tensor.default, ...
+      out.push_back("Node '" + std::string(n.name()) + "' calls '" + std::string(target) +
+                    "', which is not an operator overload (torch.ops.<namespace>.<op>.<overload>)");
+      continue;
+    }
     if (key.rfind("aten::", 0) != 0 && key.rfind("prims::", 0) != 0) continue;
     if (global_registry().find(key) != nullptr) continue;
     out.push_back("Node '" + std::string(n.name()) + "' calls '" + std::string(n.target()) +
                   "', which is not an operator of torch " +
                   std::string(global_registry_torch_version()) + " (no schema " + key + ")");
+  }
+}
+
+// Rule 12 of verify: each symbolic expression of a node's value is one sym::parse reads and uses
+// only symbols that are keys of range_constraints, as torch.export.load requires (sympify, then
+// "vr must not be None" for a symbol without a range). Each distinct text is parsed once.
+template <class T>
+void check_value_symbols(const ExportedProgram<T>& ep, std::vector<std::string>& out) {
+  std::unordered_set<std::string_view> keys;
+  for (const RangeConstraint& r : ep.metadata().range_constraints) keys.insert(r.symbol);
+  std::unordered_map<std::string, std::string> seen;  // text -> its problem, or ""
+  for (const Node& n : ep.graph().nodes()) {
+    const std::string why = find_in_sym_exprs(
+        n.meta().val, [&](const SymExpr& e, const std::string& field) -> std::string {
+          auto it = seen.find(e.expr);
+          if (it == seen.end()) {
+            std::string problem;
+            try {
+              for (const std::string& s : sym::parse(e.expr).free_symbols()) {
+                if (keys.count(s) != 0) continue;
+                problem = "the symbol '" + s +
+                          "' is not a key of range_constraints (torch.export.load refuses it: "
+                          "\"vr must not be None\")";
+                break;
+              }
+            } catch (const value_error& error) {
+              problem = error.what();
+            }
+            it = seen.emplace(e.expr, std::move(problem)).first;
+          }
+          return it->second.empty() ? std::string() : field + ": " + it->second;
+        });
+    if (!why.empty()) out.push_back("Node '" + std::string(n.name()) + "': " + why);
   }
 }
 
@@ -618,8 +666,11 @@ void check_nested_graphs(const ExportedProgram<T>& ep, const VerifyOptions& opti
 ///    VerifyLevel::torch they are not errors (call input_order_departures for them);
 /// 6a. each call_function node whose `torch.ops.aten.*` / `torch.ops.prims.*` target is not in
 ///    the schema table of torch ("Node 'bad' calls 'torch.ops.aten.not_an_op.default', which is
-///    not an operator of torch 2.13.0 (no schema aten::not_an_op)"): torch.export.load cannot
-///    resolve such a target, so it is an error at every level;
+///    not an operator of torch 2.13.0 (no schema aten::not_an_op)") or is not of the form
+///    torch.ops.<namespace>.<op>.<overload> ("Node 'bad' calls 'torch.ops.aten.mul', which is
+///    not an operator overload (torch.ops.<namespace>.<op>.<overload>)"), and each with an empty
+///    target ("Node 'bad' has an empty target"): torch.export.load cannot resolve such a
+///    target, so it is an error at every level;
 /// 7. output layout: "Output token 't' (TOKEN) comes after output 'y' (USER_OUTPUT): output
 ///    tokens must come first"; "Mutation output 'm' (BUFFER_MUTATION) comes after output 'y'
 ///    (USER_OUTPUT): mutation outputs must come right after the output tokens";
@@ -648,6 +699,10 @@ void check_nested_graphs(const ExportedProgram<T>& ep, const VerifyOptions& opti
 ///     get_attr node carries a graph from a file under an owned graph's target ("get_attr node
 ///     'g' carries a nested graph under target 'g', which is also a nested graph the program
 ///     owns"). torch checks these when it loads or runs the program.
+/// 12. symbolic values: each expression of a node's value is one torch writes and uses only
+///     symbols of range_constraints ("Node 'x': sizes[0]: the symbol 's5' is not a key of
+///     range_constraints (torch.export.load refuses it: \"vr must not be None\")", "Node 'x':
+///     sizes[0]: cannot read the symbolic expression 's0 +* 2': unexpected '*' at offset 4").
 /// Rules 2-4 and 7-8 are what `_verify_exported_program_signature` (torch/_export/verifier.py)
 /// checks, reported all at once rather than first only, with these additions torch lacks: the
 /// output targets of rule 8 must be unique, rules 4 (a persistent buffer only in `constants`)
@@ -682,6 +737,7 @@ void verify(const ExportedProgram<T>& ep, const VerifyOptions& options = {}) {
     problems.push_back(c.message());
   }
   detail::check_nested_graphs(ep, options, problems);
+  detail::check_value_symbols(ep, problems);
   if (!problems.empty()) throw verification_error(std::move(problems));
 }
 

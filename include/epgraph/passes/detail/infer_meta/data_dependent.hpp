@@ -3,9 +3,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "elementwise.hpp"
 #include "shapes.hpp"
 
 namespace epgraph {
@@ -23,17 +25,20 @@ inline std::optional<std::string> lone_unbacked(const Context& ctx, const SymExp
   return names[0];
 }
 
-// nonzero / argwhere: int64 [n, rank] with strides [1, n] (torch's meta: column-major), n an
-// unbacked symbol in [0, numel] (FakeTensorMode's nonzero, torch/_subclasses/fake_impls.py);
-// two calls on the same input node share n, as FakeTensor's nonzero_memo makes them.
-inline NodeValue rule_nonzero(const Context& ctx) {
-  const TensorMeta& self = ctx.tensor("self");
-  std::optional<std::string> stored;
-  if (const TensorMeta* t = ctx.node().meta().val.tensor(); t && t->sizes.size() == 2) {
-    if (const SymExpr* e = std::get_if<SymExpr>(&t->sizes[0])) stored = lone_unbacked(ctx, *e);
-  }
+// The number of elements nonzero finds in `self` (the value of the node `input`): 0 when self
+// is statically empty (torch returns an empty result without a symbol), else an unbacked symbol
+// in [0, numel] (FakeTensorMode's nonzero, torch/_subclasses/fake_impls.py): the node's stored
+// one (`stored`, a size of its stored value) when it is a lone unbacked symbol, shared by every
+// nonzero of the same input node (FakeTensor's nonzero_memo).
+inline SymInt nonzero_count(const Context& ctx, const TensorMeta& self, const Node* input,
+                            const SymInt* stored) {
   sym::Expr numel(1);
   for (const SymInt& s : self.sizes) numel = numel * ctx.ex(s);
+  if (numel.as_integer() == std::optional<std::int64_t>(0)) return std::int64_t{0};
+  std::optional<std::string> reuse;
+  if (const SymExpr* e = stored ? std::get_if<SymExpr>(stored) : nullptr) {
+    reuse = lone_unbacked(ctx, *e);
+  }
   sym::SymbolRange range{std::int64_t{0}, std::nullopt};
   if (const auto n = numel.as_integer()) {
     range.max_val = *n;
@@ -41,11 +46,42 @@ inline NodeValue rule_nonzero(const Context& ctx) {
              std::isfinite(hi) && hi < 9.2e18) {
     range.max_val = static_cast<std::int64_t>(hi);
   }
-  const Node* input = ctx.arg("self").node();
-  const sym::Expr n = ctx.symbols().unbacked_symbol(input, "u", true, stored, range);
-  const SymInt size = ctx.out(n);
-  return make_meta(dtype::int64, {size, static_cast<std::int64_t>(self.sizes.size())},
-                   {std::int64_t{1}, size}, self.device);
+  return ctx.out(ctx.symbols().unbacked_symbol(input, "u", true, reuse, range));
+}
+
+// nonzero / argwhere: int64 [n, rank] with strides [1, n] (torch's meta: column-major), n the
+// nonzero_count of `self`.
+inline NodeValue rule_nonzero(const Context& ctx) {
+  const TensorMeta& self = ctx.tensor("self");
+  const TensorMeta* t = ctx.node().meta().val.tensor();
+  const SymInt* stored = t && t->sizes.size() == 2 ? &t->sizes[0] : nullptr;
+  const SymInt n = nonzero_count(ctx, self, ctx.arg("self").node(), stored);
+  return make_meta(dtype::int64, {n, static_cast<std::int64_t>(self.sizes.size())},
+                   {std::int64_t{1}, n}, self.device);
+}
+
+// where(condition) / nonzero_numpy(self) (nonzero(as_tuple=True)): one int64 [n] per dimension,
+// the columns of nonzero's result (stride 1, storage offset i * n).
+inline NodeValue rule_nonzero_tuple(const Context& ctx) {
+  const char* name = ctx.has("condition") ? "condition" : "self";
+  const TensorMeta& self = ctx.tensor(name);
+  const NodeValue::List* l = ctx.node().meta().val.elements();
+  const TensorMeta* first = l && !l->empty() ? (*l)[0].tensor() : nullptr;
+  const SymInt* stored = first && first->sizes.size() == 1 ? &first->sizes[0] : nullptr;
+  const SymInt n = nonzero_count(ctx, self, ctx.arg(name).node(), stored);
+  NodeValue::List out;
+  for (std::size_t i = 0; i < std::max<std::size_t>(self.sizes.size(), 1); ++i) {
+    TensorMeta column = make_meta(dtype::int64, {n}, {std::int64_t{1}}, self.device);
+    column.storage_offset = ctx.out(ctx.ex(n) * sym::Expr(static_cast<std::int64_t>(i)));
+    out.emplace_back(std::move(column));
+  }
+  return NodeValue(std::move(out));
+}
+
+// where: the one-argument overload is nonzero(as_tuple=True), the others elementwise.
+inline NodeValue rule_where(const Context& ctx, std::string_view) {
+  if (!ctx.has("self")) return rule_nonzero_tuple(ctx);
+  return rule_elementwise(ctx, Rule::where);
 }
 
 // item / _local_scalar_dense: the value of a one-element tensor, a new unbacked symbol: a SymInt

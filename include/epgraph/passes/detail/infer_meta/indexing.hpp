@@ -61,7 +61,7 @@ inline NodeValue rule_index(const Context& ctx, std::string_view) {
   for (const TensorMeta* t : indices) {
     if (t == nullptr) continue;
     if (t->dtype == dtype::bool_ || t->dtype == dtype::uint8) {
-      ctx.fail(
+      ctx.cannot(
           "indexing with a boolean or byte mask has a data-dependent shape; epgraph has no "
           "shape rule for it");
     }

@@ -96,50 +96,25 @@ class MetaContext {
   /// Why a symbolic expression of `v` cannot be read ("sizes[0]: cannot read the symbolic
   /// expression 's0 +* 2': ... at offset 4", naming the field: sizes, strides, storage_offset,
   /// an element `[i]` of a list, the value of a SymInt/SymBool), or "" when sym::parse reads
-  /// every one; each text is parsed once and cached. A SymFloat's text is not read (no rule
-  /// computes with it). Throws std::bad_alloc. O(size of v) after the first parse.
+  /// every one; each text is parsed once and cached. Throws std::bad_alloc. O(size of v) after the
+  /// first parse.
   [[nodiscard]] std::string unreadable(const NodeValue& v) const {
-    auto check = [&](const SymInt& s, const std::string& field) -> std::string {
-      const SymExpr* e = std::get_if<SymExpr>(&s);
-      if (e == nullptr || cache_.count(e->expr) != 0) return "";
+    return find_in_sym_exprs(v, [&](const SymExpr& e, const std::string& field) -> std::string {
+      if (cache_.count(e.expr) != 0) return {};
       try {
-        sym::Expr parsed = sym::parse(e->expr);
+        sym::Expr parsed = sym::parse(e.expr);
         note_symbols(parsed);
-        cache_.emplace(e->expr, std::move(parsed));
+        cache_.emplace(e.expr, std::move(parsed));
       } catch (const value_error& error) {
         return field + ": " + error.what();
       }
-      return "";
-    };
-    auto list = [&](const std::vector<SymInt>& sizes, const char* field) -> std::string {
-      for (std::size_t i = 0; i < sizes.size(); ++i) {
-        std::string why = check(sizes[i], std::string(field) + "[" + std::to_string(i) + "]");
-        if (!why.empty()) return why;
-      }
-      return "";
-    };
-    if (const TensorMeta* t = v.tensor()) {
-      std::string why = list(t->sizes, "sizes");
-      if (why.empty()) why = list(t->strides, "strides");
-      if (why.empty()) why = check(t->storage_offset, "storage_offset");
-      return why;
-    }
-    if (const NodeValue::List* l = v.elements()) {
-      for (std::size_t i = 0; i < l->size(); ++i) {
-        const std::string why = unreadable((*l)[i]);
-        if (!why.empty()) return "[" + std::to_string(i) + "] " + why;
-      }
-      return "";
-    }
-    if (const SymIntValue* s = v.sym_int()) return check(s->value, "SymInt");
-    if (const SymBoolValue* s = v.sym_bool()) {
-      if (const SymExpr* e = std::get_if<SymExpr>(&s->value)) return check(SymInt{*e}, "SymBool");
-    }
-    return "";
+      return {};
+    });
   }
   /// The unbacked symbol of the data-dependent value `key` (e.g. the number of elements nonzero
   /// finds in a node's value): the one given to `key` before, else `reuse` when set (the symbol
-  /// a node's stored value already has), else a new one, `<prefix><k>` with the least k no
+  /// a node's stored value already has) and no other key (nor, for a null key, any other
+  /// value) took it, else a new one, `<prefix><k>` with the least k no
   /// expression read so far uses (torch's ShapeEnv names them u0, u1, ... for SymInts and zuf0,
   /// ... for SymFloats; so a program whose values were unset gets torch's names back). A new
   /// symbol without bounds in ranges() gets `range` there and is listed by new_symbols(). A null
@@ -154,7 +129,10 @@ class MetaContext {
       if (it != unbacked_of_.end()) return symbol_named(it->second, integer);
     }
     std::string name;
-    if (reuse) {
+    // a stored symbol another value already took is not reused: two nonzero counts of
+    // different inputs (or two items) are different symbols
+    const auto owner = reuse ? unbacked_owner_.find(*reuse) : unbacked_owner_.end();
+    if (reuse && (owner == unbacked_owner_.end() || (key != nullptr && owner->second == key))) {
       name = *reuse;
     } else {
       for (std::size_t k = 0;; ++k) {
@@ -166,6 +144,7 @@ class MetaContext {
       if (ranges_.emplace(name, range).second) new_symbols_.emplace_back(name, range);
     }
     used_.insert(name);
+    unbacked_owner_.emplace(name, key);
     if (key != nullptr) unbacked_of_.emplace(key, name);
     return symbol_named(name, integer);
   }
@@ -235,6 +214,7 @@ class MetaContext {
   mutable sym::Ranges ranges_;                       // grows by unbacked_symbol()
   mutable std::set<std::string, std::less<>> used_;  // symbol names of the expressions read
   mutable std::map<const void*, std::string> unbacked_of_;
+  mutable std::map<std::string, const void*, std::less<>> unbacked_owner_;  // name -> its key
   mutable std::vector<std::pair<std::string, sym::SymbolRange>> new_symbols_;
   mutable sym::Bindings hints_;
   mutable std::unordered_map<std::string, sym::Expr> cache_;

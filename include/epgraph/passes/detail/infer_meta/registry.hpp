@@ -126,7 +126,7 @@ inline void register_pointwise_rules(RuleTable& t) {
   add_aten(t, {"div"}, &elementwise_rule<Rule::div>);
   add_aten(t, {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"},
            &elementwise_rule<Rule::compare>);
-  add_aten(t, {"where"}, &elementwise_rule<Rule::where>);
+  add_aten(t, {"where"}, &rule_where);
   add_aten(t, {"addcmul", "addcdiv"}, &elementwise_rule<Rule::pointwise3>);
   add_aten(t, {"clamp", "clamp_min", "clamp_max", "clip"}, &elementwise_rule<Rule::clamp>);
 }
@@ -266,6 +266,7 @@ inline void register_factory_and_sym_rules(RuleTable& t) {
   add_aten(t, {"lstm"}, &plain_rule<rule_lstm>);
   add_aten(t, {"gru", "rnn_tanh", "rnn_relu"}, &plain_rule<rule_gru>);
   add_aten(t, {"nonzero", "argwhere"}, &plain_rule<rule_nonzero>);
+  add_aten(t, {"nonzero_numpy"}, &plain_rule<rule_nonzero_tuple>);
   add_aten(t, {"item", "_local_scalar_dense"}, &plain_rule<rule_item>);
   add_aten(t, {"sym_storage_offset"}, &rule_sym_storage_offset);
   add_aten(t,
