@@ -459,4 +459,11 @@ TEST_CASE("verify: every symbol of a node's value is a readable one of range_con
   CHECK(violations(ep, options) ==
         Strings{"Node 'x': strides[0]: cannot read the symbolic expression '3*s0 +': unexpected "
                 "end at offset 6"});
+  // a constant expression whose hint disagrees, and a range that is empty
+  m.strides[0] = epgraph::SymExpr{"Integer(7)", 4};
+  ep.graph().find_node("x")->mutable_meta().val = m;
+  ep.metadata().range_constraints[1] = epgraph::RangeConstraint{"s1", 100, 2};
+  CHECK(violations(ep, options) ==
+        Strings{"Range constraint 's1' has min_val 100 > max_val 2",
+                "Node 'x': strides[0]: the expression 'Integer(7)' is 7, but its hint is 4"});
 }

@@ -530,28 +530,47 @@ inline void check_aten_targets(const Graph& graph, std::vector<std::string>& out
 template <class T>
 void check_value_symbols(const ExportedProgram<T>& ep, std::vector<std::string>& out) {
   std::unordered_set<std::string_view> keys;
-  for (const RangeConstraint& r : ep.metadata().range_constraints) keys.insert(r.symbol);
-  std::unordered_map<std::string, std::string> seen;  // text -> its problem, or ""
+  for (const RangeConstraint& r : ep.metadata().range_constraints) {
+    keys.insert(r.symbol);
+    if (r.min_val && r.max_val && *r.min_val > *r.max_val) {
+      out.push_back("Range constraint '" + r.symbol + "' has min_val " +
+                    std::to_string(*r.min_val) + " > max_val " + std::to_string(*r.max_val));
+    }
+  }
+  struct Read {
+    std::string problem;                   // why the text is refused, or ""
+    std::optional<std::int64_t> constant;  // its value when it has no symbol
+  };
+  std::unordered_map<std::string, Read> seen;  // by text: each is parsed once
   for (const Node& n : ep.graph().nodes()) {
     const std::string why = find_in_sym_exprs(
         n.meta().val, [&](const SymExpr& e, const std::string& field) -> std::string {
           auto it = seen.find(e.expr);
           if (it == seen.end()) {
-            std::string problem;
+            Read read;
             try {
-              for (const std::string& s : sym::parse(e.expr).free_symbols()) {
+              const sym::Expr parsed = sym::parse(e.expr);
+              read.constant = parsed.as_integer();
+              for (const std::string& s : parsed.free_symbols()) {
                 if (keys.count(s) != 0) continue;
-                problem = "the symbol '" + s +
-                          "' is not a key of range_constraints (torch.export.load refuses it: "
-                          "\"vr must not be None\")";
+                read.problem = "the symbol '" + s +
+                               "' is not a key of range_constraints (torch.export.load refuses "
+                               "it: \"vr must not be None\")";
                 break;
               }
             } catch (const value_error& error) {
-              problem = error.what();
+              read.problem = error.what();
             }
-            it = seen.emplace(e.expr, std::move(problem)).first;
+            it = seen.emplace(e.expr, std::move(read)).first;
           }
-          return it->second.empty() ? std::string() : field + ": " + it->second;
+          const Read& read = it->second;
+          if (!read.problem.empty()) return field + ": " + read.problem;
+          // a constant whose export-time value disagrees (torch: "int(sym)=7 != hint=4")
+          if (read.constant && e.hint && *read.constant != *e.hint) {
+            return field + ": the expression '" + e.expr + "' is " +
+                   std::to_string(*read.constant) + ", but its hint is " + std::to_string(*e.hint);
+          }
+          return {};
         });
     if (!why.empty()) out.push_back("Node '" + std::string(n.name()) + "': " + why);
   }
@@ -702,7 +721,10 @@ void check_nested_graphs(const ExportedProgram<T>& ep, const VerifyOptions& opti
 /// 12. symbolic values: each expression of a node's value is one torch writes and uses only
 ///     symbols of range_constraints ("Node 'x': sizes[0]: the symbol 's5' is not a key of
 ///     range_constraints (torch.export.load refuses it: \"vr must not be None\")", "Node 'x':
-///     sizes[0]: cannot read the symbolic expression 's0 +* 2': unexpected '*' at offset 4").
+///     sizes[0]: cannot read the symbolic expression 's0 +* 2': unexpected '*' at offset 4"); a
+///     constant expression equals its hint ("Node 'x': sizes[0]: the expression '7' is 7, but
+///     its hint is 4"); and each range constraint has min_val <= max_val ("Range constraint
+///     's0' has min_val 100 > max_val 2").
 /// Rules 2-4 and 7-8 are what `_verify_exported_program_signature` (torch/_export/verifier.py)
 /// checks, reported all at once rather than first only, with these additions torch lacks: the
 /// output targets of rule 8 must be unique, rules 4 (a persistent buffer only in `constants`)
