@@ -483,6 +483,14 @@ TEST_CASE("propagate_meta: data-dependent sizes and values are new unbacked symb
   CHECK_THROWS_WITH(epgraph::infer_meta(*item),
                     "Cannot infer the metadata of node 'item' (torch.ops.aten.item.default): a "
                     "Tensor with 2 elements cannot be converted to Scalar");
+  // strong guarantee: nonzero makes a new symbol, then item fails; the values and the range
+  // constraints are as before
+  prop_unset_all(ep);
+  ep.metadata().range_constraints.clear();
+  const std::string unset = prop_values(ep);
+  CHECK_THROWS_AS(epgraph::propagate_meta(ep, epgraph::MetaMode::fill_unset), epgraph::value_error);
+  CHECK(prop_values(ep) == unset);
+  CHECK(ep.metadata().range_constraints.empty());
 }
 
 TEST_CASE("propagate_meta: where(condition), an empty nonzero, and a symbol two inputs claim",
