@@ -142,7 +142,7 @@ Node* first_user_output(Program& ep) {
   const auto& results = *ep.graph().output_node()->args()[0].list();
   const auto& specs = ep.graph_signature().output_specs;
   for (std::size_t i = 0; i < specs.size() && i < results.size(); ++i) {
-    Node* n = results[i].node();
+    Node* n = ep.graph().writable(results[i].node());
     if (specs[i].kind() == epgraph::OutputKind::USER_OUTPUT && n != nullptr &&
         n->meta().val.tensor() != nullptr) {
       return n;
@@ -225,8 +225,8 @@ void kv_cache(Program& ep, std::int64_t max_seq, const std::string& pos_name) {
                                std::to_string(attentions.size()));
   }
   Node* attention = attentions[0];
-  Node* k = attention->args()[1].node();
-  Node* v = attention->args()[2].node();
+  Node* k = graph.writable(attention->args()[1].node());
+  Node* v = graph.writable(attention->args()[2].node());
   Node* input_pos = find_positions(ep, pos_name);
 
   // 2. Zero-filled caches [B, H, max_seq, D] in k's dtype (ExecuTorch:
@@ -304,7 +304,7 @@ void delete_if_unused(Program& ep, Node* node) {
 bool fold_one(Program& ep, Node* bn) {
   Graph& graph = ep.graph();
   // FX: conv = bn.args[0]; it must be a plain 2-d convolution read only by the batch norm.
-  Node* conv = bn->args()[0].node();
+  Node* conv = graph.writable(bn->args()[0].node());
   if (conv == nullptr || conv->op() != OpCode::call_function || conv->users().size() != 1 ||
       (conv->target() != "torch.ops.aten.conv2d.default" &&
        conv->target() != "torch.ops.aten.convolution.default")) {
@@ -322,12 +322,12 @@ bool fold_one(Program& ep, Node* bn) {
       (*conv_args)["transposed"] != Argument(false)) {
     return false;
   }
-  Node* weight = (*conv_args)["weight"].node();
-  Node* bias = (*conv_args)["bias"].node();   // None when the conv has no bias
-  Node* gamma = (*bn_args)["weight"].node();  // None for affine=False
-  Node* beta = (*bn_args)["bias"].node();
-  Node* mean = (*bn_args)["running_mean"].node();
-  Node* var = (*bn_args)["running_var"].node();
+  Node* weight = graph.writable((*conv_args)["weight"].node());
+  Node* bias = graph.writable((*conv_args)["bias"].node());   // None when the conv has no bias
+  Node* gamma = graph.writable((*bn_args)["weight"].node());  // None for affine=False
+  Node* beta = graph.writable((*bn_args)["bias"].node());
+  Node* mean = graph.writable((*bn_args)["running_mean"].node());
+  Node* var = graph.writable((*bn_args)["running_var"].node());
   const double eps = (*bn_args)["eps"].as<double>();
 
   // The data (ExecuTorch: get_param_tensor(ep, node)).
@@ -476,7 +476,7 @@ void quantize_linear(Program& ep, double scale, std::int64_t zero_point) {
   const auto linears = calls_to(graph, "torch.ops.aten.linear.default");
   if (linears.empty()) throw epgraph::value_error("quantize-linear found no aten.linear.default");
   for (Node* linear : linears) {
-    Node* x = linear->args()[0].node();
+    const Node* x = linear->args()[0].node();
     auto at = graph.inserting_before(linear);  // FX: with graph.inserting_before(linear):
     Node* q = call(graph, "torch.ops.quantized_decomposed.quantize_per_tensor.default",
                    {x, scale, zero_point, -128, 127, epgraph::dtype::int8});  // val: int8
@@ -760,7 +760,7 @@ void drop_output(Program& ep) {
       results.back().node() == nullptr) {
     throw epgraph::value_error("The program's last output is not a user output node");
   }
-  Node* old_value = results.back().node();
+  Node* old_value = ep.graph().writable(results.back().node());
   const std::string dropped(old_value->name());
   route_output(ep, old_value, first_user_output(ep));
   const std::size_t before = ep.graph().size();
@@ -792,7 +792,7 @@ void copy_block(Program& ep) {
   Node* last = y;
   auto at = graph.inserting_after(y);
   for (Node* n : block) {
-    last = graph.node_copy(*n, [&](Node* a) {
+    last = graph.node_copy(*n, [&](const Node* a) {
       const auto it = env.find(a);
       return Argument(it == env.end() ? a : it->second);
     });
@@ -843,7 +843,8 @@ void graft(Program& ep, const std::string& other_path, const epgraph::NestedGrap
     copied = graph.graph_copy(other.graph(), remap, names);
   }
   const ArgumentList* results = copied.list();
-  Node* last = results != nullptr && !results->empty() ? results->front().node() : nullptr;
+  Node* last =
+      results != nullptr && !results->empty() ? graph.writable(results->front().node()) : nullptr;
   if (last == nullptr) {
     throw epgraph::value_error("graft: '" + other_path + "' does not return a tensor first");
   }

@@ -38,7 +38,8 @@ Node* call(Graph& g, const char* op, std::vector<Argument> args, const char* nam
                          std::move(kwargs), name != nullptr ? name : "");
 }
 
-std::string names(const std::vector<Node*>& nodes) {
+template <class N>  // Node* or const Node*
+std::string names(const std::vector<N>& nodes) {
   std::string out;
   for (const Node* n : nodes) out += (out.empty() ? "" : ",") + std::string(n->name());
   return out;

@@ -563,10 +563,12 @@ TEST_CASE("node_copy copies and names as torch.fx does", "[fx][copy]") {
   Graph dst;
   Node* x = dst.placeholder("x");
   Node* add = call(dst, "torch.ops.aten.add.Tensor", {x, x}, "add");
-  Node* c1 = dst.node_copy(*s_add, [&](Node*) { return Argument(x); });
-  Node* c2 = dst.node_copy(*s_add_1, [&](Node* m) { return Argument(m == s_add ? c1 : add); });
-  Node* c3 = dst.node_copy(*s_add_2, [&](Node* m) { return Argument(m == s_add_1 ? c2 : x); });
-  Node* c4 = dst.node_copy(*src->find_node("cat"), [&](Node*) { return Argument(c3); });
+  Node* c1 = dst.node_copy(*s_add, [&](const Node*) { return Argument(x); });
+  Node* c2 =
+      dst.node_copy(*s_add_1, [&](const Node* m) { return Argument(m == s_add ? c1 : add); });
+  Node* c3 =
+      dst.node_copy(*s_add_2, [&](const Node* m) { return Argument(m == s_add_1 ? c2 : x); });
+  Node* c4 = dst.node_copy(*src->find_node("cat"), [&](const Node*) { return Argument(c3); });
   Node* c5 = dst.node_copy(*c4);
   dst.output({c5, add});
   CHECK(printed(dst) == expected("node_copy"));
@@ -588,14 +590,15 @@ TEST_CASE("node_copy and graph_copy refuse without changing anything", "[fx][cop
   }
   SECTION("node_copy whose arguments do not bind") {
     check_refused<epgraph::value_error>(
-        ep, [&] { dst.node_copy(*src->find_node("add"), [&](Node*) { return Argument("s"); }); },
+        ep,
+        [&] { dst.node_copy(*src->find_node("add"), [&](const Node*) { return Argument("s"); }); },
         "Cannot create node 'add_1' (torch.ops.aten.add.Tensor): argument 'self' expects "
         "Tensor, got str 's'; schema: aten::add.Tensor(Tensor self, Tensor other, *, Scalar "
         "alpha=1) -> Tensor");
   }
   SECTION("node_copy of a second output node") {
     check_refused<epgraph::runtime_error>(
-        ep, [&] { dst.node_copy(*src->output_node(), [&](Node*) { return Argument(x); }); },
+        ep, [&] { dst.node_copy(*src->output_node(), [&](const Node*) { return Argument(x); }); },
         "Graph already has an output node 'output'");
   }
   SECTION("graph_copy into itself") {

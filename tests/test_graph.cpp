@@ -504,6 +504,60 @@ TEST_CASE("users() through a const graph are the same nodes, read-only", "[graph
   CHECK(one[0] == b);
 }
 
+static_assert(
+    std::is_same_v<decltype(std::declval<const epgraph::Argument&>().node()), const Node*>,
+    "an argument names its node read-only: a const Graph& cannot reach a writable "
+    "node through its nodes' arguments");
+static_assert(std::is_same_v<decltype(std::declval<const Node&>().all_input_nodes()),
+                             std::vector<const Node*>>,
+              "a const node hands out its inputs read-only");
+static_assert(std::is_same_v<decltype(std::declval<Node&>().all_input_nodes()), std::vector<Node*>>,
+              "a writable node's inputs are writable (its graph is)");
+static_assert(
+    std::is_same_v<decltype(std::declval<Graph&>().writable(std::declval<const Node*>())), Node*>,
+    "the non-const graph gives write access to the nodes it owns");
+
+TEST_CASE("arguments name their nodes read-only; the non-const graph gives write access",
+          "[graph]") {
+  Graph g;
+  Node* x = g.placeholder("x");
+  Node* a = g.call_function("torch.ops.aten.relu.default", {x});
+  Node* b = g.call_function("torch.ops.aten.add.Tensor", {x, a});
+  g.output({b});
+  const Graph& cg = g;
+  const Node* cb = cg.find_node("add");
+  REQUIRE(cb == b);
+  const Node* in0 = cb->args()[0].node();
+  CHECK(in0 == x);
+  CHECK(cb->all_input_nodes() == std::vector<const Node*>{x, a});
+  CHECK(b->all_input_nodes() == std::vector<Node*>{x, a});
+  // Write access needs the non-const graph: the same node, writable.
+  Node* wx = g.writable(in0);
+  CHECK(wx == x);
+  CHECK(g.writable(nullptr) == nullptr);
+  // A node of another graph is refused, naming it; nothing changes.
+  Graph other;
+  const Node* foreign = other.placeholder("y");
+  CHECK_THROWS_AS(g.writable(foreign), epgraph::value_error);
+  CHECK_THROWS_WITH(g.writable(foreign),
+                    "Node 'y' does not belong to this graph (cannot make it writable)");
+  CHECK(g.size() == 4);
+  // Regression: an Argument built from a `const Node*` used to take the bool constructor (the
+  // node constructor took `Node*` only, and a pointer converts to bool): Argument(const_x) was
+  // `True`. It is the node now.
+  const epgraph::Argument from_const(in0);
+  CHECK_FALSE(from_const.is<bool>());
+  CHECK(from_const.is<Node*>());
+  CHECK(from_const.node() == x);
+  CHECK(from_const == epgraph::Argument(x));
+  // A node's arguments may be set from const pointers of its own graph.
+  b->set_args({in0, in0});
+  CHECK(b->args()[0].node() == x);
+  CHECK(b->args()[1].node() == x);
+  CHECK(x->users().size() == 2);  // relu and add, each once
+  CHECK(a->users().empty());
+}
+
 TEST_CASE("reading meta() through a non-const node creates no storage and changes nothing",
           "[graph][meta]") {
   Graph g;

@@ -71,7 +71,7 @@ std::unordered_map<const Node*, Node*> graft(Program& dst, const Program& src,
                                              const NestedGraphTargets* targets = nullptr) {
   Graph& g = dst.graph();
   Node* out = g.output_node();
-  Node* result = out->args()[0].list()->at(0).node();
+  Node* result = g.writable(out->args()[0].list()->at(0).node());
   std::unordered_map<const Node*, Node*> remap = {{src.graph().find_node("x"), result}};
   Argument copied;
   {
@@ -79,7 +79,7 @@ std::unordered_map<const Node*, Node*> graft(Program& dst, const Program& src,
     copied =
         targets ? g.graph_copy(src.graph(), remap, *targets) : g.graph_copy(src.graph(), remap);
   }
-  out->replace_input_with(result, copied.list()->at(0).node());
+  out->replace_input_with(result, g.writable(copied.list()->at(0).node()));
   return remap;
 }
 

@@ -110,7 +110,7 @@ template <class Program>
 void graft(Program& dst, const Program& src) {
   epgraph::Graph& g = dst.graph();
   epgraph::Node* out = g.output_node();
-  epgraph::Node* result = out->args()[0].list()->at(0).node();
+  epgraph::Node* result = g.writable(out->args()[0].list()->at(0).node());
   std::unordered_map<const epgraph::Node*, epgraph::Node*> remap = {
       {src.graph().find_node("x"), result}};
   epgraph::Argument copied;
@@ -118,7 +118,7 @@ void graft(Program& dst, const Program& src) {
     auto at = g.inserting_before(out);
     copied = g.graph_copy(src.graph(), remap);
   }
-  out->replace_input_with(result, copied.list()->at(0).node());
+  out->replace_input_with(result, g.writable(copied.list()->at(0).node()));
 }
 
 // What torch.fx's graph_copy gives instead: after graft(), the copied get_attr nodes

@@ -81,8 +81,8 @@ inline bool is_inplace_name(std::string_view name) noexcept {
   return name.size() > 1 && name.back() == '_' && name.substr(0, 2) != "__";
 }
 
-inline void push_nodes(const Argument& a, std::vector<Node*>& out) {
-  for_each_node(a, [&](Node* n) {
+inline void push_nodes(const Argument& a, std::vector<const Node*>& out) {
+  for_each_node(a, [&](const Node* n) {
     for (const Node* m : out) {
       if (m == n) return;
     }
@@ -115,9 +115,9 @@ inline void push_nodes(const Argument& a, std::vector<Node*>& out) {
 /// Mirrors: the alias analysis torch runs on the schema's annotations
 /// (`torch._library.utils.mutable_args` / `FunctionSchema.arguments[i].alias_info.is_write`,
 /// torch/_library/utils.py).
-[[nodiscard]] inline std::vector<Node*> written_inputs(
+[[nodiscard]] inline std::vector<const Node*> written_inputs(
     const Node& node, UnknownOperators unknown = UnknownOperators::impure) {
-  std::vector<Node*> out;
+  std::vector<const Node*> out;
   const std::string_view target =
       node.op() == OpCode::call_function || node.op() == OpCode::call_method ? node.target()
                                                                              : std::string_view{};
@@ -168,8 +168,8 @@ inline void push_nodes(const Argument& a, std::vector<Node*>& out) {
 /// Complexity: O(arguments * (keywords + returns) + log registry + length of target).
 /// Mirrors: the schema alias annotations torch's alias analysis reads (`SchemaInfo.may_alias`,
 /// torch/csrc/utils/schema_info.cpp; the returns' `alias_info` in torch/_library/utils.py).
-[[nodiscard]] inline std::vector<Node*> aliased_inputs(const Node& node) {
-  std::vector<Node*> out;
+[[nodiscard]] inline std::vector<const Node*> aliased_inputs(const Node& node) {
+  std::vector<const Node*> out;
   if (node.op() != OpCode::call_function && node.op() != OpCode::call_method) return out;
   const std::string_view target = node.target();
   const ArgumentView args = node.args();

@@ -90,6 +90,23 @@ template <>
 struct argument_storage<ArgumentList> {
   using type = Boxed<ArgumentList>;
 };
+// A node is held as `const Node*`: an Argument never hands out write access to the node it
+// names (see Argument::node()).
+template <>
+struct argument_storage<Node*> {
+  using type = const Node*;
+};
+template <>
+struct argument_storage<const Node*> {
+  using type = const Node*;
+};
+
+// Write access to a node named by an argument, for the graph's own code (detail/edges.hpp,
+// Graph's members): only code that holds the non-const Graph owning `node` may call it. Every
+// node is created non-const by its Graph, so the cast is well defined.
+[[nodiscard]] inline Node* writable_node(const Node* node) noexcept {
+  return const_cast<Node*>(node);
+}
 }  // namespace detail
 
 /// One value in a node's `args` or `kwargs`: what torch.fx calls an `Argument`. It holds exactly
@@ -103,12 +120,15 @@ struct argument_storage<ArgumentList> {
 /// `as<std::string>()`, `list()` and the other accessors take the plain types. A moved-from
 /// Argument holds None.
 ///
-/// A `Node*` held here is non-owning. Arguments are changed on a node only through
+/// A node held here is non-owning and read-only: `node()` gives a `const Node*`, so a
+/// `const Graph&` cannot reach a writable node through its nodes' arguments (as it cannot through
+/// `users()`, `prev()` or `next()`). Code that holds the non-const graph gets write access with
+/// `Graph::writable(arg.node())`. Arguments are changed on a node only through
 /// `Node::set_args`/`set_kwargs`/`replace_input_with`, which keep `users()` in sync.
 class Argument {
  public:
-  using Value = std::variant<None, bool, std::int64_t, double, Boxed<std::string>, Node*, dtype,
-                             Layout, MemoryFormat, Boxed<Device>, Boxed<ArgumentList>>;
+  using Value = std::variant<None, bool, std::int64_t, double, Boxed<std::string>, const Node*,
+                             dtype, Layout, MemoryFormat, Boxed<Device>, Boxed<ArgumentList>>;
 
   /// None.
   Argument() noexcept = default;
@@ -130,8 +150,9 @@ class Argument {
   /// A string. Throws std::bad_alloc.
   Argument(std::string_view s) : value_(Boxed<std::string>(std::string(s))) {}
   /// The value produced by `node` (non-owning; must be a node of the same graph when stored on a
-  /// node). A null pointer is refused by the setters that store it.
-  Argument(Node* node) noexcept : value_(node) {}
+  /// node). A null pointer is refused by the setters that store it. Takes `const Node*` (a
+  /// `Node*` converts): a const node pointer must not fall to the bool constructor.
+  Argument(const Node* node) noexcept : value_(node) {}
   Argument(std::nullptr_t) = delete;  // ambiguous: use epgraph::none or a node
   /// A dtype such as `torch.float32`.
   Argument(dtype d) noexcept : value_(d) {}
@@ -175,14 +196,17 @@ class Argument {
   [[nodiscard]] const Value& value() const noexcept { return value_; }
 
   /// True when the value is an `A` (one of None, bool, std::int64_t, double, std::string, Node*,
-  /// dtype, Layout, MemoryFormat, Device, ArgumentList).
+  /// dtype, Layout, MemoryFormat, Device, ArgumentList; `Node*` and `const Node*` both ask for a
+  /// node).
   template <class A>
   [[nodiscard]] bool is() const noexcept {
     return std::holds_alternative<typename detail::argument_storage<A>::type>(value_);
   }
   /// The value as an `A`; throws std::bad_variant_access when it holds another alternative.
+  /// A node is read with node() (there is no `as<Node*>()`: it would hand out write access).
   template <class A>
   [[nodiscard]] const A& as() const {
+    static_assert(!std::is_same_v<A, Node*>, "read a node with node(): it gives a const Node*");
     using S = typename detail::argument_storage<A>::type;
     if constexpr (std::is_same_v<S, A>) {
       return std::get<A>(value_);
@@ -192,9 +216,10 @@ class Argument {
   }
   /// True when the value is None.
   [[nodiscard]] bool is_none() const noexcept { return is<None>(); }
-  /// The node when the value is a node, else nullptr.
-  [[nodiscard]] Node* node() const noexcept {
-    const auto* n = std::get_if<Node*>(&value_);
+  /// The node when the value is a node, else nullptr. Read-only: with the non-const graph,
+  /// `Graph::writable(arg.node())` gives the writable node. O(1).
+  [[nodiscard]] const Node* node() const noexcept {
+    const auto* n = std::get_if<const Node*>(&value_);
     return n ? *n : nullptr;
   }
   /// The list when the value is a list, else nullptr.
@@ -279,20 +304,21 @@ using ArgumentView = ConstSpan<Argument>;
 /// Keyword arguments in call order (a Python dict keeps insertion order).
 using Kwargs = std::vector<std::pair<std::string, Argument>>;
 
-/// Calls `f(Node*)` for every node inside `arg`, depth first, in order, repeats included.
+/// Calls `f(const Node*)` for every node inside `arg`, depth first, in order, repeats included.
 /// O(size of the argument).
 template <class F>
 void for_each_node(const Argument& arg, F&& f) {
   if (arg.is<Node*>()) {
-    f(arg.as<Node*>());  // may be null: the setters refuse it with a clear error
+    f(arg.node());  // may be null: the setters refuse it with a clear error
   } else if (const ArgumentList* l = arg.list()) {
     for (const Argument& a : *l) for_each_node(a, f);
   }
 }
 
 /// An argument with every node `from` replaced by `to` (`add(x, x)` -> `add(y, y)`). O(size).
-[[nodiscard]] inline Argument replace_node_in(const Argument& arg, const Node* from, Node* to) {
-  if (Node* n = arg.node()) return n == from ? Argument(to) : arg;
+[[nodiscard]] inline Argument replace_node_in(const Argument& arg, const Node* from,
+                                              const Node* to) {
+  if (const Node* n = arg.node()) return n == from ? Argument(to) : arg;
   if (const ArgumentList* l = arg.list()) {
     ArgumentList out;
     out.reserve(l->size());

@@ -162,6 +162,21 @@ class Graph {
   /// find_nodes, read-only. Same contract.
   [[nodiscard]] std::vector<const Node*> find_nodes(
       OpCode op, std::optional<std::string_view> target = {}) const;
+  /// Write access to `node`, a node of this graph reached read-only (an argument's `node()`,
+  /// `all_input_nodes()` of a const node, a pattern match's bindings): holding the non-const
+  /// graph is what gives write access to its nodes, so `g.writable(n->args()[0].node())` is the
+  /// writable input of `n`. Returns nullptr for nullptr. Throws value_error when `node` belongs
+  /// to another graph ("Node 'x' does not belong to this graph (cannot make it writable)"). O(1).
+  /// torch.fx has no counterpart (Python has no const); it plays the role of NativeRT's paired
+  /// const/non-const accessors (torch/nativert/graph/Graph.h) for nodes named by arguments.
+  [[nodiscard]] Node* writable(const Node* node) {
+    if (node == nullptr) return nullptr;
+    if (&node->graph() != this) {
+      throw value_error("Node '" + std::string(node->name()) +
+                        "' does not belong to this graph (cannot make it writable)");
+    }
+    return detail::writable_node(node);
+  }
   /// True when `node` is a live node of this graph. O(1) on average. A pointer kept after its
   /// node was erased (FX: a node with `_erased` set) is never live; but in release builds the
   /// slot is reused at once, so such a pointer may name the next node created, and asking about
@@ -336,7 +351,7 @@ class Graph {
   /// operator's schema, value_error/runtime_error when the insertion point does not allow the
   /// node or it is a second output node. Strong guarantee. O(length of name + size of arguments +
   /// size of metadata), plus O(nodes) for a get_attr node whose target this graph uses.
-  Node* node_copy(const Node& node, const std::function<Argument(Node*)>& arg_transform = {});
+  Node* node_copy(const Node& node, const std::function<Argument(const Node*)>& arg_transform = {});
 
   /// node_copy, where a get_attr node whose target is a key of `nested_targets` gets the mapped
   /// target instead of node_copy's choice (the caller names the copied nested graph; FX's user
@@ -348,7 +363,7 @@ class Graph {
   /// 'then_graph': get_attr node 'then_graph' of this graph names a different nested graph under
   /// it" (the copied node, the target, then this graph's node). Strong guarantee. O(node_copy +
   /// log size of nested_targets + nodes).
-  Node* node_copy(const Node& node, const std::function<Argument(Node*)>& arg_transform,
+  Node* node_copy(const Node& node, const std::function<Argument(const Node*)>& arg_transform,
                   const NestedGraphTargets& nested_targets);
 
   /// Copies every node of `g` except its output node into this graph, in order, at the insertion

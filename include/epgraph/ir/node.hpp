@@ -111,7 +111,7 @@ class users_key {
 // Keeps the first occurrence of each pointer, in order. Small inputs are deduplicated by a
 // quadratic scan, larger ones by sorting (pointer, position) pairs: O(n log n) with two
 // allocations, no hashing.
-inline void keep_first_occurrences(std::vector<Node*>& v) {
+inline void keep_first_occurrences(std::vector<const Node*>& v) {
   if (v.size() <= 16) {
     std::size_t kept = 0;
     for (std::size_t i = 0; i < v.size(); ++i) {
@@ -122,10 +122,11 @@ inline void keep_first_occurrences(std::vector<Node*>& v) {
     v.resize(kept);
     return;
   }
-  std::vector<std::pair<Node*, std::size_t>> order(v.size());
+  std::vector<std::pair<const Node*, std::size_t>> order(v.size());
   for (std::size_t i = 0; i < v.size(); ++i) order[i] = {v[i], i};
   std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
-    return std::less<Node*>()(a.first, b.first) || (a.first == b.first && a.second < b.second);
+    return std::less<const Node*>()(a.first, b.first) ||
+           (a.first == b.first && a.second < b.second);
   });
   std::vector<bool> duplicate(v.size(), false);
   for (std::size_t i = 1; i < order.size(); ++i) {
@@ -139,9 +140,9 @@ inline void keep_first_occurrences(std::vector<Node*>& v) {
 }
 
 // Unique nodes referenced by args then kwargs, in first-occurrence order (FX's _input_nodes).
-inline std::vector<Node*> collect_input_nodes(ArgumentView args, const Kwargs& kwargs) {
-  std::vector<Node*> out;
-  auto add = [&](Node* n) { out.push_back(n); };
+inline std::vector<const Node*> collect_input_nodes(ArgumentView args, const Kwargs& kwargs) {
+  std::vector<const Node*> out;
+  auto add = [&](const Node* n) { out.push_back(n); };
   for (const Argument& a : args) for_each_node(a, add);
   for (const auto& kv : kwargs) for_each_node(kv.second, add);
   keep_first_occurrences(out);
@@ -254,8 +255,16 @@ class Node {
   }
 
   /// The unique nodes this node reads, args first then kwargs, in order of first appearance
-  /// (FX `node.all_input_nodes`). O(size of args + kwargs).
-  [[nodiscard]] std::vector<Node*> all_input_nodes() const {
+  /// (FX `node.all_input_nodes`). Throws std::bad_alloc. O(size of args + kwargs).
+  [[nodiscard]] std::vector<Node*> all_input_nodes() {
+    std::vector<Node*> out;
+    for (const Node* n : detail::collect_input_nodes(args(), kwargs())) {
+      out.push_back(detail::writable_node(n));  // a writable node's graph is writable
+    }
+    return out;
+  }
+  /// all_input_nodes, read-only (a const node hands out const neighbours). Same contract.
+  [[nodiscard]] std::vector<const Node*> all_input_nodes() const {
     return detail::collect_input_nodes(args(), kwargs());
   }
 
@@ -305,7 +314,7 @@ class Node {
   /// `node.replace_input_with`), updates users, and tells the owning program (when this node is
   /// the output node, output specs naming `old_input` follow). Throws value_error when
   /// `new_input` is null or of another graph. Strong guarantee. O(size of arguments).
-  void replace_input_with(Node* old_input, Node* new_input);
+  void replace_input_with(const Node* old_input, Node* new_input);
 
   /// Replaces every use of this node by `replacement` in all users for which `delete_user_cb`
   /// returns true (all users when it is empty) and returns the users changed, in users() order
@@ -506,7 +515,7 @@ class Node {
 
   void check_argument_nodes(ArgumentView args, const Kwargs& kwargs) const {
     const Graph* own = &graph();
-    auto check = [&](Node* n) {
+    auto check = [&](const Node* n) {
       if (n == nullptr) {
         throw value_error("Null argument node given to node '" + name_.str() + "'");
       }

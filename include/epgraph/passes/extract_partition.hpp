@@ -502,7 +502,9 @@ template <class T>
     user_names.emplace_back(copy->name());
     sig.input_specs.emplace_back(InputKind::USER_INPUT, TensorArgument{user_names.back()});
   }
-  const std::function<Argument(Node*)> to_copy = [&](Node* n) { return Argument(remap.at(n)); };
+  const std::function<Argument(const Node*)> to_copy = [&](const Node* n) {
+    return Argument(remap.at(n));
+  };
   for (const Node* n : b.nodes) remap.emplace(n, g->node_copy(*n, to_copy));
   ArgumentList results;
   for (const Node* o : b.outputs) {

@@ -228,7 +228,9 @@ Node* outline_partition(ExportedProgram<T>& ep, const std::vector<const Node*>& 
     p->mutable_meta().val = o->meta().val;
     remap.emplace(o, p);
   }
-  const std::function<Argument(Node*)> to_copy = [&](Node* n) { return Argument(remap.at(n)); };
+  const std::function<Argument(const Node*)> to_copy = [&](const Node* n) {
+    return Argument(remap.at(n));
+  };
   for (const Node* a : b.get_attrs) remap.emplace(a, sub->node_copy(*a, to_copy));
   for (const Node* n : b.nodes) remap.emplace(n, sub->node_copy(*n, to_copy));
   ArgumentList returned;

@@ -219,7 +219,7 @@ inline std::optional<Argument> constant_of(const Node& n) {
 // `a` with every use of a node in `constants` replaced by its constant (lists recursively).
 inline Argument replace_constants(const Argument& a, const std::map<const Node*, Argument>& c,
                                   bool& changed) {
-  if (Node* n = a.node()) {
+  if (const Node* n = a.node()) {
     auto it = c.find(n);
     if (it == c.end()) return a;
     changed = true;

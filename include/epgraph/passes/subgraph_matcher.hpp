@@ -51,7 +51,8 @@ struct InternalMatch {
   /// O(pattern size).
   [[nodiscard]] Node* node_of(const Node* pattern_node) const noexcept {
     const Argument* a = find(pattern_node);
-    return a != nullptr ? a->node() : nullptr;
+    // Bound to a node of the non-const graph given to SubgraphMatcher::match.
+    return a != nullptr ? detail::writable_node(a->node()) : nullptr;
   }
 };
 
@@ -282,7 +283,7 @@ class SubgraphMatcher {
       for (std::size_t i : state.order) m.nodes_map.emplace_back(nodes_[i], state.bound[i]);
       for (const Node* p : placeholders_) m.placeholder_nodes.push_back(bound(state, p));
       for (const Node* r : returning_) {
-        Node* gn = bound(state, r).node();
+        Node* gn = detail::writable_node(bound(state, r).node());  // of match()'s graph
         if (gn == nullptr) return;  // a returned placeholder bound to a literal
         m.returning_nodes.push_back(gn);
       }
@@ -370,7 +371,9 @@ class SubgraphMatcher {
   }
 
   bool match_arg(const Argument& pa, const Argument& ga, State& s) const {
-    if (pa.node() != nullptr && ga.node() != nullptr) return match_nodes(*pa.node(), ga.node(), s);
+    if (pa.node() != nullptr && ga.node() != nullptr) {
+      return match_nodes(*pa.node(), detail::writable_node(ga.node()), s);  // of match()'s graph
+    }
     const ArgumentList* pl = pa.list();
     const ArgumentList* gl = ga.list();
     if (pl != nullptr && gl != nullptr) {

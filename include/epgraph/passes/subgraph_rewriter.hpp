@@ -51,7 +51,7 @@ namespace detail {
 
 // What replace_pattern needs of Graph's internals: copies whose names can be given back.
 struct rewrite_access {
-  static Node* copy(Graph& g, const Node& n, const std::function<Argument(Node*)>& transform,
+  static Node* copy(Graph& g, const Node& n, const std::function<Argument(const Node*)>& transform,
                     Namespace::Proposal* taken) {
     return g.node_copy_impl(n, transform, taken);
   }
@@ -209,7 +209,7 @@ class PatternRewrite {
     for (const Node& rn : replacement_.nodes()) {
       if (rn.op() != OpCode::placeholder) continue;
       Argument& v = m.placeholder_nodes[p++];
-      if (Node* gn = v.node()) {
+      if (const Node* gn = v.node()) {
         auto it = changed_.find(gn);
         if (it != changed_.end()) v = Argument(it->second);
       }
@@ -217,7 +217,7 @@ class PatternRewrite {
     }
     for (auto& kv : m.nodes_map) {
       if (kv.first->op() == OpCode::placeholder) {
-        if (Node* gn = kv.second.node()) {
+        if (const Node* gn = kv.second.node()) {
           auto it = changed_.find(gn);
           if (it != changed_.end()) kv.second = Argument(it->second);
         }
@@ -235,7 +235,7 @@ class PatternRewrite {
           before ? graph_.inserting_before(anchor) : graph_.inserting_after(anchor);
       for (const Node& rn : replacement_.nodes()) {
         if (rn.op() == OpCode::placeholder || rn.op() == OpCode::output) continue;
-        const std::function<Argument(Node*)> transform = [&](Node* x) -> Argument {
+        const std::function<Argument(const Node*)> transform = [&](const Node* x) -> Argument {
           auto it = value.find(x);
           if (it == value.end()) {
             throw runtime_error("Cannot copy replacement node '" + std::string(rn.name()) +
@@ -297,7 +297,7 @@ class PatternRewrite {
     std::vector<Node*> ret;
     for (const Argument& r : returned_values(*replacement_.last_node())) {
       const auto it = r.node() != nullptr ? value.find(r.node()) : value.end();
-      Node* n = it != value.end() ? it->second.node() : nullptr;
+      Node* n = it != value.end() ? graph_.writable(it->second.node()) : nullptr;
       if (n == nullptr) {
         throw value_error("Cannot replace node '" +
                           std::string(m.returning_nodes[ret.size()]->name()) +

@@ -58,7 +58,7 @@ inline void stable_topological_sort(Graph& graph) {
     pos_by_id[Graph::id_of(m)] = p;
     by_pos.push_back(m);
     wait.push_back(Wait{static_cast<std::uint32_t>(occurrences.size()), 0, no_wait, no_wait});
-    auto add = [&](Node* input) { occurrences.push_back(Graph::id_of(input)); };
+    auto add = [&](const Node* input) { occurrences.push_back(Graph::id_of(input)); };
     for (const Argument& a : m->args()) for_each_node(a, add);
     for (const auto& kv : m->kwargs()) for_each_node(kv.second, add);
   }

@@ -103,8 +103,8 @@ template <class T>
 /// holds no node at that position. Throws nothing. O(output specs). Like looking the target up
 /// in torch's `buffers_to_mutate` (torch/export/graph_signature.py), in the other direction.
 template <class T>
-[[nodiscard]] Node* buffer_mutation_value(const ExportedProgram<T>& ep,
-                                          std::string_view buffer_target) {
+[[nodiscard]] const Node* buffer_mutation_value(const ExportedProgram<T>& ep,
+                                                std::string_view buffer_target) {
   const auto& outputs = ep.graph_signature().output_specs;
   for (std::size_t k = 0; k < outputs.size(); ++k) {
     if (outputs[k].kind() != OutputKind::BUFFER_MUTATION || !outputs[k].target() ||
@@ -118,6 +118,13 @@ template <class T>
     return (*results)[k].node();
   }
   return nullptr;
+}
+
+/// buffer_mutation_value of a writable program: the same node, writable. Same contract.
+template <class T>
+[[nodiscard]] Node* buffer_mutation_value(ExportedProgram<T>& ep, std::string_view buffer_target) {
+  const ExportedProgram<T>& read = ep;
+  return ep.graph().writable(buffer_mutation_value(read, buffer_target));
 }
 
 /// True when `node` stands for a weight-like value: a get_attr node, or a placeholder bound to a

@@ -203,7 +203,9 @@ class EdgeUpdate {
   // last to each users list, so the others keep their order. No-throw. O(size of its arguments
   // x users of each input).
   static void leave_inputs(Node* node) noexcept {
-    auto leave = [node](Node* input) { input->remove_user(node, users_key()); };
+    auto leave = [node](const Node* input) {
+      writable_node(input)->remove_user(node, users_key());
+    };
     for (const Argument& a : node->args()) for_each_node(a, leave);
     for (const auto& kv : node->kwargs()) for_each_node(kv.second, leave);
   }
@@ -291,10 +293,11 @@ class EdgeUpdate {
         for (const auto& kv : *kwargs) for_each_node(kv.second, f);
       }
     };
-    each_old([&](Node* n) { flag(n, in_old); });
-    each_new([&](Node* n) { flag(n, in_new); });
+    each_old([&](const Node* n) { flag(writable_node(n), in_old); });
+    each_new([&](const Node* n) { flag(writable_node(n), in_new); });
     c.added_begin = added_.size();
-    each_new([&](Node* n) {
+    each_new([&](const Node* read) {
+      Node* n = writable_node(read);  // a node of the graph being edited
       if (!has(n, in_old) && !has(n, added)) {
         flag(n, added);
         added_.push_back(n);
@@ -302,7 +305,8 @@ class EdgeUpdate {
     });
     c.added_end = added_.size();
     c.removed_begin = removed_.size();
-    each_old([&](Node* n) {
+    each_old([&](const Node* read) {
+      Node* n = writable_node(read);  // a node of the graph being edited
       if (!has(n, in_new) && !has(n, removed)) {
         flag(n, removed);
         removed_.push_back(n);

@@ -50,7 +50,7 @@ inline auto Graph::each_indexed() const noexcept -> EachIndexed { return EachInd
 
 template <class F>
 inline Argument Graph::map_nodes(const Argument& arg, const F& f) {
-  if (Node* n = arg.node()) return f(n);
+  if (const Node* n = arg.node()) return f(n);
   if (const ArgumentList* l = arg.list()) {
     ArgumentList out;
     out.reserve(l->size());
@@ -66,7 +66,7 @@ template <class Transform>
 inline Node* Graph::node_copy_impl(const Node& node, const Transform& transform,
                                    Namespace::Proposal* taken, const NestedGraphTargets* given) {
   auto map = [&](const Argument& a) -> Argument {
-    if constexpr (std::is_same_v<Transform, std::function<Argument(Node*)>>) {
+    if constexpr (std::is_same_v<Transform, std::function<Argument(const Node*)>>) {
       if (!transform) return a;
     }
     return map_nodes(a, transform);
@@ -256,11 +256,12 @@ inline Node* Graph::output(ArgumentList results) {
 }
 
 inline Node* Graph::node_copy(const Node& node,
-                              const std::function<Argument(Node*)>& arg_transform) {
+                              const std::function<Argument(const Node*)>& arg_transform) {
   return node_copy_impl(node, arg_transform, nullptr);
 }
 
-inline Node* Graph::node_copy(const Node& node, const std::function<Argument(Node*)>& arg_transform,
+inline Node* Graph::node_copy(const Node& node,
+                              const std::function<Argument(const Node*)>& arg_transform,
                               const NestedGraphTargets& nested_targets) {
   return node_copy_impl(node, arg_transform, nullptr, &nested_targets);
 }
@@ -541,11 +542,11 @@ EPGRAPH_DETAIL_CORE_INLINE bool Graph::eliminate_dead_code(
   // Upper bounds: pages never written are never touched, and no growth copies 8 MB at 1M nodes.
   doomed.reserve(size_);
   losing_users.reserve(size_);
-  auto note = [&](Node* input) {
+  auto note = [&](const Node* input) {
     const std::uint32_t id = id_of(input);
     if (!touched[id]) {
       touched[id] = true;
-      losing_users.push_back(input);
+      losing_users.push_back(detail::writable_node(input));
     }
   };
   // One pass over the nodes, from the last: a node is dead when all its users are.
@@ -653,7 +654,7 @@ Graph::graph_copy_impl(const Graph& g, std::unordered_map<const Node*, Node*>& v
   keys.reserve(g.size());
   const InsertPoint saved = insert_;
   const Node* current = nullptr;
-  auto lookup = [&](Node* input) -> Argument {
+  auto lookup = [&](const Node* input) -> Argument {
     auto it = value_remap.find(input);
     if (it == value_remap.end()) {
       throw runtime_error("Cannot copy node '" + current->name_ + "': its input '" + input->name_ +
@@ -823,7 +824,7 @@ EPGRAPH_DETAIL_CORE_INLINE void Graph::move_node(Node* x, Node* anchor, bool bef
   // Nodes x passes over must not be its inputs (moving earlier) or its users (moving later).
   const std::uint32_t epoch = next_mark_epoch();
   if (earlier) {
-    auto mark = [epoch](Node* n) { n->mark_ = epoch | 1u; };
+    auto mark = [epoch](const Node* n) { detail::writable_node(n)->mark_ = epoch | 1u; };
     for (const Argument& a : x->args()) for_each_node(a, mark);
     for (const auto& kv : x->kwargs()) for_each_node(kv.second, mark);
     for (Node* n = next; n != x; n = n->next_) {
@@ -1098,7 +1099,7 @@ EPGRAPH_DETAIL_CORE_INLINE void Node::set_kwargs(Kwargs kwargs) {
   edges.commit();
 }
 
-EPGRAPH_DETAIL_CORE_INLINE void Node::replace_input_with(Node* old_input, Node* new_input) {
+EPGRAPH_DETAIL_CORE_INLINE void Node::replace_input_with(const Node* old_input, Node* new_input) {
   if (new_input == nullptr) {
     throw value_error("Cannot replace an input of node '" + name_ + "' with a null node");
   }
@@ -1121,7 +1122,8 @@ EPGRAPH_DETAIL_CORE_INLINE void Node::replace_input_with(Node* old_input, Node* 
     new_kwargs.emplace_back(kv.first, replace_node_in(kv.second, old_input, new_input));
   }
   detail::EdgeUpdate edges;
-  edges.stage_replacement(this, std::move(new_args), std::move(new_kwargs), old_input, new_input);
+  edges.stage_replacement(this, std::move(new_args), std::move(new_kwargs),
+                          detail::writable_node(old_input), new_input);  // of this graph
   edges.finish_stage();
   edges.announce_replace(*old_input, *new_input);
   edges.commit();

@@ -103,7 +103,7 @@ EPGRAPH_DETAIL_CORE_INLINE void format_argument(std::string& out, const Argument
           out += python_float_repr(v);
         } else if constexpr (std::is_same_v<V, Boxed<std::string>>) {
           out += style == ArgStyle::fx_str ? v.get() : python_str_repr(v.get());
-        } else if constexpr (std::is_same_v<V, Node*>) {
+        } else if constexpr (std::is_same_v<V, const Node*>) {
           if (style == ArgStyle::fx_str) out += '%';
           out += v->name();
         } else if constexpr (std::is_same_v<V, dtype>) {

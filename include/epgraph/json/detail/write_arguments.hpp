@@ -77,7 +77,7 @@ class ArgumentWriter {
 
   // One of the graph's outputs (torch's serialize_output).
   ojson graph_output(const Argument& a) {
-    if (Node* n = a.node()) {
+    if (const Node* n = a.node()) {
       if (values_.value_kind(n) == ValueKind::custom_obj) {
         // torch's deserialize_graph_output reads tensors, symbols and constants only.
         throw serialization_error("graph_module.graph.outputs",
@@ -219,7 +219,7 @@ class ArgumentWriter {
 
   // A value that is not a list, typed from the value.
   ojson scalar_arg(const Argument& a) {
-    if (Node* n = a.node()) return node_ref(n);
+    if (const Node* n = a.node()) return node_ref(n);
     if (a.is_none()) return object_of("as_none", true);
     if (a.is<bool>()) return object_of("as_bool", a.as<bool>());
     if (a.is<std::int64_t>()) return object_of("as_int", a.as<std::int64_t>());
@@ -243,7 +243,7 @@ class ArgumentWriter {
   // plain value.
   bool nodes_of(const ArgumentList& l, ValueKind kind, bool allow_none, bool allow_plain) {
     for (const Argument& x : l) {
-      if (Node* n = x.node()) {
+      if (const Node* n = x.node()) {
         if (values_.value_kind(n) != kind) return false;
       } else if (!(allow_none && x.is_none()) && !(allow_plain && !x.list() && !x.is_none())) {
         return false;
@@ -319,7 +319,7 @@ class ArgumentWriter {
          has_str = false, has_list = false;
     ValueKind node_kind = ValueKind::tensor;
     for (const Argument& x : l) {
-      if (Node* n = x.node()) {
+      if (const Node* n = x.node()) {
         has_node = true;
         node_kind = values_.value_kind(n);
       } else if (x.is_none())
@@ -358,7 +358,7 @@ class ArgumentWriter {
   }
 
   ojson sym_item(const Argument& x, const char* value_key) {
-    if (Node* n = x.node()) return object_of("as_name", n->name());
+    if (const Node* n = x.node()) return object_of("as_name", n->name());
     if (x.is<double>()) return object_of(value_key, float_to_json(x.as<double>()));
     if (x.is<bool>()) return object_of(value_key, x.as<bool>());
     return object_of(value_key, x.as<std::int64_t>());
