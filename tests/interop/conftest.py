@@ -5,6 +5,8 @@ Environment:
   EPGRAPH_PT2_EDIT        path of the built pt2_edit tool (set by ctest); required.
   EPGRAPH_INTEROP_WORKDIR folder for every generated file (set by ctest to a folder in the build
                           tree); default: a pytest temporary folder.
+  EPGRAPH_INTEROP_SHARD   "lowering" or "rest": run only that shard's tests (ctest runs the two
+                          side by side, see CMakeLists.txt); unset: every test.
 """
 
 from __future__ import annotations
@@ -24,6 +26,28 @@ torch = pytest.importorskip("torch")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import zoo  # noqa: E402
+
+# The "lowering" shard: the ExecuTorch lowering of every zoo program, specialize and
+# outline_partition (about half of the suite's time, measured with --durations=0); "rest" is the
+# other half. Each test is in exactly one shard.
+_LOWERING_FILES = {"test_specialize.py", "test_outline_partition.py"}
+_LOWERING_TESTS = {"test_zoo_runs_in_executorch", "test_zoo_not_supported_by_executorch"}
+
+
+def pytest_collection_modifyitems(config, items):
+    shard = os.environ.get("EPGRAPH_INTEROP_SHARD")
+    if not shard:
+        return
+    if shard not in ("lowering", "rest"):
+        raise pytest.UsageError(f"EPGRAPH_INTEROP_SHARD={shard!r}: expected 'lowering' or 'rest'")
+    keep, drop = [], []
+    for item in items:
+        lowering = (pathlib.Path(str(item.fspath)).name in _LOWERING_FILES
+                    or getattr(item, "originalname", item.name) in _LOWERING_TESTS)
+        (keep if lowering == (shard == "lowering") else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+    items[:] = keep
 
 
 class Tool:

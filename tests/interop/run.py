@@ -5,9 +5,10 @@
 when pytest collected no tests (pytest's 5), so an empty run never passes.
 
 Environment (set by ctest, see CMakeLists.txt): EPGRAPH_PT2_EDIT (the pt2_edit binary, required),
-EPGRAPH_INTEROP_WORKDIR (folder for the generated programs). Extra arguments go to pytest; when
-they name test files (test_*.py, relative to this folder), only those run (ctest runs the files in
-shards side by side, see CMakeLists.txt), else every test_*.py here.
+EPGRAPH_INTEROP_WORKDIR (folder for the generated programs), EPGRAPH_INTEROP_SHARD (which half
+of the tests to run; ctest runs the two halves side by side, see CMakeLists.txt and conftest.py).
+Extra arguments go to pytest; when they name test files (test_*.py, relative to this folder), only
+those run, else every test_*.py here.
 """
 
 import os
