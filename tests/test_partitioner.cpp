@@ -413,20 +413,19 @@ PartitionerLines partitioner_torch_reference(epgraph::Graph& g,
   std::map<int, int> partitions_order;
   std::map<int, std::set<int>> partition_users;
   int new_partition_id = 0;
-  const auto has_node = [&](int id, int node) {
-    const auto& v = partitions_by_id.at(id).nodes;
-    return std::any_of(v.begin(), v.end(), [&](const auto& e) { return e.first == node; });
-  };
   const auto downstream_partitions = [&](const std::set<int>& user_nodes,
                                          const std::set<int>& source_ids) {
     std::set<int> out;
+    // A partition met again adds nothing new to `out` (a set): its map is merged once. Same
+    // result as torch's loop, which merges it at every node (the reference's main cost).
+    std::unordered_set<int> merged;
     for (int user_node : user_nodes) {
       std::vector<int> path{user_node};
       path.insert(path.end(), downstreams[static_cast<std::size_t>(user_node)].begin(),
                   downstreams[static_cast<std::size_t>(user_node)].end());
       for (int path_node : path) {
         const auto it = assignment.find(path_node);
-        if (it == assignment.end()) continue;
+        if (it == assignment.end() || !merged.insert(it->second).second) continue;
         out.insert(it->second);
         const std::set<int>& m = partition_map[it->second];
         out.insert(m.begin(), m.end());
@@ -437,13 +436,18 @@ PartitionerLines partitioner_torch_reference(epgraph::Graph& g,
   };
   const auto maybe_merge_partition = [&](int self_id, int other_id) -> std::pair<int, bool> {
     const auto dfs_iter_find_cycle = [&](const std::set<int>& all_user_nodes) {
+      // The nodes of both partitions: torch asks each partition's node dict; one set here.
+      std::unordered_set<int> in_either;
+      for (int id : {self_id, other_id}) {
+        for (const auto& e : partitions_by_id.at(id).nodes) in_either.insert(e.first);
+      }
       for (int user_node : all_user_nodes) {
         std::set<int> visited_partition_ids;
         std::vector<int> path{user_node};
         path.insert(path.end(), downstreams[static_cast<std::size_t>(user_node)].begin(),
                     downstreams[static_cast<std::size_t>(user_node)].end());
         for (int path_node : path) {
-          if (has_node(self_id, path_node) || has_node(other_id, path_node)) return true;
+          if (in_either.count(path_node) != 0) return true;
           const auto it = assignment.find(path_node);
           if (it != assignment.end()) {
             const int partition_id = it->second;
