@@ -467,3 +467,46 @@ TEST_CASE("verify: every symbol of a node's value is a readable one of range_con
         Strings{"Range constraint 's1' has min_val 100 > max_val 2",
                 "Node 'x': strides[0]: the expression 'Integer(7)' is 7, but its hint is 4"});
 }
+
+TEST_CASE("verify: a SymBool expression only where a SymBool belongs", "[verify][sym]") {
+  // torch.export.load takes Eq(s0, 4) as a size (sympify, then create_symintnode) and fails only
+  // when the size is used; verify names the slot.
+  Program ep =
+      program_from_specs({epgraph_test::user_input("x")}, {epgraph_test::user_output("y")}, {"y"});
+  ep.metadata().range_constraints = {epgraph::RangeConstraint{"s0", 2, 64}};
+  const std::string s0 = "Symbol('s0', positive=True, integer=True)";
+  const std::string eq = "Eq(" + s0 + ", Integer(4))";
+  epgraph::TensorMeta m;
+  m.sizes = {epgraph::SymExpr{eq, std::nullopt}, std::int64_t{3}};
+  m.strides = {std::int64_t{3}, std::int64_t{1}};
+  Node* x = ep.graph().find_node("x");
+  Node* y = ep.graph().find_node("y");
+  x->mutable_meta().val = m;
+  y->mutable_meta().val = epgraph::NodeValue::List{
+      epgraph::SymIntValue{epgraph::SymExpr{"Ne(" + s0 + ", Integer(1))", std::nullopt}},
+      epgraph::SymFloatValue{epgraph::SymExpr{"And(" + eq + ", " + eq + ")", std::nullopt}},
+      epgraph::SymBoolValue{epgraph::SymExpr{"Mul(Integer(2), " + s0 + ")", std::nullopt}},
+      epgraph::SymBoolValue{epgraph::SymExpr{eq, std::nullopt}}};
+  epgraph::VerifyOptions options;
+  options.check_state = false;
+  const std::string what = " (a relation, And, Or, Not, True or False)";
+  CHECK(violations(ep, options) ==
+        Strings{"Node 'x': sizes[0]: '" + eq + "' is a SymBool expression" + what +
+                    ", where an integer belongs",
+                "Node 'y': [0] SymInt: 'Ne(" + s0 + ", Integer(1))' is a SymBool expression" +
+                    what + ", where an integer belongs"});
+  // the first problem of each node is named; with the first two fixed, the next ones show
+  m.sizes[0] = epgraph::SymExpr{s0, 4};
+  x->mutable_meta().val = m;
+  y->mutable_meta().val = epgraph::NodeValue::List{
+      epgraph::SymFloatValue{epgraph::SymExpr{"And(" + eq + ", " + eq + ")", std::nullopt}}};
+  CHECK(violations(ep, options) ==
+        Strings{"Node 'y': [0] SymFloat: 'And(" + eq + ", " + eq + ")' is a SymBool expression" +
+                what + ", where a SymFloat belongs"});
+  y->mutable_meta().val =
+      epgraph::SymBoolValue{epgraph::SymExpr{"Mul(Integer(2), " + s0 + ")", std::nullopt}};
+  CHECK(violations(ep, options) == Strings{"Node 'y': SymBool: 'Mul(Integer(2), " + s0 +
+                                           ")' is not a SymBool expression" + what});
+  y->mutable_meta().val = epgraph::SymBoolValue{epgraph::SymExpr{eq, std::nullopt}};
+  CHECK(violations(ep, options) == Strings{});
+}

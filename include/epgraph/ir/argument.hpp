@@ -116,7 +116,8 @@ struct argument_storage<const Node*> {
 ///
 /// An Argument is 16 bytes: strings, devices and lists are kept in a `Boxed` heap cell, so the
 /// `Value` variant visited through `value()` has the alternatives `Boxed<std::string>`,
-/// `Boxed<Device>` and `Boxed<ArgumentList>` for them (use `.get()`); `is<std::string>()`,
+/// `Boxed<Device>` and `Boxed<ArgumentList>` for them (use `.get()`), and `const Node*` for a
+/// node; `is<std::string>()`,
 /// `as<std::string>()`, `list()` and the other accessors take the plain types. A moved-from
 /// Argument holds None.
 ///

@@ -526,7 +526,10 @@ inline void check_aten_targets(const Graph& graph, std::vector<std::string>& out
 
 // Rule 12 of verify: each symbolic expression of a node's value is one sym::parse reads and uses
 // only symbols that are keys of range_constraints, as torch.export.load requires (sympify, then
-// "vr must not be None" for a symbol without a range). Each distinct text is parsed once.
+// "vr must not be None" for a symbol without a range), of the kind its slot holds: a SymBool
+// (a relation, And, Or, Not, True, False) where a SymBool belongs and nowhere else (torch loads
+// `Eq(s0, 4)` as a size and fails later, when the size is used). Each distinct text is parsed
+// once.
 template <class T>
 void check_value_symbols(const ExportedProgram<T>& ep, std::vector<std::string>& out) {
   std::unordered_set<std::string_view> keys;
@@ -540,6 +543,7 @@ void check_value_symbols(const ExportedProgram<T>& ep, std::vector<std::string>&
   struct Read {
     std::string problem;                   // why the text is refused, or ""
     std::optional<std::int64_t> constant;  // its value when it has no symbol
+    bool boolean = false;                  // a SymBool expression
   };
   std::unordered_map<std::string, Read> seen;  // by text: each is parsed once
   for (const Node& n : ep.graph().nodes()) {
@@ -551,6 +555,7 @@ void check_value_symbols(const ExportedProgram<T>& ep, std::vector<std::string>&
             try {
               const sym::Expr parsed = sym::parse(e.expr);
               read.constant = parsed.as_integer();
+              read.boolean = parsed.is_boolean();
               for (const std::string& s : parsed.free_symbols()) {
                 if (keys.count(s) != 0) continue;
                 read.problem = "the symbol '" + s +
@@ -565,6 +570,21 @@ void check_value_symbols(const ExportedProgram<T>& ep, std::vector<std::string>&
           }
           const Read& read = it->second;
           if (!read.problem.empty()) return field + ": " + read.problem;
+          constexpr std::string_view bool_slot = "SymBool";  // field ends with it
+          const bool wants_boolean =
+              field.size() >= bool_slot.size() &&
+              std::string_view(field).substr(field.size() - bool_slot.size()) == bool_slot;
+          if (read.boolean != wants_boolean) {
+            return field + ": '" + e.expr + "' is " +
+                   (read.boolean ? "a SymBool expression (a relation, And, Or, Not, True or "
+                                   "False), where " +
+                                       std::string(field.find("SymFloat") != std::string::npos
+                                                       ? "a SymFloat"
+                                                       : "an integer") +
+                                       " belongs"
+                                 : std::string("not a SymBool expression (a relation, And, Or, "
+                                               "Not, True or False)"));
+          }
           // a constant whose export-time value disagrees (torch: "int(sym)=7 != hint=4")
           if (read.constant && e.hint && *read.constant != *e.hint) {
             return field + ": the expression '" + e.expr + "' is " +
