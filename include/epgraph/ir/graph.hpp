@@ -169,14 +169,7 @@ class Graph {
   /// to another graph ("Node 'x' does not belong to this graph (cannot make it writable)"). O(1).
   /// torch.fx has no counterpart (Python has no const); it plays the role of NativeRT's paired
   /// const/non-const accessors (torch/nativert/graph/Graph.h) for nodes named by arguments.
-  [[nodiscard]] Node* writable(const Node* node) {
-    if (node == nullptr) return nullptr;
-    if (&node->graph() != this) {
-      throw value_error("Node '" + std::string(node->name()) +
-                        "' does not belong to this graph (cannot make it writable)");
-    }
-    return detail::writable_node(node);
-  }
+  [[nodiscard]] Node* writable(const Node* node);
   /// True when `node` is a live node of this graph. O(1) on average. A pointer kept after its
   /// node was erased (FX: a node with `_erased` set) is never live; but in release builds the
   /// slot is reused at once, so such a pointer may name the next node created, and asking about

@@ -335,6 +335,15 @@ EPGRAPH_DETAIL_CORE_INLINE std::vector<const Node*> Graph::find_nodes(
   return std::vector<const Node*>(found.begin(), found.end());
 }
 
+inline Node* Graph::writable(const Node* node) {
+  if (node == nullptr) return nullptr;
+  if (&node->graph() != this) {
+    throw value_error("Node '" + std::string(node->name()) +
+                      "' does not belong to this graph (cannot make it writable)");
+  }
+  return detail::writable_node(node);
+}
+
 EPGRAPH_DETAIL_CORE_INLINE bool Graph::contains(const Node* node) const {
   if (node == nullptr) return false;
 #if EPGRAPH_STALE_NODE_CHECKS
