@@ -335,7 +335,7 @@ EPGRAPH_DETAIL_CORE_INLINE std::vector<const Node*> Graph::find_nodes(
   return std::vector<const Node*>(found.begin(), found.end());
 }
 
-inline Node* Graph::writable(const Node* node) {
+EPGRAPH_DETAIL_CORE_INLINE Node* Graph::writable(const Node* node) {
   if (node == nullptr) return nullptr;
   if (&node->graph() != this) {
     throw value_error("Node '" + std::string(node->name()) +
