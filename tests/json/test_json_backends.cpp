@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -428,17 +429,18 @@ std::size_t nodes_read_direct(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("json backends: usual nodes are read from simdjson's document, the rest from a tree",
+TEST_CASE("json backends: nodes are read from simdjson's document, a repeated key from a tree",
           "[json][backends]") {
   const std::string example =
       read_text(std::filesystem::path(EPGRAPH_SOURCE_DIR) / "examples/data/decoder_block.json");
   const ojson doc = ojson::parse(example);
   const ojson& nodes = doc["graph_module"]["graph"]["nodes"];
   REQUIRE(nodes.size() == 18);
-  // split (a list of outputs) and the 5-output batch norm go through their trees.
+  // One NodeReader on both documents: split (a list of outputs) and the 5-output batch norm,
+  // which the former direct reader left to their trees, are read from the document as well.
   REQUIRE(nodes[2]["outputs"][0].contains("as_tensors"));
   REQUIRE(nodes[2]["target"] == "torch.ops.aten.split.Tensor");
-  CHECK(nodes_read_direct(example) == 16);
+  CHECK(nodes_read_direct(example) == 18);
 
   // {description, edit of node 0 (layer_norm), nodes read directly after it}
   struct Variant {
@@ -447,31 +449,31 @@ TEST_CASE("json backends: usual nodes are read from simdjson's document, the res
     std::size_t direct;
   };
   const std::vector<Variant> variants = {
-      {"unchanged", [](ojson&) {}, 16},
-      {"a field of a newer schema", [](ojson& n) { n["future"] = 1; }, 15},
-      {"a null name", [](ojson& n) { n["name"] = nullptr; }, 16},
-      {"a given name", [](ojson& n) { n["name"] = "ln"; }, 16},
-      {"a null kind", [](ojson& n) { n["inputs"][0]["kind"] = nullptr; }, 15},
-      {"no kind", [](ojson& n) { n["inputs"][0].erase("kind"); }, 16},
-      {"a keyword input", [](ojson& n) { n["inputs"][5]["kind"] = 2; }, 16},
-      {"an integer float", [](ojson& n) { n["inputs"][4]["arg"]["as_float"] = 1; }, 16},
-      {"a legacy union", [](ojson& n) { n["inputs"][4]["arg"]["as_int"] = nullptr; }, 15},
-      {"null metadata", [](ojson& n) { n["metadata"] = nullptr; }, 16},
+      {"unchanged", [](ojson&) {}, 18},
+      {"a field of a newer schema", [](ojson& n) { n["future"] = 1; }, 18},
+      {"a null name", [](ojson& n) { n["name"] = nullptr; }, 18},
+      {"a given name", [](ojson& n) { n["name"] = "ln"; }, 18},
+      {"a null kind", [](ojson& n) { n["inputs"][0]["kind"] = nullptr; }, 18},
+      {"no kind", [](ojson& n) { n["inputs"][0].erase("kind"); }, 18},
+      {"a keyword input", [](ojson& n) { n["inputs"][5]["kind"] = 2; }, 18},
+      {"an integer float", [](ojson& n) { n["inputs"][4]["arg"]["as_float"] = 1; }, 18},
+      {"a legacy union", [](ojson& n) { n["inputs"][4]["arg"]["as_int"] = nullptr; }, 18},
+      {"null metadata", [](ojson& n) { n["metadata"] = nullptr; }, 18},
       {"no is_hop_single_tensor_return", [](ojson& n) { n.erase("is_hop_single_tensor_return"); },
-       16},
+       18},
       {"is_hop_single_tensor_return true",
-       [](ojson& n) { n["is_hop_single_tensor_return"] = true; }, 16},
+       [](ojson& n) { n["is_hop_single_tensor_return"] = true; }, 18},
 
       {"a sym int",
        [](ojson& n) {
          n["inputs"][1]["arg"] = {{"as_sym_ints", {{{"as_int", 16}}}}};
        },
-       16},
+       18},
       {"a device",
        [](ojson& n) {
          n["inputs"][1]["arg"] = {{"as_device", {{"type", "cpu"}}}};
        },
-       15},
+       18},
   };
   for (const Variant& v : variants) {
     INFO(v.what);
@@ -492,10 +494,39 @@ TEST_CASE("json backends: usual nodes are read from simdjson's document, the res
   REQUIRE(at != std::string::npos);
   std::string repeated = dumped;
   repeated.insert(at + md.size(), "\"zz\":\"first\",\"zz\":\"second\",");
-  CHECK(nodes_read_direct(repeated) == 15);
+  CHECK(nodes_read_direct(repeated) == 17);
   const std::string simd = load_outcome(repeated, parser_backend::simdjson);
   CHECK(simd.find("\"zz\":\"second\"") != std::string::npos);
   CHECK(simd == load_outcome(repeated, parser_backend::nlohmann));
+
+  // A repeated key anywhere in a node (a field, an argument's union, a tensor reference, an
+  // output, a field of a newer schema) sends that node, and only it, to its tree: the last value
+  // wins there, as in torch's json.loads. {text in node 0, its replacement, expected outcome}
+  const std::vector<std::tuple<std::string, std::string, std::string>> repeats = {
+      {R"("target":"torch.ops.aten.layer_norm.default")",
+       R"("target":"torch.ops.aten.relu.default","target":"torch.ops.aten.layer_norm.default")",
+       "ok"},
+      {R"({"as_float":1e-05})", R"({"as_float":"x","as_float":1e-05})", "ok"},
+      {R"({"as_tensor":{"name":"x"}})", R"({"as_tensor":{"name":"nowhere","name":"x"}})", "ok"},
+      {R"([{"as_tensor":{"name":"layer_norm"}}])",
+       R"([{"as_tensor":{"name":"ln0","name":"layer_norm"}}])", "ok"},
+      {R"("target":"torch.ops.aten.layer_norm.default")",
+       R"("target":"torch.ops.aten.layer_norm.default","future":{"a":1,"a":2})", "ok"},
+      {R"({"as_tensor":{"name":"x"}})", R"({"as_tensor":{"name":"x","name":"nowhere"}})",
+       "error:graph_module.graph.nodes[0].inputs[0].arg.as_tensor: value 'nowhere' is not "
+       "produced by any graph input or node"},
+  };
+  for (const auto& [from, to, outcome] : repeats) {
+    INFO(to);
+    std::string text = dumped;
+    const std::size_t pos = text.find(from, text.find("\"nodes\":[{"));  // in node 0
+    REQUIRE(pos < text.find("},{\"target\"", text.find("\"nodes\":[{")));
+    text.replace(pos, from.size(), to);
+    const std::string got = load_outcome(text, parser_backend::simdjson);
+    CHECK(got.substr(0, outcome.size()) == outcome);
+    CHECK(got == load_outcome(text, parser_backend::nlohmann));
+    if (outcome == "ok") CHECK(nodes_read_direct(text) == 17);
+  }
 
   // Nodes read_node refuses: the same error from both backends.
   const std::vector<std::pair<std::function<void(ojson&)>, std::string>> refused = {

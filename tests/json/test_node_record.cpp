@@ -42,9 +42,11 @@ TEST_CASE("node record: an input record written by the reader's helper is read b
   d::JsonText rec(text);
   const nlohmann::ordered_json kind = 2;
   const nlohmann::ordered_json null_kind = nullptr;
-  d::append_input_record(rec, "self", "as_tensor", "", nullptr);
-  d::append_input_record(rec, "op", "as_operator", "torch.ops.aten._print.default", &kind);
-  d::append_input_record(rec, "q\"x", "as_ints", "", &null_kind);
+  d::append_input_record_with(rec, "self", "as_tensor", "", false, [] { FAIL("no kind"); });
+  d::append_input_record_with(rec, "op", "as_operator", "torch.ops.aten._print.default", true,
+                              [&] { d::write_json(rec, kind); });
+  d::append_input_record_with(rec, "q\"x", "as_ints", "", true,
+                              [&] { d::write_json(rec, null_kind); });
   CHECK(text ==
         "{\"name\":\"self\",\"as\":\"as_tensor\"},"
         "{\"name\":\"op\",\"as\":\"as_operator\",\"operator\":\"torch.ops.aten._print.default\","

@@ -1,8 +1,8 @@
 // Reading torch.export's serialized JSON (schema 8.x, 7.x, 2.x) into an ExportedProgram: the
 // definitions of load_exported_program and load_exported_program_from_string (load.hpp declares
 // and documents them). The reader's parts are in detail/: parse.hpp (the text to a tree),
-// read_program.hpp (the document), read_graph.hpp (a graph: read_values, read_nodes,
-// read_direct, read_arguments, read_record), read_signature.hpp (the specs).
+// read_program.hpp (the document), read_graph.hpp (a graph: read_values, read_nodes on
+// simd_value or the tree, read_arguments, read_record), read_signature.hpp (the specs).
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 

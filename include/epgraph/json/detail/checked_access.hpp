@@ -4,7 +4,9 @@
 
 // Checked access to parsed JSON values with exact error paths. Internal to epgraph::json.
 
+#include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -127,12 +129,17 @@ std::int64_t get_int(const J& j, const Path& path) {
   }
   throw serialization_error(path, "expected an integer, got " + type_of(j));
 }
+template <class J>
+const std::string& get_string(const J& j, const Path& path) {
+  if (!j.is_string()) throw serialization_error(path, "expected a string, got " + type_of(j));
+  return j.template get_ref<const std::string&>();
+}
 // A float: a JSON number or torch's "Infinity" / "-Infinity" / "NaN" strings.
 template <class J>
 double get_float(const J& j, const Path& path) {
   if (j.is_number()) return j.template get<double>();
   if (j.is_string()) {
-    const auto& s = j.template get_ref<const std::string&>();
+    const std::string_view s = get_string(j, path);
     if (s == "Infinity") return std::numeric_limits<double>::infinity();
     if (s == "-Infinity") return -std::numeric_limits<double>::infinity();
     if (s == "NaN") return std::numeric_limits<double>::quiet_NaN();
@@ -143,11 +150,6 @@ template <class J>
 bool get_bool(const J& j, const Path& path) {
   if (!j.is_boolean()) throw serialization_error(path, "expected a boolean, got " + type_of(j));
   return j.template get<bool>();
-}
-template <class J>
-const std::string& get_string(const J& j, const Path& path) {
-  if (!j.is_string()) throw serialization_error(path, "expected a string, got " + type_of(j));
-  return j.template get_ref<const std::string&>();
 }
 
 // The one member of a union object. Accepts the current form (one member) and the legacy form
@@ -169,6 +171,44 @@ std::pair<std::string, const J*> union_member(const J& j, const Path& path) {
   if (value == nullptr) throw serialization_error(path, "union has no member set");
   return {key, value};
 }
+
+// Calls visit(key, value) for each member of the object `j` in order (key a std::string_view).
+// The SimdValue overload (simd_value.hpp) has the same contract.
+template <class Visit>
+void for_each_member(const ojson& j, Visit&& visit) {
+  for (auto it = j.begin(); it != j.end(); ++it) visit(std::string_view(it.key()), it.value());
+}
+// Calls visit(index, value) for each element of the array `j` in order.
+template <class Visit>
+void for_each_element(const ojson& j, Visit&& visit) {
+  std::size_t i = 0;
+  for (const ojson& x : j) visit(i++, x);
+}
+
+// The members `keys` (distinct) of the object `obj`, each into `out` at its key's index (nullptr
+// when absent); returns the object, to be read further. The SimdValue overload (simd_value.hpp)
+// reads them in one pass and returns the object with its keys checked. O(members x N).
+template <std::size_t N>
+const ojson& fetch_fields(const ojson& obj, const std::array<std::string_view, N>& keys,
+                          std::array<const ojson*, N>& out) {
+  for (std::size_t k = 0; k < N; ++k) {
+    const auto it = obj.find(keys[k]);
+    out[k] = it == obj.end() ? nullptr : &*it;
+  }
+  return obj;
+}
+// A member fetch_fields gave: the value; throws serialization_error at `path` when it is absent.
+template <class Ref>
+decltype(auto) required(const Ref& member, const Path& path, std::string_view key) {
+  if (!member) throw serialization_error(path, "missing required field '" + std::string(key) + "'");
+  return *member;
+}
+
+// What opt_field returns for a J: a pointer into the tree, or a SimdValue in an std::optional
+// (also the member of union_member's result).
+template <class J>
+using member_ref =
+    decltype(opt_field(std::declval<const J&>(), std::declval<const Path&>(), std::string_view()));
 
 [[noreturn]] inline void unknown_member(const Path& path, const std::string& member) {
   throw serialization_error(path, "unknown union member '" + member + "'");

@@ -201,12 +201,6 @@ void append_input_record_with(JsonText& rec, std::string_view name, std::string_
   }
   rec.raw('}');
 }
-// `kind`: the file's `kind` value, or nullptr when it had none.
-inline void append_input_record(JsonText& rec, std::string_view name, std::string_view tag,
-                                std::string_view operator_text, const ojson* kind) {
-  append_input_record_with(rec, name, tag, operator_text, kind != nullptr,
-                           [&] { rec.value(*kind); });
-}
 
 // The tag of an input record (`rec`, null for an input the file did not have: ArgTag::unknown).
 [[nodiscard]] inline ArgTag input_record_tag(const ojson* rec) {

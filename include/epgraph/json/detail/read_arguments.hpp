@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -20,6 +22,7 @@
 #include "node_record.hpp"
 #include "read_record.hpp"
 #include "read_values.hpp"
+#include "simd_value.hpp"
 #include "tree.hpp"
 #if EPGRAPH_JSON_HAS_SIMDJSON
 #include "simdjson_feed.hpp"
@@ -108,18 +111,21 @@ class NestedGraphs {
 };
 
 // Reads argument unions (torch's deserialize_input), resolving value names against the graph's
-// values.
+// values. Written once against the value type J: ordered_json or SimdValue (simd_value.hpp).
 class ArgumentReader {
  public:
   ArgumentReader(const GraphValues& values, NestedGraphs& graphs)
       : values_(values), graphs_(graphs) {}
 
   // Argument union -> epgraph Argument (torch's deserialize_input). `member_out`, when given,
-  // receives the union tag. `graph_arg` nodes (as_graph) are created on the way (NestedGraphs).
-  Argument read(const ojson& j, const Path& path, std::string* member_out) {
+  // receives the union tag. `graph_arg` nodes (as_graph) are created on the way (NestedGraphs;
+  // for J = SimdValue, needs_tree is thrown instead, before anything is created). Throws
+  // serialization_error and std::bad_alloc. O(size of the argument).
+  template <class J>
+  Argument read(const J& j, const Path& path, std::string* member_out) {
     const auto m_vp = union_member(j, path);
     const std::string& m = m_vp.first;
-    const ojson& v = *m_vp.second;
+    const J& v = *m_vp.second;
     const Path p = at_key(path, m);
     if (member_out) *member_out = m;
     switch (const ArgTag tag = arg_tag(m)) {
@@ -128,7 +134,7 @@ class ArgumentReader {
       case ArgTag::as_int: return Argument(get_int(v, p));
       case ArgTag::as_float: return Argument(get_float(v, p));
       case ArgTag::as_string:
-      case ArgTag::as_operator: return Argument(get_string(v, p));
+      case ArgTag::as_operator: return Argument(std::string(get_string(v, p)));
       case ArgTag::as_bool: return Argument(get_bool(v, p));
       case ArgTag::as_sym_int:
       case ArgTag::as_sym_float:
@@ -144,7 +150,12 @@ class ArgumentReader {
         return Argument{get_float(field(v, p, "real"), at_key(p, "real")),
                         get_float(field(v, p, "imag"), at_key(p, "imag"))};
       case ArgTag::as_string_to_argument: return read_string_to_argument(v, p);
-      case ArgTag::as_graph: return graphs_.read(v, p);
+      case ArgTag::as_graph:
+        if constexpr (std::is_same_v<J, ojson>) {
+          return graphs_.read(v, p);
+        } else {
+          throw needs_tree{};  // NestedGraphs keeps the graph as a tree
+        }
       case ArgTag::as_tensors:
       case ArgTag::as_ints:
       case ArgTag::as_floats:
@@ -164,17 +175,19 @@ class ArgumentReader {
 
  private:
   // A tensor argument ({"name": ...}): the node producing it.
-  Argument tensor_ref(const ojson& t, const Path& tp) const {
+  template <class J>
+  Argument tensor_ref(const J& t, const Path& tp) const {
     return Argument(values_.lookup(get_string(field(t, tp, "name"), at_key(tp, "name")), tp));
   }
 
   // A SymInt/SymFloat/SymBool argument (`tag` is its as_sym_* tag): the node of a named symbol,
   // or the constant of the matching type.
-  Argument sym_ref(const ojson& s, const Path& sp, ArgTag tag) const {
+  template <class J>
+  Argument sym_ref(const J& s, const Path& sp, ArgTag tag) const {
     if (s.is_null()) throw serialization_error(sp, "expected a symbolic value, got null");
     const auto sm_sv = union_member(s, sp);
     const std::string& sm = sm_sv.first;
-    const ojson& sv = *sm_sv.second;
+    const J& sv = *sm_sv.second;
     const Path svp = at_key(sp, sm);
     if (sm == "as_name") return Argument(values_.lookup(get_string(sv, svp), svp));
     const ArgTag constant = tag == ArgTag::as_sym_int     ? ArgTag::as_int
@@ -187,7 +200,8 @@ class ArgumentReader {
   }
 
   // An OptionalTensor union: None or a tensor.
-  Argument optional_tensor(const ojson& x, const Path& xp) const {
+  template <class J>
+  Argument optional_tensor(const J& x, const Path& xp) const {
     const auto om_ov = union_member(x, xp);
     const ArgTag tag = arg_tag(om_ov.first);
     if (tag == ArgTag::as_none) return Argument(none);
@@ -196,11 +210,12 @@ class ArgumentReader {
   }
 
   // as_scalar_type / as_layout / as_memory_format (torch's enum values) and as_device.
-  static Argument read_enum_arg(ArgTag tag, const ojson& v, const Path& p) {
+  template <class J>
+  static Argument read_enum_arg(ArgTag tag, const J& v, const Path& p) {
     if (tag == ArgTag::as_device) {
       Device d;
       d.type = get_string(field(v, p, "type"), at_key(p, "type"));
-      if (const ojson* idx = opt_field(v, p, "index"); idx && !idx->is_null()) {
+      if (const member_ref<J> idx = opt_field(v, p, "index"); idx && !idx->is_null()) {
         d.index = get_int(*idx, at_key(p, "index"));
         if (*d.index < 0) {
           throw serialization_error(at_key(p, "index"), "Device index must not be negative");
@@ -224,21 +239,25 @@ class ArgumentReader {
   }
 
   // A list argument (`tag` is one of the list tags): one Argument per element.
-  Argument read_list_arg(ArgTag tag, const ojson& v, const Path& p) {
+  template <class J>
+  Argument read_list_arg(ArgTag tag, const J& v, const Path& p) {
     expect_array(v, p);
     ArgumentList out;
-    for (std::size_t i = 0; i < v.size(); ++i)
-      out.push_back(read_list_item(tag, v[i], at_index(p, i)));
+    out.reserve(v.size());
+    for_each_element(v, [&](std::size_t i, const J& x) {
+      out.push_back(read_list_item(tag, x, at_index(p, i)));
+    });
     return Argument(std::move(out));
   }
 
   // One element of a list argument of tag `tag`.
-  Argument read_list_item(ArgTag tag, const ojson& x, const Path& xp) {
+  template <class J>
+  Argument read_list_item(ArgTag tag, const J& x, const Path& xp) {
     switch (tag) {
       case ArgTag::as_tensors: return tensor_ref(x, xp);
       case ArgTag::as_ints: return Argument(get_int(x, xp));
       case ArgTag::as_floats: return Argument(get_float(x, xp));
-      case ArgTag::as_strings: return Argument(get_string(x, xp));
+      case ArgTag::as_strings: return Argument(std::string(get_string(x, xp)));
       case ArgTag::as_bools: return Argument(get_bool(x, xp));
       case ArgTag::as_sym_ints: return sym_ref(x, xp, ArgTag::as_sym_int);
       case ArgTag::as_sym_floats: return sym_ref(x, xp, ArgTag::as_sym_float);
@@ -249,26 +268,27 @@ class ArgumentReader {
     // as_int_lists / as_float_lists / as_nested_tensors: a list of lists.
     expect_array(x, xp);
     ArgumentList inner;
-    for (std::size_t i = 0; i < x.size(); ++i) {
+    for_each_element(x, [&](std::size_t i, const J& item) {
       const Path ip = at_index(xp, i);
       if (tag == ArgTag::as_int_lists) {
-        inner.push_back(get_int(x[i], ip));
+        inner.push_back(get_int(item, ip));
       } else if (tag == ArgTag::as_float_lists) {
-        inner.push_back(get_float(x[i], ip));
+        inner.push_back(get_float(item, ip));
       } else {
-        inner.push_back(tensor_ref(x[i], ip));
+        inner.push_back(tensor_ref(item, ip));
       }
-    }
+    });
     return Argument(std::move(inner));
   }
 
   // as_string_to_argument: a dict of str -> argument, kept as a list of [key, value] pairs.
-  Argument read_string_to_argument(const ojson& v, const Path& p) {
+  template <class J>
+  Argument read_string_to_argument(const J& v, const Path& p) {
     expect_object(v, p);
     ArgumentList out;
-    for (auto it = v.begin(); it != v.end(); ++it) {
-      out.push_back(Argument{it.key(), read(it.value(), at_key(p, it.key()), nullptr)});
-    }
+    for_each_member(v, [&](std::string_view key, const J& value) {
+      out.push_back(Argument{std::string(key), read(value, at_key(p, key), nullptr)});
+    });
     return Argument(std::move(out));
   }
 

@@ -23,7 +23,6 @@
 #include "dom.hpp"
 #include "node_record.hpp"
 #include "read_arguments.hpp"
-#include "read_direct.hpp"
 #include "read_nodes.hpp"
 #include "read_record.hpp"
 #include "read_values.hpp"
@@ -36,9 +35,8 @@ namespace epgraph::json::detail {
 
 // Reads one serialized graph into an epgraph Graph, the way
 // GraphModuleDeserializer.deserialize_graph builds an FX graph. The parts: GraphValues (the
-// value names and tables), NodeReader (nodes from their tree), read_node_direct (usual nodes
-// from simdjson's document), ArgumentReader and NestedGraphs (arguments), NodeRecordWriter (each
-// node's record).
+// value names and tables), NodeReader (nodes, from their tree or simdjson's document),
+// ArgumentReader and NestedGraphs (arguments), NodeRecordWriter (each node's record).
 class GraphReader {
  public:
   // Nodes are built as the file has them: torch's deserializer does not check calls against
@@ -77,14 +75,15 @@ class GraphReader {
 #if EPGRAPH_JSON_HAS_SIMDJSON
   // Makes the next read_consuming take the graph's nodes from `nodes` (simdjson's document,
   // parsed by `feeder`: ParsedDocument::nodes) instead of the tree's `nodes`, which must be
-  // empty; both must outlive that call. Each node in a form read_node_direct reads is read from
-  // the document; any other is built as the tree it would have been and read by NodeReader, so
-  // the graph and the errors are the same as from the tree.
+  // empty; both must outlive that call. NodeReader reads each node from the document, except a
+  // node with a nested graph or a repeated key (see simd_value.hpp), which it reads from the tree
+  // that node would have been: the graph and the errors are the same as from the tree.
   void take_nodes_from(SimdjsonFeeder& feeder, const simdjson::dom::array& nodes) noexcept {
     feeder_ = &feeder;
     direct_nodes_ = &nodes;
   }
-  // How many nodes read_node_direct read (tests tell the two routes apart with it).
+  // How many nodes were read from simdjson's document, not a tree (tests tell the two routes
+  // apart with it).
   [[nodiscard]] std::size_t nodes_read_direct() const noexcept { return direct_read_; }
 #endif
 
@@ -238,9 +237,12 @@ class GraphReader {
     std::size_t i = 0;
     for (const simdjson::dom::element e : nodes) {
       const Path p = at_index(np, i++);
-      if (read_node_direct(g_, values_, record_, e, p)) {
+      try {
+        nodes_.read(SimdValue(e), p);
         ++direct_read_;
         continue;
+      } catch (const needs_tree&) {
+        // Nothing was changed: the node is read from its tree below.
       }
       ojson tree = feeder_->tree(e, builder);
       JsonDisposer guard(tree);

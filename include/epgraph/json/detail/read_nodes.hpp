@@ -4,9 +4,12 @@
 
 // Internal to epgraph::json (the reader).
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -20,13 +23,15 @@
 #include "read_arguments.hpp"
 #include "read_record.hpp"
 #include "read_values.hpp"
+#include "simd_value.hpp"
 #include "text.hpp"
 
 namespace epgraph::json::detail {
 
-// Reads serialized nodes (any form of schema 8.x, 7.x and the legacy one) from their JSON tree
-// into the graph, the way torch's deserialize_node builds them. read_node_direct (read_direct.hpp)
-// reads the usual forms straight from simdjson's document; this reads every other node.
+// Reads serialized nodes (any form of schema 8.x, 7.x and the legacy one) into the graph, the way
+// torch's deserialize_node builds them. Written once against the value type J: ordered_json (a
+// node's tree) or SimdValue (simdjson's document, simd_value.hpp), with the same graph, records
+// and errors from both.
 class NodeReader {
  public:
   NodeReader(Graph& graph, GraphValues& values, ArgumentReader& args, NodeRecordWriter& record)
@@ -34,20 +39,27 @@ class NodeReader {
 
   // A serialized node (torch's deserialize_node) -> a call_function node, plus one getitem node
   // per output of a multi-output node. The node's record (NodeMeta::serialized) is written as
-  // text (NodeRecordWriter).
-  void read(const ojson& jn, const Path& path) {
-    expect_object(jn, path);
+  // text (NodeRecordWriter). Throws serialization_error (the messages listed at
+  // load_exported_program_from_string), std::bad_alloc and, for J = SimdValue, needs_tree before
+  // it has changed anything. O(size of the node).
+  template <class J>
+  void read(const J& serialized, const Path& path) {
+    expect_object(serialized, path);
+    std::array<member_ref<J>, kNodeKeys.size()> fields{};
+    const auto& jn = fetch_fields(serialized, kNodeKeys, fields);
     const std::string target = target_from_json(
-        get_string(field(jn, path, node_key::target), at_key(path, node_key::target)));
+        get_string(required(fields[0], path, node_key::target), at_key(path, node_key::target)));
     const Path ip = at_key(path, node_key::inputs);
-    const auto& inputs = expect_array(field(jn, path, node_key::inputs), ip);
+    const auto& inputs = required(fields[1], path, node_key::inputs);
+    expect_array(inputs, ip);
     const Path op = at_key(path, node_key::outputs);
-    const auto& outputs = expect_array(field(jn, path, node_key::outputs), op);
+    const auto& outputs = required(fields[2], path, node_key::outputs);
+    expect_array(outputs, op);
     const bool hop = is_hop_target(target);
     ArgumentList args;
     Kwargs kwargs;
     read_node_inputs(inputs, ip, hop, args, kwargs);
-    NodeFields f = read_node_fields(jn, path, outputs, op);
+    NodeFields<J> f = read_node_fields(jn, fields, path, outputs, op);
     const bool single_value =
         f.outs.size() == 1 &&
         (f.outs[0].first == "as_tensor" || f.outs[0].first == "as_sym_int" ||
@@ -92,30 +104,45 @@ class NodeReader {
   }
 
  private:
+  // The fields of a serialized node the reader knows (schema 8.20), in the order the reader
+  // takes them.
+  static constexpr std::array<std::string_view, 6> kNodeKeys = {
+      node_key::target,   node_key::inputs, node_key::outputs,
+      node_key::metadata, node_key::name,   node_key::is_hop_single_tensor_return};
+  // An input's fields.
+  static constexpr std::array<std::string_view, 3> kInputKeys = {record_key::name, "arg",
+                                                                 record_key::kind};
+
   // One serialized output of a node: its union tag and value.
-  using NodeOutput = std::pair<std::string, const ojson*>;
+  template <class J>
+  using NodeOutput = std::pair<std::string, member_ref<J>>;
 
   // What read_node takes from a serialized node besides its inputs.
+  template <class J>
   struct NodeFields {
-    std::optional<bool> hop_single;  // is_hop_single_tensor_return, when given and not null
-    std::string given_name;          // `name`, when given and not null
-    std::vector<NodeOutput> outs;    // `outputs`
+    std::optional<bool> hop_single;   // is_hop_single_tensor_return, when given and not null
+    std::string given_name;           // `name`, when given and not null
+    std::vector<NodeOutput<J>> outs;  // `outputs`
     std::vector<std::pair<std::string, std::string>> meta;  // `metadata`
   };
 
   // Reads a node's `inputs` into `args` / `kwargs` (positional or keyword by their ArgumentKind,
   // or, without one, keyword when a higher-order operator's input has a name) and writes their
   // records to the record writer's args() / kwargs().
-  void read_node_inputs(const ojson& inputs, const Path& ip, bool hop, ArgumentList& args,
+  template <class J>
+  void read_node_inputs(const J& inputs, const Path& ip, bool hop, ArgumentList& args,
                         Kwargs& kwargs) {
     record_.clear_inputs();
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
+    for_each_element(inputs, [&](std::size_t i, const J& in) {
       const Path p = at_index(ip, i);
-      const auto& in = expect_object(inputs[i], p);
-      const std::string name =
-          get_string(field(in, p, record_key::name), at_key(p, record_key::name));
+      expect_object(in, p);
+      std::array<member_ref<J>, kInputKeys.size()> f{};
+      (void)fetch_fields(in, kInputKeys, f);
+      // A view into the document (which outlives the node's reading): most names are not kept.
+      const std::string_view name =
+          get_string(required(f[0], p, record_key::name), at_key(p, record_key::name));
       std::string member;
-      Argument a = args_.read(field(in, p, "arg"), at_key(p, "arg"), &member);
+      Argument a = args_.read(required(f[1], p, "arg"), at_key(p, "arg"), &member);
       std::string operator_text;
       if (member == "as_operator") {  // kept as torch.fx prints it; the file's text is recorded
         std::string shown = operator_arg_from_json(a.as<std::string>());
@@ -125,39 +152,43 @@ class NodeReader {
         }
       }
       std::optional<std::int64_t> kind;
-      const ojson* k = opt_field(in, p, record_key::kind);
-      if (k != nullptr && !k->is_null()) kind = get_int(*k, at_key(p, record_key::kind));
+      const member_ref<J>& k = f[2];
+      if (k && !k->is_null()) kind = get_int(*k, at_key(p, record_key::kind));
       const bool positional = kind ? *kind != kKeyword : (!hop || name.empty());
       if (positional && !kwargs.empty()) {
-        throw serialization_error(p, "positional argument '" + name + "' after keyword arguments");
+        throw serialization_error(
+            p, "positional argument '" + std::string(name) + "' after keyword arguments");
       }
-      append_input_record(positional ? record_.args() : record_.kwargs(), name, member,
-                          operator_text, k);
+      JsonText& rec = positional ? record_.args() : record_.kwargs();
+      append_input_record_with(rec, name, member, operator_text, static_cast<bool>(k),
+                               [&] { write_json(rec, *k); });
       if (positional) {
         args.push_back(std::move(a));
       } else {
-        kwargs.emplace_back(name, std::move(a));
+        kwargs.emplace_back(std::string(name), std::move(a));
       }
-    }
+    });
   }
 
   // Reads a node's other fields and writes the record up to its output layout ("out", with
   // legacy null members dropped); the value's members ("sym"/"custom_obj") and the closing brace
   // come after.
-  NodeFields read_node_fields(const ojson& jn, const Path& path, const ojson& outputs,
-                              const Path& op) {
-    NodeFields f;
+  // `fields`: fetch_fields' members of kNodeKeys.
+  template <class J, class Fields>
+  NodeFields<J> read_node_fields(const J& jn, const Fields& fields, const Path& path,
+                                 const J& outputs, const Path& op) {
+    NodeFields<J> f;
     JsonText& rec = record_.text();
     record_.start();
-    if (const ojson* h = opt_field(jn, path, node_key::is_hop_single_tensor_return)) {
+    if (const member_ref<J>& h = fields[5]) {
       rec.raw(',');
       rec.key(record_key::hop);
-      rec.value(*h);
+      write_json(rec, *h);
       if (!h->is_null()) {
         f.hop_single = get_bool(*h, at_key(path, node_key::is_hop_single_tensor_return));
       }
     }
-    if (const ojson* n = opt_field(jn, path, node_key::name)) {
+    if (const member_ref<J>& n = fields[4]) {
       rec.raw(',');
       rec.key(record_key::has_name);
       rec.boolean(true);
@@ -167,49 +198,55 @@ class NodeReader {
     rec.raw(',');
     rec.key(record_key::out);
     rec.raw('[');
-    for (std::size_t i = 0; i < outputs.size(); ++i) {
-      auto mv = union_member(outputs[i], at_index(op, i));
+    for_each_element(outputs, [&](std::size_t i, const J& out) {
+      auto mv = union_member(out, at_index(op, i));
       if (i != 0) rec.raw(',');
       rec.raw('{');
       rec.key(mv.first);
-      rec.value(*mv.second);
+      write_json(rec, *mv.second);
       rec.raw('}');
       f.outs.push_back(std::move(mv));
-    }
+    });
     rec.raw(']');
-    f.meta = read_node_metadata(jn, path);
+    f.meta = read_node_metadata(fields[3], path);
     return f;
   }
 
   // A node's `metadata` (required, may be null): string -> string, in the file's order.
-  static std::vector<std::pair<std::string, std::string>> read_node_metadata(const ojson& jn,
+  // `md`: the node's metadata member (fetch_fields).
+  template <class Ref>
+  static std::vector<std::pair<std::string, std::string>> read_node_metadata(const Ref& md,
                                                                              const Path& path) {
+    using J = std::decay_t<decltype(*md)>;
     std::vector<std::pair<std::string, std::string>> meta;
-    const ojson* md = opt_field(jn, path, node_key::metadata);
-    if (md == nullptr) throw serialization_error(path, "missing required field 'metadata'");
+    if (!md) throw serialization_error(path, "missing required field 'metadata'");
     if (md->is_null()) return meta;
     const Path mp = at_key(path, node_key::metadata);
     expect_object(*md, mp);
-    for (auto it = md->begin(); it != md->end(); ++it) {
-      meta.emplace_back(it.key(), get_string(it.value(), at_key(mp, it.key())));
-    }
+    meta.reserve(md->size());
+    for_each_member(*md, [&](std::string_view key, const J& value) {
+      meta.emplace_back(std::string(key), std::string(get_string(value, at_key(mp, key))));
+    });
     return meta;
   }
 
   // The name of a single-value output (as_tensor's `name`, a symbol's `as_name`).
-  static std::string output_value_name(const NodeOutput& o, const Path& p) {
+  template <class Output>  // NodeOutput<J>
+  static std::string output_value_name(const Output& o, const Path& p) {
     if (o.first == "as_tensor") {
-      return get_string(field(*o.second, p, record_key::name), at_key(p, record_key::name));
+      return std::string(
+          get_string(field(*o.second, p, record_key::name), at_key(p, record_key::name)));
     }
     return output_item_name(*o.second, p);
   }
 
   // The name of a symbolic output ({"as_name": ...}); anything else is refused.
-  static std::string output_item_name(const ojson& item, const Path& p) {
+  template <class J>
+  static std::string output_item_name(const J& item, const Path& p) {
     const auto sm_sv = union_member(item, p);
     if (sm_sv.first != "as_name")
       throw serialization_error(p, "a node output must be a named value");
-    return get_string(*sm_sv.second, at_key(p, sm_sv.first));
+    return std::string(get_string(*sm_sv.second, at_key(p, sm_sv.first)));
   }
 
   // The getitem node reading output `idx` of `parent`, named `gname` (the file's name when
@@ -243,19 +280,22 @@ class NodeReader {
 
   // One getitem node of `parent` per element of the list output `arr`; `parent`'s value becomes
   // the list of theirs (see tuple_value).
-  void read_output_items(Node* parent, const ojson& arr, const Path& p) {
+  template <class J>
+  void read_output_items(Node* parent, const J& arr, const Path& p) {
     expect_array(arr, p);
     std::vector<const Node*> items;
-    for (std::size_t k = 0; k < arr.size(); ++k) {
+    for_each_element(arr, [&](std::size_t k, const J& item) {
       const Path kp = at_index(p, k);
       std::string gname;
-      if (arr[k].is_object() && arr[k].contains(record_key::name)) {
-        gname = get_string(arr[k][record_key::name], at_key(kp, record_key::name));
+      member_ref<J> given{};
+      if (item.is_object()) given = opt_field(item, kp, record_key::name);
+      if (given) {
+        gname = get_string(*given, at_key(kp, record_key::name));
       } else {
-        gname = output_item_name(arr[k], kp);
+        gname = output_item_name(item, kp);
       }
       items.push_back(make_getitem(parent, static_cast<std::int64_t>(k), gname, kp, true));
-    }
+    });
     set_tuple_value(parent, items);
   }
 
@@ -280,7 +320,8 @@ class NodeReader {
 
   // The outputs of a node with several values (or one list): getitem nodes, as torch's
   // deserialize_multiple_outputs makes them.
-  void read_multiple_outputs(Node* node, const std::vector<NodeOutput>& outs, const Path& op) {
+  template <class Output>  // NodeOutput<J>
+  void read_multiple_outputs(Node* node, const std::vector<Output>& outs, const Path& op) {
     if (outs.size() == 1) {
       if (outs[0].first != "as_tensors") {
         throw serialization_error(at_index(op, 0),
@@ -292,7 +333,7 @@ class NodeReader {
     std::vector<const Node*> items;
     for (std::size_t i = 0; i < outs.size(); ++i) {
       const Path p = at_index(op, i);
-      const NodeOutput& o = outs[i];
+      const Output& o = outs[i];
       const auto idx = static_cast<std::int64_t>(i);
       const ArgTag tag = arg_tag(o.first);
       if (tag == ArgTag::as_tensor || tag == ArgTag::as_sym_int || tag == ArgTag::as_sym_float) {

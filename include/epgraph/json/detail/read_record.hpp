@@ -59,14 +59,15 @@ class NodeRecordWriter {
   // Fields of a serialized node that schema 8.20 does not define (a newer minor version's),
   // appended to the node's record as `,"extra":{...}` in the file's order; the writer puts them
   // back after the known fields. Nothing is appended for a node with only known fields.
-  static void append_unknown_node_fields(const ojson& jn, JsonText& out) {
+  // J: ordered_json or SimdValue (simd_value.hpp).
+  template <class J>
+  static void append_unknown_node_fields(const J& jn, JsonText& out) {
     bool any = false;
-    for (auto it = jn.begin(); it != jn.end(); ++it) {
-      const std::string& k = it.key();
+    for_each_member(jn, [&](std::string_view k, const J& value) {
       if (k == node_key::target || k == node_key::inputs || k == node_key::outputs ||
           k == node_key::metadata || k == node_key::is_hop_single_tensor_return ||
           k == node_key::name) {
-        continue;
+        return;
       }
       out.raw(',');
       if (!any) {
@@ -75,8 +76,8 @@ class NodeRecordWriter {
       }
       any = true;
       out.key(k);
-      out.value(it.value());
-    }
+      write_json(out, value);
+    });
     if (any) out.raw('}');
   }
 

@@ -256,11 +256,11 @@ class GraphValues {
   }
 
   // The node producing the value `name`; throws serialization_error at `path` when none does.
-  Node* lookup(const std::string& name, const Path& path) const {
+  Node* lookup(std::string_view name, const Path& path) const {
     Node* const* it = by_name_.find(name);
     if (it == nullptr) {
-      throw serialization_error(path,
-                                "value '" + name + "' is not produced by any graph input or node");
+      throw serialization_error(
+          path, "value '" + std::string(name) + "' is not produced by any graph input or node");
     }
     return *it;
   }

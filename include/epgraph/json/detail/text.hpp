@@ -162,4 +162,7 @@ class JsonText {
   nlohmann::detail::serializer<ojson> ser_;
 };
 
+// Writes the tree `j` (the SimdValue overload, simd_value.hpp, writes a document's element).
+inline void write_json(JsonText& out, const ojson& j) { out.value(j); }
+
 }  // namespace epgraph::json::detail
