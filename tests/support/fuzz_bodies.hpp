@@ -10,6 +10,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <epgraph/json/json.hpp>
+#if EPGRAPH_JSON_HAS_SIMDJSON
+#include <epgraph/json/detail/read_program.hpp>  // load_program: a chosen parser backend
+#endif
 #ifdef EPGRAPH_TEST_WITH_ARCHIVE
 #include <epgraph/archive/archive.hpp>
 #endif
@@ -114,10 +117,43 @@ inline std::string json_round_trip(const Program& ep) {
   return "";
 }
 
+#if EPGRAPH_JSON_HAS_SIMDJSON
+/// What loading `text` through one parser backend gives: "ok:" and the saved text, "save error:",
+/// "error:" or "other:" and the message.
+inline std::string json_backend_outcome(std::string_view text,
+                                        epgraph::json::detail::parser_backend backend) {
+  try {
+    const Program ep = epgraph::json::detail::load_program<Tensor>(text, backend);
+    try {
+      return "ok:" + epgraph::json::save_exported_program_to_string(ep);
+    } catch (const epgraph::json::serialization_error& e) {
+      return std::string("save error:") + e.what();
+    }
+  } catch (const epgraph::json::serialization_error& e) {
+    return std::string("error:") + e.what();
+  } catch (const std::exception& e) {
+    return std::string("other:") + e.what();
+  }
+}
+#endif
+
 /// fuzz_json: the input is JSON text. Loading either throws serialization_error (and nothing
-/// else) or gives a program that saves, reloads and saves again to the same text.
+/// else) or gives a program that saves, reloads and saves again to the same text. With simdjson,
+/// both parser backends (one NodeReader on simdjson's document and on nlohmann's tree) give the
+/// same program or the same error.
 inline std::string fuzz_json_body(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
+#if EPGRAPH_JSON_HAS_SIMDJSON
+  {
+    using epgraph::json::detail::parser_backend;
+    const std::string simd = json_backend_outcome(text, parser_backend::simdjson);
+    const std::string tree = json_backend_outcome(text, parser_backend::nlohmann);
+    if (simd != tree) {
+      return "the parser backends disagree:\nsimdjson: " + simd.substr(0, 2000) +
+             "\nnlohmann: " + tree.substr(0, 2000);
+    }
+  }
+#endif
   Program ep;
   try {
     ep = epgraph::json::load_exported_program_from_string<Tensor>(text);
