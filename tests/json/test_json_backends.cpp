@@ -23,6 +23,8 @@
 #include <utility>
 #include <vector>
 
+#include "../support/json_backend_outcome.hpp"
+
 namespace {
 
 using epgraph::json::detail::parser_backend;
@@ -34,19 +36,9 @@ std::string read_text(const std::filesystem::path& p) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// "ok:" + the saved text of the program loaded from `text`, or "error:" + the load's message
-// ("save error:" + the message when the program loads but cannot be saved).
+// "ok:" + the saved text of the program loaded from `text`, or the error (json_backend_outcome).
 std::string load_outcome(std::string_view text, parser_backend backend) {
-  try {
-    const auto ep = epgraph::json::detail::load_program<epgraph::HostTensor>(text, backend);
-    try {
-      return "ok:" + epgraph::json::save_exported_program_to_string(ep);
-    } catch (const epgraph::json::serialization_error& e) {
-      return std::string("save error:") + e.what();
-    }
-  } catch (const epgraph::json::serialization_error& e) {
-    return std::string("error:") + e.what();
-  }
+  return epgraph_test::json_backend_outcome(text, backend);
 }
 
 // The kinds of every value of `j` in document order ('i'nteger, 'f'loat, 's'tring, ...), which

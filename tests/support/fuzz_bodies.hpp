@@ -10,9 +10,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <epgraph/json/json.hpp>
-#if EPGRAPH_JSON_HAS_SIMDJSON
-#include <epgraph/json/detail/read_program.hpp>  // load_program: a chosen parser backend
-#endif
 #ifdef EPGRAPH_TEST_WITH_ARCHIVE
 #include <epgraph/archive/archive.hpp>
 #endif
@@ -25,6 +22,7 @@
 #include <vector>
 
 #include "edit_sequences.hpp"
+#include "json_backend_outcome.hpp"
 #include "snapshot.hpp"
 
 namespace epgraph_test {
@@ -116,26 +114,6 @@ inline std::string json_round_trip(const Program& ep) {
   if (second != first) return "save(load(save(p))) != save(p):\n" + first + "\nvs\n" + second;
   return "";
 }
-
-#if EPGRAPH_JSON_HAS_SIMDJSON
-/// What loading `text` through one parser backend gives: "ok:" and the saved text, "save error:",
-/// "error:" or "other:" and the message.
-inline std::string json_backend_outcome(std::string_view text,
-                                        epgraph::json::detail::parser_backend backend) {
-  try {
-    const Program ep = epgraph::json::detail::load_program<Tensor>(text, backend);
-    try {
-      return "ok:" + epgraph::json::save_exported_program_to_string(ep);
-    } catch (const epgraph::json::serialization_error& e) {
-      return std::string("save error:") + e.what();
-    }
-  } catch (const epgraph::json::serialization_error& e) {
-    return std::string("error:") + e.what();
-  } catch (const std::exception& e) {
-    return std::string("other:") + e.what();
-  }
-}
-#endif
 
 /// fuzz_json: the input is JSON text. Loading either throws serialization_error (and nothing
 /// else) or gives a program that saves, reloads and saves again to the same text. With simdjson,
