@@ -493,6 +493,50 @@ TEST_CASE("propagate_meta: data-dependent sizes and values are new unbacked symb
   CHECK(ep.metadata().range_constraints.empty());
 }
 
+// torch.export of `n = k.item(); torch._check(n >= 0); torch._check(n <= x.shape[0]);
+// y = x[:n]; y * 2` (x: [s77, 4], s77 in [2, 64]) stores y as [u0, 4]; epgraph computed
+// [Min(s77, u0), 4] because the asserted u0 <= s77 was not used (its check mode reported slice_1
+// and mul as differing from torch).
+TEST_CASE("propagate_meta: an asserted relation between symbols decides the slice's size",
+          "[propagate_meta]") {
+  auto g = std::make_unique<epgraph::Graph>();
+  using I = std::int64_t;
+  const epgraph::SymInt s77 = prop_sym("Symbol('s77', positive=True, integer=True)", 8);
+  epgraph::Node* x = prop_placeholder(*g, "x", epgraph::dtype::float32, {s77, I{4}}, {I{4}, I{1}});
+  epgraph::Node* k = prop_placeholder(*g, "k", epgraph::dtype::int64, {}, {});
+  epgraph::Node* size =
+      g->call_function("torch.ops.aten.sym_size.int", {x, 0}, {}, "sym_size_int_1");
+  epgraph::Node* item = g->call_function("torch.ops.aten.item.default", {k}, {}, "item");
+  epgraph::Node* ge = g->call_function("operator.ge", {item, 0}, {}, "ge_1");
+  (void)g->call_function("torch.ops.aten._assert_scalar.default", {ge, "u0 >= 0"}, {},
+                         "_assert_scalar_default");
+  epgraph::Node* le = g->call_function("operator.le", {item, size}, {}, "le_2");
+  epgraph::Node* check = g->call_function("torch.ops.aten._assert_scalar.default",
+                                          {le, "u0 <= s77"}, {}, "_assert_scalar_default_2");
+  epgraph::Node* sl = g->call_function("torch.ops.aten.slice.Tensor",
+                                       {x, 0, epgraph::Argument(), item}, {}, "slice_1");
+  epgraph::Node* mul = g->call_function("torch.ops.aten.mul.Tensor", {sl, 2}, {}, "mul");
+  g->output({mul});
+  epgraph_test::Program ep = prop_user_program(std::move(g), {"x", "k"}, {"mul"});
+  ep.metadata().range_constraints = {epgraph::RangeConstraint{"u0", 0, 64},
+                                     epgraph::RangeConstraint{"s77", 2, 64}};
+  const epgraph::MetaReport r = epgraph::propagate_meta(ep, epgraph::MetaMode::fill_unset);
+  CHECK(r.computed == 8);
+  CHECK(epgraph::value_text(item->meta().val) == "SymInt u0");
+  CHECK(epgraph::value_text(le->meta().val) == "SymBool u0 <= s77");
+  CHECK(epgraph::value_text(sl->meta().val) == "float32[u0, 4] stride [4, 1] offset 0");
+  CHECK(epgraph::value_text(mul->meta().val) == "float32[u0, 4] stride [4, 1] offset 0");
+
+  // Without the assertion the relation is unknown: Min(s77, u0), as before.
+  g = nullptr;
+  ep.graph().erase_node(check);
+  prop_unset_all(ep);
+  ep.metadata().range_constraints = {epgraph::RangeConstraint{"u0", 0, 64},
+                                     epgraph::RangeConstraint{"s77", 2, 64}};
+  (void)epgraph::propagate_meta(ep, epgraph::MetaMode::fill_unset);
+  CHECK(epgraph::value_text(sl->meta().val) == "float32[Min(s77, u0), 4] stride [4, 1] offset 0");
+}
+
 TEST_CASE("propagate_meta: where(condition), an empty nonzero, and a symbol two inputs claim",
           "[propagate_meta]") {
   auto g = std::make_unique<epgraph::Graph>();

@@ -256,6 +256,59 @@ TEST_CASE("Min and Max simplify with the symbols' bounds where decidable", "[sym
   CHECK(sym::parse("Min(16, 16*s27)") == sym::Expr(16));
 }
 
+// torch._check(n <= x.shape[0]) puts `u0 <= s77` among torch's ShapeEnv axioms, and slicing
+// x[:n] then gives u0 where epgraph gave Min(s77, u0): the relation was not used.
+TEST_CASE("axioms: the relations runtime assertions establish decide Min, Max and comparisons",
+          "[symbolic]") {
+  sym::Ranges ranges{{"s77", {2, 64}}, {"u0", {0, 64}}};
+  const sym::Expr min = sym::parse("Min(s77, u0)");
+  CHECK(sym::str(sym::simplify(min, ranges)) == "Min(s77, u0)");
+  CHECK(sym::str(sym::le(sym::parse("u0"), sym::parse("s77"), &ranges)) == "u0 <= s77");
+
+  CHECK(sym::add_axiom(ranges, sym::parse("u0 <= s77")));
+  REQUIRE(ranges.axioms.size() == 1);
+  CHECK(sym::str(ranges.axioms[0]) == "s77 - u0");
+  CHECK(!sym::add_axiom(ranges, sym::parse("s77 >= u0")));  // the same axiom: not added twice
+  CHECK(ranges.axioms.size() == 1);
+  CHECK(sym::simplify(min, ranges) == sym::parse("u0"));
+  CHECK(sym::simplify(sym::parse("Max(s77, u0)"), ranges) == sym::parse("s77"));
+  CHECK(sym::simplify(sym::parse("Min(s77 + 1, u0)"), ranges) == sym::parse("u0"));
+  CHECK(sym::le(sym::parse("u0"), sym::parse("s77"), &ranges).as_boolean() == true);
+  CHECK(sym::gt(sym::parse("u0"), sym::parse("s77"), &ranges).as_boolean() == false);
+  // u0 == s77 is still possible: neither u0 < s77 nor Min(s77 - 1, u0) is decided
+  CHECK(sym::str(sym::lt(sym::parse("u0"), sym::parse("s77"), &ranges)) == "u0 < s77");
+  CHECK(sym::str(sym::simplify(sym::parse("Min(s77 - 1, u0)"), ranges)) == "Min(s77 - 1, u0)");
+  CHECK(sym::bounds(sym::parse("s77 - u0"), &ranges).lo == 0);
+  CHECK(sym::bounds(sym::parse("u0 - s77"), &ranges).hi == 0);
+  // nothing else changed: the ranges of the symbols stay
+  CHECK(ranges.size() == 2);
+
+  // a strict relation between integers: b - a - 1 >= 0
+  sym::Ranges strict{{"s0", {2, 64}}, {"s1", {2, 64}}};
+  CHECK(sym::add_axiom(strict, sym::parse("s0 > s1")));
+  CHECK(sym::str(strict.axioms[0]) == "s0 - s1 - 1");
+  CHECK(sym::simplify(sym::parse("Min(s0, s1 + 1)"), strict) == sym::parse("s1 + 1"));
+  CHECK(sym::ne(sym::parse("s0"), sym::parse("s1"), &strict).as_boolean() == true);
+
+  // Eq both ways, and each conjunct of an And
+  sym::Ranges eq{{"s0", {2, 64}}, {"s1", {2, 64}}, {"s2", {1, 64}}};
+  CHECK(sym::add_axiom(eq, sym::parse("Eq(s0, 2*s1) & (s2 <= s1)")));
+  CHECK(eq.axioms.size() == 3);
+  CHECK(sym::eq(sym::parse("s0"), sym::parse("2*s1"), &eq).as_boolean() == true);
+  CHECK(sym::ne(sym::parse("2*s1"), sym::parse("s0"), &eq).as_boolean() == false);
+  CHECK(sym::str(sym::simplify(sym::parse("Max(s0, 2*s1)"), eq)) == "2*s1");
+  CHECK(sym::simplify(sym::parse("Min(s2, s1)"), eq) == sym::parse("s2"));
+
+  // what teaches nothing: Ne, Or, Not, constants, SymFloat relations
+  sym::Ranges none{{"s0", {2, 64}}, {"s1", {2, 64}}};
+  for (const char* c : {"Ne(s0, s1)", "(s0 <= s1) | (s1 <= s0)", "True", "s0 >= 1"}) {
+    INFO(c);
+    CHECK(!sym::add_axiom(none, sym::parse(c)));
+  }
+  CHECK(!sym::add_axiom(none, sym::parse("ToFloat(s0) <= 2.5")));
+  CHECK(none.axioms.empty());
+}
+
 TEST_CASE("what epgraph refuses to read or compute, by name", "[symbolic]") {
   CHECK(refusal("s0 +") ==
         "cannot read the symbolic expression 's0 +': unexpected end at offset 4");

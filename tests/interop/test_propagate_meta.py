@@ -234,7 +234,31 @@ def export_data_dependent(decompose: bool):
     return model, ep, [(x, torch.randn(3), torch.tensor([2, 1]))]
 
 
+class CheckedSlice(nn.Module):
+    """x[:n] after torch._check(n <= x.shape[0]): torch's ShapeEnv keeps the asserted u0 <= s77
+    as an axiom and gives the slice the size u0 (epgraph computed Min(s77, u0) before it used the
+    _assert_scalar conditions)."""
+
+    def forward(self, x, k):
+        n = k.item()
+        torch._check(n >= 0)
+        torch._check(n <= x.shape[0])
+        y = x[:n]
+        return y * 2, y.sum(0), x[n:] + 1
+
+
+def export_checked_slice(decompose: bool):
+    model = CheckedSlice()
+    b = torch.export.Dim("b", min=2, max=64)
+    ep = torch.export.export(model, (torch.randn(8, 4), torch.tensor(3)),
+                             dynamic_shapes={"x": {0: b}, "k": None})
+    if decompose:
+        ep = ep.run_decompositions()
+    return model, ep, [(torch.randn(8, 4), torch.tensor(3)), (torch.randn(5, 4), torch.tensor(5))]
+
+
 PROGRAMS = {
+    "checked_slice": export_checked_slice,
     "data_dependent": export_data_dependent,
     "decoder_matmul": lambda d: export_decoder(False, d),
     "decoder_sdpa": lambda d: export_decoder(True, d),

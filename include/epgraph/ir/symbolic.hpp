@@ -186,9 +186,18 @@ struct SymbolRange {
   std::optional<std::int64_t> min_val;
   std::optional<std::int64_t> max_val;
 };
-/// Ranges by symbol name (a program's `range_constraints`). Symbols not listed have the range of
-/// their assumptions ([1, oo) for a positive one).
-using Ranges = std::map<std::string, SymbolRange, std::less<>>;
+/// What is known about a program's symbols: their ranges by symbol name (a program's
+/// `range_constraints`; symbols not listed have the range of their assumptions, [1, oo) for a
+/// positive one), and the relations between them that runtime assertions established (torch's
+/// `ShapeEnv` axioms: `torch._check(n <= x.shape[0])` becomes `_assert_scalar(u0 <= s77)`, after
+/// which `Min(s77, u0)` is `u0`). Added with add_axiom(); every function below that takes ranges
+/// uses both. A map (a `std::map` by symbol name) with the axioms beside it.
+struct Ranges : std::map<std::string, SymbolRange, std::less<>> {
+  using std::map<std::string, SymbolRange, std::less<>>::map;
+  /// Integer expressions known to be >= 0, each canonical and listed once (`s77 - u0` for
+  /// `u0 <= s77`). Filled by add_axiom().
+  std::vector<Expr> axioms;
+};
 /// Values by symbol name, for evaluate().
 using Bindings = std::map<std::string, std::int64_t, std::less<>>;
 
@@ -240,6 +249,16 @@ struct Interval {
 [[nodiscard]] Expr logical_and(std::vector<Expr> args);
 [[nodiscard]] Expr logical_or(std::vector<Expr> args);
 [[nodiscard]] Expr logical_not(const Expr& a);
+
+/// Records what the SymBool `condition` asserts (an `_assert_scalar` of it passed), as torch's
+/// `ShapeEnv.defer_runtime_assert` adds it to its axioms: `a <= b` and `a >= b` as `b - a >= 0`;
+/// `a < b` and `a > b` between integers as `b - a - 1 >= 0`; `Eq(a, b)` both ways; each
+/// conjunct of an `And`. Other conditions (`Ne`, `Or`, `Not`, a constant) teach nothing and are
+/// left out: the result says whether anything was added. From then on bounds() and every
+/// simplification given `ranges` use the axioms alongside the ranges: `e` is at least
+/// `bounds(e - a).lo` for an axiom `a` (so `Min(s77, u0)` is `u0` after `u0 <= s77`). Throws
+/// std::bad_alloc. O(size of condition * axioms) (duplicates are not added twice).
+bool add_axiom(Ranges& ranges, const Expr& condition);
 
 /// Rebuilds `e` bottom-up with `ranges`, so that range-dependent simplifications apply
 /// (`Max(2, s0)` -> `s0` when s0 >= 2; `s0 >= 2` -> true). O(size * arguments).
@@ -889,8 +908,29 @@ inline Interval bounds_of(const Expr& e, const Ranges* ranges) {
   return sum;
 }
 
-inline bool known_nonnegative(const Expr& e, const Ranges* r) { return bounds_of(e, r).lo >= 0; }
-inline bool known_positive(const Expr& e, const Ranges* r) { return bounds_of(e, r).lo > 0; }
+// bounds_of(e) tightened by the axioms of `ranges`: for an axiom a >= 0, e = a + (e - a) is at
+// least the lower bound of e - a, and -e at least that of -e - a. An axiom whose difference
+// overflows is skipped. O(size * axioms).
+inline Interval bounds_with_axioms(const Expr& e, const Ranges* ranges) {
+  Interval i = bounds_of(e, ranges);
+  if (ranges == nullptr || ranges->axioms.empty() || e.constant()) return i;
+  for (const Expr& a : ranges->axioms) {
+    try {
+      i.lo = std::max(i.lo, bounds_of(e - a, ranges).lo);
+      i.hi = std::min(i.hi, -bounds_of(-e - a, ranges).lo);
+    } catch (const value_error&) {
+      // an axiom whose difference with e leaves int64 tells nothing about e
+    }
+  }
+  return i;
+}
+
+inline bool known_nonnegative(const Expr& e, const Ranges* r) {
+  return bounds_with_axioms(e, r).lo >= 0;
+}
+inline bool known_positive(const Expr& e, const Ranges* r) {
+  return bounds_with_axioms(e, r).lo > 0;
+}
 
 // The integer content of an expression's terms (gcd of its integer coefficients), or 0 when a
 // coefficient is a fraction or a factor is not integer-valued.
@@ -1012,7 +1052,7 @@ inline Expr relation(const char* name, Expr a, Expr b, const Ranges* ranges) {
     if (n == "StrictLessThan") return Expr::boolean(s < 0);
     return Expr::boolean(s <= 0);  // LessThan
   }
-  const Interval i = bounds_of(d, ranges);
+  const Interval i = bounds_with_axioms(d, ranges);
   if (n == "StrictLessThan") {
     if (i.hi < 0) return Expr::boolean(true);
     if (i.lo >= 0) return Expr::boolean(false);
@@ -1021,6 +1061,8 @@ inline Expr relation(const char* name, Expr a, Expr b, const Ranges* ranges) {
     if (i.lo > 0) return Expr::boolean(false);
   } else if (i.lo > 0 || i.hi < 0) {
     return Expr::boolean(n == "Unequality");
+  } else if (i.lo == 0 && i.hi == 0) {
+    return Expr::boolean(n == "Equality");  // e.g. under the axiom Eq(a, b)
   }
   if ((n == "Equality" || n == "Unequality") && compare(b, a) < 0) std::swap(a, b);
   return make_function(name, {std::move(a), std::move(b)});
@@ -1343,7 +1385,50 @@ inline Expr rebuild(const Expr& e, const Ranges* r,
 inline Expr simplify(const Expr& e, const Ranges& ranges) {
   return detail::rebuild(e, &ranges, nullptr);
 }
-inline Interval bounds(const Expr& e, const Ranges* ranges) { return detail::bounds_of(e, ranges); }
+inline Interval bounds(const Expr& e, const Ranges* ranges) {
+  return detail::bounds_with_axioms(e, ranges);
+}
+
+namespace detail {
+
+// Adds `x >= 0` to the axioms unless it is constant or already there. O(axioms * size).
+inline bool add_nonnegative(Ranges& ranges, Expr x) {
+  if (x.constant() || !integer_valued(x)) return false;
+  for (const Expr& a : ranges.axioms) {
+    if (a == x) return false;
+  }
+  ranges.axioms.push_back(std::move(x));
+  return true;
+}
+
+}  // namespace detail
+
+inline bool add_axiom(Ranges& ranges, const Expr& condition) {
+  const detail::AtomNode* f = condition.as_atom();
+  if (f == nullptr || f->kind != detail::AtomKind::function) return false;
+  const std::string& n = f->name;
+  if (n == "And") {
+    bool added = false;
+    for (const Expr& c : f->args) added = add_axiom(ranges, c) || added;
+    return added;
+  }
+  if (f->args.size() != 2) return false;
+  const Expr& a = f->args[0];
+  const Expr& b = f->args[1];
+  if (a.is_boolean() || b.is_boolean()) return false;
+  try {
+    if (n == "LessThan") return detail::add_nonnegative(ranges, b - a);
+    if (n == "StrictLessThan") return detail::add_nonnegative(ranges, b - a - Expr(1));
+    if (n == "Equality") {
+      const bool one = detail::add_nonnegative(ranges, b - a);
+      const bool other = detail::add_nonnegative(ranges, a - b);
+      return one || other;
+    }
+  } catch (const value_error&) {
+    // a difference outside int64: nothing usable
+  }
+  return false;
+}
 inline Expr substitute(const Expr& e, const std::map<std::string, Expr, std::less<>>& values,
                        const Ranges* ranges) {
   return detail::rebuild(e, ranges, &values);

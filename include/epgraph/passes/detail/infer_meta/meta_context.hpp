@@ -65,6 +65,12 @@ class MetaContext {
 
   /// The symbols' bounds. O(1).
   [[nodiscard]] const sym::Ranges& ranges() const noexcept { return ranges_; }
+  /// Records what the SymBool expression `condition` asserts among the axioms of ranges() (see
+  /// sym::add_axiom): infer_meta calls it for each `_assert_scalar` whose condition is symbolic,
+  /// as torch's ShapeEnv learns a `torch._check` (after `_assert_scalar(u0 <= s77)`, slicing
+  /// `x[:u0]` of an `[s77]` tensor gives `[u0]`, not `[Min(s77, u0)]`). Returns whether
+  /// anything was added. Throws std::bad_alloc. O(size * axioms).
+  bool assume(const sym::Expr& condition) const { return sym::add_axiom(ranges_, condition); }
   /// The symbols' export-time values known so far. O(1).
   [[nodiscard]] const sym::Bindings& hints() const noexcept { return hints_; }
   /// Sets the export-time value of `symbol` (what evaluates new expressions' hints). Throws
@@ -211,7 +217,7 @@ class MetaContext {
     for (const std::string& s : e.free_symbols()) used_.insert(s);
   }
 
-  mutable sym::Ranges ranges_;                       // grows by unbacked_symbol()
+  mutable sym::Ranges ranges_;                       // grows by unbacked_symbol() and assume()
   mutable std::set<std::string, std::less<>> used_;  // symbol names of the expressions read
   mutable std::map<const void*, std::string> unbacked_of_;
   mutable std::map<std::string, const void*, std::less<>> unbacked_owner_;  // name -> its key

@@ -270,9 +270,10 @@ inline void register_factory_and_sym_rules(RuleTable& t) {
   add_aten(t, {"item", "_local_scalar_dense"}, &plain_rule<rule_item>);
   add_aten(t, {"sym_storage_offset"}, &rule_sym_storage_offset);
   add_aten(t,
-           {"_assert_tensor_metadata", "_assert_scalar", "sym_constrain_range",
-            "sym_constrain_range_for_size", "_assert_async"},
+           {"_assert_tensor_metadata", "sym_constrain_range", "sym_constrain_range_for_size",
+            "_assert_async"},
            &rule_none);
+  add_aten(t, {"_assert_scalar"}, &rule_assert_scalar);
 }
 
 // The rule of each operator, keyed "namespace.name" ("aten.add"), every overload alike.

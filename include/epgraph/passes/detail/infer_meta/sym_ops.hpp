@@ -206,6 +206,21 @@ inline NodeValue rule_sym_storage_offset(const Context& ctx, std::string_view) {
 
 inline NodeValue rule_none(const Context&, std::string_view) { return None{}; }
 
+// aten._assert_scalar(cond, msg): None, and a symbolic `cond` (the SymBool value of the node it
+// reads, e.g. `u0 <= s77` from `torch._check(n <= x.shape[0])`) becomes an axiom of the context,
+// which the nodes after it use (torch's ShapeEnv.defer_runtime_assert). A condition that is a
+// constant, or not a SymBool node, teaches nothing.
+inline NodeValue rule_assert_scalar(const Context& ctx, std::string_view) {
+  const ArgumentView args = ctx.node().args();
+  if (args.empty() || args[0].node() == nullptr) return None{};
+  const SymBoolValue* b = args[0].node()->meta().val.sym_bool();
+  if (b == nullptr) return None{};
+  const auto* e = std::get_if<SymExpr>(&b->value);
+  if (e == nullptr) return None{};
+  (void)ctx.symbols().assume(ctx.ex(*e));
+  return None{};
+}
+
 }  // namespace infer
 }  // namespace detail
 }  // namespace epgraph
