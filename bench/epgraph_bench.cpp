@@ -530,6 +530,46 @@ std::array<double, 4> bench_json(std::size_t layers, int reps) {
   return {load, save, parse, dump};
 }
 
+// The same transformer with a dynamic sequence length: every size 8 (the sequence; no other
+// dimension is 8) becomes torch 2.13's `Symbol('s0', positive=True, integer=True)` with hint 8,
+// as torch.export writes a Dim. Loads of it against loads of the static one (same run): what the
+// symbolic sizes cost the loader (their texts are checked with sym::parse, once per text).
+void bench_json_dynamic(std::size_t layers, int reps) {
+  Program dynamic = transformer_program(layers);
+  const std::string static_text = epgraph::json::save_exported_program_to_string(dynamic);
+  const epgraph::SymExpr s0{"Symbol('s0', positive=True, integer=True)", 8};
+  std::size_t symbolic = 0;
+  for (Node& n : dynamic.graph().nodes()) {
+    epgraph::TensorMeta* t = n.mutable_meta().val.tensor();
+    if (t == nullptr) continue;
+    for (epgraph::SymInt& size : t->sizes) {
+      const auto* v = std::get_if<std::int64_t>(&size);
+      if (v != nullptr && *v == 8) {
+        size = s0;
+        ++symbolic;
+      }
+    }
+  }
+  dynamic.metadata().range_constraints = {epgraph::RangeConstraint{"s0", 2, 1024}};
+  const std::string text = epgraph::json::save_exported_program_to_string(dynamic);
+  std::unique_ptr<Program> loaded;
+  const double load_static = min_seconds(
+      reps, [&] { loaded.reset(); },
+      [&] {
+        loaded = std::make_unique<Program>(
+            epgraph::json::load_exported_program_from_string(static_text));
+      });
+  const double load = min_seconds(
+      reps, [&] { loaded.reset(); },
+      [&] {
+        loaded = std::make_unique<Program>(epgraph::json::load_exported_program_from_string(text));
+      });
+  print_line("bench=json_load_dynamic nodes=" + std::to_string(compute_nodes(dynamic.graph())) +
+             " symbolic_sizes=" + std::to_string(symbolic) + " seconds=" + fmt(load, 4) +
+             " static_seconds=" + fmt(load_static, 4) +
+             " ratio_to_static=" + fmt(load / load_static, 2));
+}
+
 #endif
 
 }  // namespace
@@ -949,6 +989,7 @@ int main(int argc, char** argv) {
     // How the baselines themselves scale on the same texts (for reading the two lines above).
     print_line("bench=nlohmann_parse_ratio nodes=100000/10000 ratio=" + fmt(big[2] / small[2], 2));
     print_line("bench=nlohmann_dump_ratio nodes=100000/10000 ratio=" + fmt(big[3] / small[3], 2));
+    bench_json_dynamic(10000 / 34, 3);
   }
 #endif
   print_line("bench=total seconds=" +

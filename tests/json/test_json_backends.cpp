@@ -343,7 +343,41 @@ TEST_CASE("json backends: tensor_values entries in every form give the same prog
       R"({"dtype":7,"sizes":[{"as_int":2},{"as_int":3}],"requires_grad":false,)"
       R"("device":{"type":"cpu","index":null},"strides":[{"as_int":3},{"as_int":1}],)"
       R"("storage_offset":{"as_int":0},"layout":7,"extra":1})",
+      // symbolic, read straight from the document (as torch 2.13 writes them, one text twice)
+      R"j({"dtype":7,"sizes":[{"as_expr":{"expr_str":"Symbol('s0', positive=True, integer=True)",)j"
+      R"("hint":{"as_int":4}}},{"as_int":3}],"requires_grad":false,)"
+      R"("device":{"type":"cpu","index":null},"strides":[{"as_int":3},{"as_int":1}],)"
+      R"("storage_offset":{"as_expr":{"expr_str":)"
+      R"j("Mul(Integer(3), Symbol('s0', positive=True, integer=True))","hint":null}},"layout":7})j",
+      R"({"dtype":7,"sizes":[{"as_expr":{"hint":{"as_int":4},"expr_str":"s0"}},{"as_int":3}],)"
+      R"("requires_grad":false,"device":{"type":"cpu","index":null},)"
+      R"("strides":[{"as_int":3},{"as_expr":{"expr_str":"s0"}}],"storage_offset":0,"layout":7})",
+      // symbolic forms left to the tree: another key, a repeated key, a legacy hint
+      R"({"dtype":7,"sizes":[{"as_expr":{"expr_str":"s0","hint":4,"extra":1}},{"as_int":3}],)"
+      R"("requires_grad":false,"device":{"type":"cpu","index":null},)"
+      R"("strides":[{"as_int":3},{"as_int":1}],"storage_offset":0,"layout":7})",
+      R"({"dtype":7,"sizes":[{"as_expr":{"expr_str":"s0 +* 2","expr_str":"s1"}},{"as_int":3}],)"
+      R"("requires_grad":false,"device":{"type":"cpu","index":null},)"
+      R"("strides":[{"as_int":3},{"as_int":1}],"storage_offset":0,"layout":7})",
+      R"({"dtype":7,"sizes":[{"as_expr":{"expr_str":"s0","hint":{"as_int":4,"as_float":null}}},)"
+      R"({"as_int":3}],"requires_grad":false,"device":{"type":"cpu","index":null},)"
+      R"("strides":[{"as_int":3},{"as_int":1}],"storage_offset":0,"layout":7})",
       // refused
+      R"({"dtype":7,"sizes":[{"as_expr":{"expr_str":"s0","hint":{"as_float":4.0}}},)"
+      R"({"as_int":3}],"requires_grad":false,"device":{"type":"cpu","index":null},)"
+      R"("strides":[{"as_int":3},{"as_int":1}],"storage_offset":0,"layout":7})",
+      R"({"dtype":7,"sizes":[{"as_expr":{"expr_str":"s0","hint":"4"}},{"as_int":3}],)"
+      R"("requires_grad":false,"device":{"type":"cpu","index":null},)"
+      R"("strides":[{"as_int":3},{"as_int":1}],"storage_offset":0,"layout":7})",
+      R"({"dtype":7,"sizes":[{"as_expr":{"expr_str":5}},{"as_int":3}],)"
+      R"("requires_grad":false,"device":{"type":"cpu","index":null},)"
+      R"("strides":[{"as_int":3},{"as_int":1}],"storage_offset":0,"layout":7})",
+      R"({"dtype":7,"sizes":[{"as_expr":{"hint":4}},{"as_int":3}],)"
+      R"("requires_grad":false,"device":{"type":"cpu","index":null},)"
+      R"("strides":[{"as_int":3},{"as_int":1}],"storage_offset":0,"layout":7})",
+      R"({"dtype":7,"sizes":[{"as_expr":{"expr_str":"s0"},"as_int":2},{"as_int":3}],)"
+      R"("requires_grad":false,"device":{"type":"cpu","index":null},)"
+      R"("strides":[{"as_int":3},{"as_int":1}],"storage_offset":0,"layout":7})",
       R"({"dtype":0,"sizes":[],"requires_grad":false,"device":{"type":"cpu","index":null},)"
       R"("strides":[],"storage_offset":{"as_int":0},"layout":7})",
       R"({"dtype":7,"sizes":[{"as_int":-2},{"as_int":3}],"requires_grad":false,)"
@@ -398,8 +432,50 @@ TEST_CASE("json backends: tensor_values entries in every form give the same prog
     CHECK(simd == load_outcome(text, parser_backend::nlohmann));
     loaded += simd.rfind("ok:", 0) == 0 ? 1 : 0;
   }
-  CHECK(loaded == 8);
+  CHECK(loaded == 13);
 }
+
+#if EPGRAPH_JSON_HAS_SIMDJSON
+// Symbolic sizes went through nlohmann's tree, and each text was parsed at each occurrence: a
+// dynamic decoder torch wrote loaded 42% slower than it does now (bench/README.md).
+TEST_CASE(
+    "json backends: symbolic sizes are read from simdjson's document, each text parsed "
+    "once",
+    "[json][backends]") {
+  namespace d = epgraph::json::detail;
+  const std::string s0 = "Symbol('s0', positive=True, integer=True)";
+  const std::string text =
+      R"({"dtype":7,"sizes":[{"as_expr":{"expr_str":")" + s0 +
+      R"(","hint":{"as_int":4}}},{"as_int":3}],"requires_grad":false,)"
+      R"("device":{"type":"cpu","index":null},"strides":[{"as_int":3},{"as_int":1}],)"
+      R"("storage_offset":{"as_expr":{"expr_str":")" +
+      s0 + R"("}},"layout":7})";
+  simdjson::dom::parser parser;
+  const simdjson::padded_string padded(text);
+  simdjson::dom::element e;
+  REQUIRE(parser.parse(padded).get(e) == simdjson::SUCCESS);
+  d::CheckedExprs checked;
+  epgraph::TensorMeta m;
+  REQUIRE(d::simdjson_tensor_meta(e, m, checked));
+  CHECK(checked.size() == 1);
+  CHECK(checked.contains(s0));
+  REQUIRE(m.sizes.size() == 2);
+  CHECK(std::get<epgraph::SymExpr>(m.sizes[0]) == epgraph::SymExpr{s0, 4});
+  CHECK(std::get<std::int64_t>(m.sizes[1]) == 3);
+  CHECK(std::get<epgraph::SymExpr>(m.storage_offset) == epgraph::SymExpr{s0, std::nullopt});
+  CHECK(m.dtype == epgraph::dtype::float32);
+
+  // a text sym::parse refuses is left to the tree (which names it), and not remembered
+  const std::string bad = R"({"dtype":7,"sizes":[{"as_expr":{"expr_str":"s0 +* 2"}}],)"
+                          R"("requires_grad":false,"device":{"type":"cpu","index":null},)"
+                          R"("strides":[1],"storage_offset":0,"layout":7})";
+  const simdjson::padded_string padded_bad(bad);
+  REQUIRE(parser.parse(padded_bad).get(e) == simdjson::SUCCESS);
+  epgraph::TensorMeta n;
+  CHECK(!d::simdjson_tensor_meta(e, n, checked));
+  CHECK(checked.size() == 1);
+}
+#endif
 
 #if EPGRAPH_JSON_HAS_SIMDJSON
 namespace {

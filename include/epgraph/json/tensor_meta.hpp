@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "../detail/string_set.hpp"
 #include "../error.hpp"
 #include "../ir/symbolic.hpp"
 #include "../ir/tensor.hpp"
@@ -22,21 +23,32 @@ namespace epgraph::json {
 
 namespace detail {
 
+// The expression texts one load has already checked with sym::parse: a program with a dynamic
+// dimension repeats a few texts (`Symbol('s70', positive=True, integer=True)`, its multiples) in
+// most of its tensor values, and parsing each occurrence again was 16% of loading a decoder
+// (bench/README.md, "Expression texts parsed once per load").
+using CheckedExprs = epgraph::detail::StringSet;
+
 // The SymExpr {"expr_str": ..., "hint": ...} at `p` (the value of an `as_expr` member), its text
 // checked the way torch.export.load checks it (sympy.sympify in deserialize_sym_int): text
 // sym::parse cannot read is refused, naming `p`.expr_str ("...expr_str: cannot read the symbolic
 // expression 's0 +* 2': ..."). A hint is {"as_int": n} or, before schema 8, a bare integer; any
 // other hint member is refused when `int_hint_only`, else left out (a SymFloat's or SymBool's
-// hint, which the node record keeps for saving). O(length of the text).
+// hint, which the node record keeps for saving). With `checked`, a text found there is not
+// parsed again, and a text that parses is added. O(length of the text).
 template <class J>
-SymExpr sym_expr_from_json_at(const J& value, const Path& p, bool int_hint_only) {
+SymExpr sym_expr_from_json_at(const J& value, const Path& p, bool int_hint_only,
+                              CheckedExprs* checked = nullptr) {
   SymExpr e;
   const Path ep = at_key(p, "expr_str");
   e.expr = get_string(field(value, p, "expr_str"), ep);
-  try {
-    (void)sym::parse(e.expr);
-  } catch (const value_error& error) {
-    throw serialization_error(ep, error.what());
+  if (checked == nullptr || !checked->contains(e.expr)) {
+    try {
+      (void)sym::parse(e.expr);
+    } catch (const value_error& error) {
+      throw serialization_error(ep, error.what());
+    }
+    if (checked != nullptr) (void)checked->insert(e.expr);
   }
   if (const J* hint = opt_field(value, p, "hint"); hint && !hint->is_null()) {
     const Path hp = at_key(p, "hint");
@@ -55,13 +67,13 @@ SymExpr sym_expr_from_json_at(const J& value, const Path& p, bool int_hint_only)
 }
 
 template <class J>
-SymInt sym_int_from_json_at(const J& j, const Path& path) {
+SymInt sym_int_from_json_at(const J& j, const Path& path, CheckedExprs* checked = nullptr) {
   if (j.is_number_integer()) return get_int(j, path);
   const auto member_value = union_member(j, path);
   const auto& member = member_value.first;
   const Path p = at_key(path, member);
   if (member == "as_int") return get_int(*member_value.second, p);
-  if (member == "as_expr") return sym_expr_from_json_at(*member_value.second, p, true);
+  if (member == "as_expr") return sym_expr_from_json_at(*member_value.second, p, true, checked);
   unknown_member(path, member);
 }
 
@@ -181,8 +193,9 @@ inline void check_tensor_meta(const TensorMeta& m, const Path& path) {
   }
 }
 
+// (`checked`: see sym_expr_from_json_at.)
 template <class J>
-TensorMeta tensor_meta_from_json_at(const J& j, const Path& path) {
+TensorMeta tensor_meta_from_json_at(const J& j, const Path& path, CheckedExprs* checked = nullptr) {
   expect_object(j, path);
   TensorMeta m;
   const Path dp = at_key(path, "dtype");
@@ -192,12 +205,12 @@ TensorMeta tensor_meta_from_json_at(const J& j, const Path& path) {
   const Path sp = at_key(path, "sizes");
   const auto& sizes = expect_array(field(j, path, "sizes"), sp);
   for (std::size_t i = 0; i < sizes.size(); ++i) {
-    m.sizes.push_back(sym_int_from_json_at(sizes[i], at_index(sp, i)));
+    m.sizes.push_back(sym_int_from_json_at(sizes[i], at_index(sp, i), checked));
   }
   const Path stp = at_key(path, "strides");
   const auto& strides = expect_array(field(j, path, "strides"), stp);
   for (std::size_t i = 0; i < strides.size(); ++i) {
-    m.strides.push_back(sym_int_from_json_at(strides[i], at_index(stp, i)));
+    m.strides.push_back(sym_int_from_json_at(strides[i], at_index(stp, i), checked));
   }
   m.requires_grad = get_bool(field(j, path, "requires_grad"), at_key(path, "requires_grad"));
   const Path devp = at_key(path, "device");
@@ -206,8 +219,8 @@ TensorMeta tensor_meta_from_json_at(const J& j, const Path& path) {
   if (const J* idx = opt_field(dev, devp, "index"); idx && !idx->is_null()) {
     m.device.index = get_int(*idx, at_key(devp, "index"));
   }
-  m.storage_offset =
-      sym_int_from_json_at(field(j, path, "storage_offset"), at_key(path, "storage_offset"));
+  m.storage_offset = sym_int_from_json_at(field(j, path, "storage_offset"),
+                                          at_key(path, "storage_offset"), checked);
   const Path lp = at_key(path, "layout");
   const std::int64_t l = get_int(field(j, path, "layout"), lp);
   check_layout(l, lp);

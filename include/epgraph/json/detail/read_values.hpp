@@ -121,7 +121,7 @@ class TensorValuesSink final : public MemberSink, public TensorValuesDirect {
       return;
     }
     try {
-      TensorMeta m = tensor_meta_from_json_at(value, at_key(tp, key));
+      TensorMeta m = tensor_meta_from_json_at(value, at_key(tp, key), &checked_);
       (void)tensors_.add(std::move(key), std::move(m));
     } catch (const serialization_error& e) {
       error_ = e;
@@ -141,7 +141,7 @@ class TensorValuesSink final : public MemberSink, public TensorValuesDirect {
       return true;
     }
     TensorMeta m;
-    if (!simdjson_tensor_meta(value, m)) return false;
+    if (!simdjson_tensor_meta(value, m, checked_)) return false;
     (void)tensors_.add(std::string(key), std::move(m));
     return true;
   }
@@ -156,6 +156,7 @@ class TensorValuesSink final : public MemberSink, public TensorValuesDirect {
 
  private:
   TensorTable tensors_;
+  CheckedExprs checked_;  // the expression texts these entries have, each parsed once
   std::optional<serialization_error> error_;
   std::unordered_set<std::string> seen_after_error_;
   bool duplicates_ = false;
@@ -195,7 +196,8 @@ class GraphValues {
     if (streamed != nullptr) tensors_ = streamed->take();
     for (auto it = tv.begin(); it != tv.end(); ++it) {
       // The keys of a parsed object are unique.
-      (void)tensors_.add(it.key(), tensor_meta_from_json_at(it.value(), at_key(tp, it.key())));
+      (void)tensors_.add(it.key(),
+                         tensor_meta_from_json_at(it.value(), at_key(tp, it.key()), &checked_));
     }
     for (const char* table : {"sym_int_values", "sym_bool_values", "sym_float_values"}) {
       const ojson* t = opt_field(jg, path, table);
@@ -234,10 +236,10 @@ class GraphValues {
   // serialization_error naming the entry for a member the table's kind does not have (torch:
   // "SymInt has invalid field type as_bool"), a value of the wrong JSON type, or an expression
   // text sym::parse cannot read (naming its expr_str; torch's sympify refuses it too).
-  static NodeValue sym_node_value(std::string_view table, const std::string& m, const ojson& v,
-                                  const Path& ep) {
+  NodeValue sym_node_value(std::string_view table, const std::string& m, const ojson& v,
+                           const Path& ep) {
     const Path mp = at_key(ep, m);
-    auto expr = [&]() { return sym_expr_from_json_at(v, mp, false); };
+    auto expr = [&]() { return sym_expr_from_json_at(v, mp, false, &checked_); };
     const char* kind = "SymBool";
     if (table == "sym_int_values") {
       kind = "SymInt";
@@ -345,6 +347,7 @@ class GraphValues {
  private:
   ValueTable by_name_;
   TensorTable tensors_;
+  CheckedExprs checked_;  // the expression texts of this graph's tables, each parsed once
   std::unordered_map<std::string, SymValue> syms_;
   std::unordered_map<std::string, std::string> objs_;
 };

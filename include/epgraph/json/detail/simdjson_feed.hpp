@@ -75,39 +75,6 @@ inline bool simdjson_int(const simdjson::dom::element& e, std::int64_t& out) noe
   return true;
 }
 
-// `e` as the SymInt sym_int_from_json_at reads without an error when it is a plain integer or
-// {"as_int": <integer>}; false for every other form (symbolic, legacy with null members, bad).
-// No allocation. O(1).
-inline bool simdjson_sym_int(const simdjson::dom::element& e, SymInt& out) noexcept {
-  std::int64_t v = 0;
-  if (simdjson_int(e, v)) {
-    out = v;
-    return true;
-  }
-  if (e.type() != simdjson::dom::element_type::OBJECT) return false;
-  const simdjson::dom::object obj = e.get_object().value_unsafe();
-  auto it = obj.begin();
-  if (it == obj.end()) return false;
-  const simdjson::dom::key_value_pair kv = *it;
-  if (kv.key != "as_int" || !simdjson_int(kv.value, v) || ++it != obj.end()) return false;
-  out = v;
-  return true;
-}
-
-// A list of sizes or strides `e` as simdjson_sym_int reads each element. Throws std::bad_alloc.
-// O(length).
-inline bool simdjson_sym_ints(const simdjson::dom::element& e, std::vector<SymInt>& out) {
-  if (e.type() != simdjson::dom::element_type::ARRAY) return false;
-  const simdjson::dom::array arr = e.get_array().value_unsafe();
-  out.reserve(arr.size());
-  for (const simdjson::dom::element x : arr) {
-    SymInt s;
-    if (!simdjson_sym_int(x, s)) return false;
-    out.push_back(std::move(s));
-  }
-  return true;
-}
-
 // The members of the object `e` under `keys`, each into `out` at its key's index, and the bit
 // (1 << index) of each set in `seen`; false when `e` is no object, or has another key or one
 // key twice. No allocation. O(members x N).
@@ -125,6 +92,90 @@ bool simdjson_fields(const simdjson::dom::element& e, const std::array<std::stri
     if (k == N || (seen & (1u << k)) != 0) return false;
     seen |= 1u << k;
     out[k] = kv.value;
+  }
+  return true;
+}
+
+// The SymExpr {"expr_str": <string>, "hint": <null, an integer or {"as_int": <integer>}>} (the
+// hint may be absent; no other key, none twice) of `e`, as sym_expr_from_json_at reads it for
+// a size without an error: its text one sym::parse reads (looked up in `checked`, or parsed
+// and added there); false for any other form or a text sym::parse refuses (the tree's reading
+// then gives the error). Throws std::bad_alloc. O(length of the text) the first time.
+inline bool simdjson_sym_expr(const simdjson::dom::element& e, SymExpr& out,
+                              CheckedExprs& checked) {
+  static constexpr std::array<std::string_view, 2> keys = {"expr_str", "hint"};
+  std::array<simdjson::dom::element, 2> f;
+  unsigned seen = 0;
+  if (!simdjson_fields(e, keys, f, seen) || (seen & 1u) == 0 ||
+      f[0].type() != simdjson::dom::element_type::STRING) {
+    return false;
+  }
+  const std::string_view text = f[0].get_string().value_unsafe();
+  if (!simdjson_plain(text)) return false;
+  std::optional<std::int64_t> hint;
+  if ((seen & 2u) != 0 && f[1].type() != simdjson::dom::element_type::NULL_VALUE) {
+    std::int64_t v = 0;
+    if (!simdjson_int(f[1], v)) {
+      if (f[1].type() != simdjson::dom::element_type::OBJECT) return false;
+      const simdjson::dom::object obj = f[1].get_object().value_unsafe();
+      auto it = obj.begin();
+      if (it == obj.end()) return false;
+      const simdjson::dom::key_value_pair kv = *it;
+      if (kv.key != "as_int" || !simdjson_int(kv.value, v) || ++it != obj.end()) return false;
+    }
+    hint = v;
+  }
+  if (!checked.contains(text)) {
+    try {
+      (void)sym::parse(text);
+    } catch (const value_error&) {
+      return false;
+    }
+    (void)checked.insert(text);
+  }
+  out = SymExpr{std::string(text), hint};
+  return true;
+}
+
+// `e` as the SymInt sym_int_from_json_at reads without an error when it is a plain integer,
+// {"as_int": <integer>} or {"as_expr": <a SymExpr simdjson_sym_expr reads>}; false for every
+// other form (legacy with null members, bad). Throws std::bad_alloc (an expression's text).
+// O(1) for an integer.
+inline bool simdjson_sym_int(const simdjson::dom::element& e, SymInt& out, CheckedExprs& checked) {
+  std::int64_t v = 0;
+  if (simdjson_int(e, v)) {
+    out = v;
+    return true;
+  }
+  if (e.type() != simdjson::dom::element_type::OBJECT) return false;
+  const simdjson::dom::object obj = e.get_object().value_unsafe();
+  auto it = obj.begin();
+  if (it == obj.end()) return false;
+  const simdjson::dom::key_value_pair kv = *it;
+  if (++it != obj.end()) return false;
+  if (kv.key == "as_int") {
+    if (!simdjson_int(kv.value, v)) return false;
+    out = v;
+    return true;
+  }
+  if (kv.key != "as_expr") return false;
+  SymExpr x;
+  if (!simdjson_sym_expr(kv.value, x, checked)) return false;
+  out = std::move(x);
+  return true;
+}
+
+// A list of sizes or strides `e` as simdjson_sym_int reads each element. Throws std::bad_alloc.
+// O(length).
+inline bool simdjson_sym_ints(const simdjson::dom::element& e, std::vector<SymInt>& out,
+                              CheckedExprs& checked) {
+  if (e.type() != simdjson::dom::element_type::ARRAY) return false;
+  const simdjson::dom::array arr = e.get_array().value_unsafe();
+  out.reserve(arr.size());
+  for (const simdjson::dom::element x : arr) {
+    SymInt s;
+    if (!simdjson_sym_int(x, s, checked)) return false;
+    out.push_back(std::move(s));
   }
   return true;
 }
@@ -158,9 +209,11 @@ inline bool simdjson_device(const simdjson::dom::element& e, Device& out) {
 // The TensorMeta that tensor_meta_from_json_at reads from the tree of `e`, when `e` has exactly
 // the seven fields of schema 7.x/8.x (any order, none twice) in their usual forms and the value
 // is one tensor_meta_from_json_at accepts; false otherwise (then `out` is unspecified and the
-// caller reads the tree, which gives the value or the error). Never throws an error of its own;
-// throws std::bad_alloc. O(rank).
-inline bool simdjson_tensor_meta(const simdjson::dom::element& e, TensorMeta& out) {
+// caller reads the tree, which gives the value or the error). Symbolic sizes, strides and
+// offsets are read too, their texts checked once per `checked`. Never throws an error of its
+// own; throws std::bad_alloc. O(rank).
+inline bool simdjson_tensor_meta(const simdjson::dom::element& e, TensorMeta& out,
+                                 CheckedExprs& checked) {
   static constexpr std::array<std::string_view, 7> keys = {
       "dtype", "sizes", "requires_grad", "device", "strides", "storage_offset", "layout"};
   std::array<simdjson::dom::element, 7> f;
@@ -168,9 +221,10 @@ inline bool simdjson_tensor_meta(const simdjson::dom::element& e, TensorMeta& ou
   std::int64_t d = 0;
   std::int64_t l = 0;
   if (!simdjson_fields(e, keys, f, seen) || seen != 127u || !simdjson_int(f[0], d) ||
-      !simdjson_sym_ints(f[1], out.sizes) || f[2].type() != simdjson::dom::element_type::BOOL ||
-      !simdjson_device(f[3], out.device) || !simdjson_sym_ints(f[4], out.strides) ||
-      !simdjson_sym_int(f[5], out.storage_offset) || !simdjson_int(f[6], l)) {
+      !simdjson_sym_ints(f[1], out.sizes, checked) ||
+      f[2].type() != simdjson::dom::element_type::BOOL || !simdjson_device(f[3], out.device) ||
+      !simdjson_sym_ints(f[4], out.strides, checked) ||
+      !simdjson_sym_int(f[5], out.storage_offset, checked) || !simdjson_int(f[6], l)) {
     return false;
   }
   out.requires_grad = f[2].get_bool().value_unsafe();
@@ -178,14 +232,15 @@ inline bool simdjson_tensor_meta(const simdjson::dom::element& e, TensorMeta& ou
   // tree's reading).
   if (!known_scalar_type(d)) return false;
   for (const SymInt& s : out.sizes) {
-    if (std::get<std::int64_t>(s) < 0) return false;  // simdjson_sym_ints: integers only
+    const auto* v = std::get_if<std::int64_t>(&s);
+    if (v != nullptr && *v < 0) return false;  // (a symbolic size is not checked)
   }
   if (numel_overflows(out.sizes)) return false;
   if (out.device.index && *out.device.index < 0) return false;
   if (!known_layout(l)) return false;
   if (out.strides.size() != out.sizes.size()) return false;
   const auto* offset = std::get_if<std::int64_t>(&out.storage_offset);
-  if (offset == nullptr || *offset < 0) return false;
+  if (offset != nullptr && *offset < 0) return false;
   out.dtype = static_cast<dtype>(d);
   out.layout = static_cast<Layout>(l);
   return true;
