@@ -168,7 +168,7 @@ TEST_CASE("replace_partition_with_call: one call, getitems, weights only it read
   epgraph_test::check_valid(ep);
 }
 
-TEST_CASE("replace_partition_with_call: one output is the call itself; an equal schema is reused",
+TEST_CASE("replace_partition_with_call: one output is the call itself, an equal schema is reused",
           "[extract_partition]") {
   for (int round = 0; round < 2; ++round) {
     epgraph_test::Program ep = extract_program();

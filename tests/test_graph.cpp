@@ -61,7 +61,7 @@ using Names = std::vector<std::string>;
 
 }  // namespace
 
-TEST_CASE("nodes keep creation order; default insertion is before the output", "[graph]") {
+TEST_CASE("nodes keep creation order, default insertion is before the output", "[graph]") {
   Graph g;
   Node* x = g.placeholder("x");
   Node* out = g.output({x});
@@ -430,7 +430,7 @@ TEST_CASE("lint names the offender of each broken invariant", "[graph][lint]") {
   }
 }
 
-TEST_CASE("clone copies nodes, users order and namespace; the copy is independent",
+TEST_CASE("clone copies nodes, users order and namespace, the copy is independent",
           "[graph][clone]") {
   Graph g;
   Node* x = g.placeholder("x");
@@ -517,7 +517,7 @@ static_assert(
     std::is_same_v<decltype(std::declval<Graph&>().writable(std::declval<const Node*>())), Node*>,
     "the non-const graph gives write access to the nodes it owns");
 
-TEST_CASE("arguments name their nodes read-only; the non-const graph gives write access",
+TEST_CASE("arguments name their nodes read-only, the non-const graph gives write access",
           "[graph]") {
   Graph g;
   Node* x = g.placeholder("x");

@@ -90,7 +90,7 @@ TEST_CASE("Namespace counts suffixes of any length like Python ints", "[names]")
   CHECK(ns.create_name("x") == "x_100000000000000000000000");
 }
 
-TEST_CASE("propose does not take the name; uncommit undoes a commit", "[names]") {
+TEST_CASE("propose does not take the name, uncommit undoes a commit", "[names]") {
   epgraph::Namespace ns;
   ns.create_name("x");
   const epgraph::Namespace before = ns;

@@ -55,7 +55,7 @@ TEST_CASE("the program follows replace_all_uses_with on output uses", "[program]
   CHECK(ep.graph_signature().input_specs[1].name() == "x");
 }
 
-TEST_CASE("the program follows renames; USER_INPUT_MUTATION targets follow the input",
+TEST_CASE("the program follows renames, USER_INPUT_MUTATION targets follow the input",
           "[program]") {
   Program ep = small_program();
   Graph& g = ep.graph();

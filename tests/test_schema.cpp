@@ -366,7 +366,7 @@ TEST_CASE("A SymInt or SymFloat node stands for a Tensor where torch wraps the n
                 "int dim=0) -> Tensor");
 }
 
-TEST_CASE("set_args and update_arg are checked too; loaders and unknown ops are not",
+TEST_CASE("set_args and update_arg are checked too, loaders and unknown ops are not",
           "[schema][check]") {
   CallFixture f;
   epgraph::Graph& g = f.ep.graph();
@@ -393,23 +393,36 @@ TEST_CASE("set_args and update_arg are checked too; loaders and unknown ops are 
         std::vector<std::string>{"torch.ops.my_unregistered.op.default"});
 
   // With checks off (what loaders do) a call that does not bind is built; verify reports it.
+  // (The fixture's s0 gets a range, or verify's rule 12 reports the sym_size node too.)
+  f.ep.metadata().range_constraints = {epgraph::RangeConstraint{"s0", 2, 64}};
   g.set_schema_checks(false);
   Node* bad = g.call_function("torch.ops.aten.relu.default", {f.x, 1});
+  // verify looks the schema up once per target: a second bad call of it is reported too
+  Node* bad_2 = g.call_function("torch.ops.aten.relu.default", {}, {{"x", f.x}});
   g.set_schema_checks(true);
   CHECK(bad->args().size() == 2);
   CHECK_THROWS_WITH(epgraph::normalized_arguments(*bad),
                     "Node 'relu_1' (torch.ops.aten.relu.default) does not match its schema: 2 "
                     "positional arguments given, but it takes 1; schema: aten::relu(Tensor self) "
                     "-> Tensor");
+  std::string bad_2_message;  // normalized_arguments' message, which verify must repeat
+  try {
+    (void)epgraph::normalized_arguments(*bad_2);
+  } catch (const epgraph::value_error& e) {
+    bad_2_message = e.what();
+  }
+  CHECK(bad_2_message.rfind("Node 'relu_2' (torch.ops.aten.relu.default) does not match", 0) == 0);
   try {
     epgraph::verify(f.ep);
     FAIL("verify passed");
   } catch (const epgraph::verification_error& e) {
-    REQUIRE(e.violations().size() == 1);
+    REQUIRE(e.violations().size() == 2);
     CHECK(e.violations()[0] ==
           "Node 'relu_1' (torch.ops.aten.relu.default) does not match its schema: 2 positional "
           "arguments given, but it takes 1; schema: aten::relu(Tensor self) -> Tensor");
+    CHECK(e.violations()[1] == bad_2_message);
   }
+  g.erase_node(bad_2);
   epgraph::VerifyOptions no_schemas;
   no_schemas.check_schemas = false;
   CHECK_NOTHROW(epgraph::verify(f.ep, no_schemas));

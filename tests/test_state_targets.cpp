@@ -52,7 +52,7 @@ Program buffer_in_constants() {
 
 }  // namespace
 
-TEST_CASE("persistent buffer found only in constants: reported, saying why; lookups find it",
+TEST_CASE("persistent buffer found only in constants: reported, saying why, lookups find it",
           "[verify][state]") {
   Program ep = buffer_in_constants();
   CHECK(target_violations(ep) ==

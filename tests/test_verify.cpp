@@ -414,6 +414,9 @@ TEST_CASE("verify: a call of an aten operator torch lacks is an error at every l
     (void)ep.graph().call_function("torch.ops.aten.mul", {}, {}, "packet");
     (void)ep.graph().call_function("torch.ops.aten.mul.Tensor.default", {}, {}, "extra");
     (void)ep.graph().call_function("", {}, {}, "empty");
+    // verify looks each target up once: a second node of a target is judged the same way
+    (void)ep.graph().call_function("torch.ops.my_ns.my_op.default", {}, {}, "custom_2");
+    (void)ep.graph().call_function("torch.ops.aten.not_an_op.default", {}, {}, "bad_2");
   }
   REQUIRE(bad != nullptr);
   const Strings expected{
@@ -425,7 +428,9 @@ TEST_CASE("verify: a call of an aten operator torch lacks is an error at every l
       "(torch.ops.<namespace>.<op>.<overload>)",
       "Node 'extra' calls 'torch.ops.aten.mul.Tensor.default', which is not an operator "
       "overload (torch.ops.<namespace>.<op>.<overload>)",
-      "Node 'empty' has an empty target"};
+      "Node 'empty' has an empty target",
+      "Node 'bad_2' calls 'torch.ops.aten.not_an_op.default', which is not an operator of "
+      "torch 2.13.0 (no schema aten::not_an_op)"};
   epgraph::VerifyOptions strict;
   strict.check_state = false;
   strict.level = epgraph::VerifyLevel::canonical_order;

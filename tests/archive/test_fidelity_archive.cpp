@@ -80,7 +80,7 @@ Program clamp_program() {
 
 }  // namespace
 
-TEST_CASE("bare -Infinity loads from both archive layouts; saving writes torch 2.13's string",
+TEST_CASE("bare -Infinity loads from both archive layouts, saving writes torch 2.13's string",
           "[archive][fidelity]") {
   TempDir dir;
   save_archive(clamp_program(), dir / "clean.pt2");

@@ -191,7 +191,7 @@ TEST_CASE("lazy: size checks happen at load from the zip directory, without read
                                       "storage_offset 0) needs 16 bytes but the entry has 12"));
 }
 
-TEST_CASE("lazy: a source rewritten in place is refused by name; a failed read changes nothing",
+TEST_CASE("lazy: a source rewritten in place is refused by name, a failed read changes nothing",
           "[archive][lazy]") {
   TempDir dir;
   const std::string in = compressed_archive(dir);

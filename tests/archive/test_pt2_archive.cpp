@@ -262,7 +262,7 @@ TEST_CASE("create_mutable_buffer then save adds a weight record and its config e
   CHECK_NOTHROW(verify(back));
 }
 
-TEST_CASE("a removed weight drops its file; a replaced one keeps its file name", "[archive]") {
+TEST_CASE("a removed weight drops its file, a replaced one keeps its file name", "[archive]") {
   TempDir dir;
   write_zip(dir / "in.pt2", pt2_entries(kWeights, kConstants));
   Program ep = load_archive(dir / "in.pt2");
@@ -469,7 +469,7 @@ TEST_CASE("custom objects load as ScriptObject with the signature's class", "[ar
         ScriptObject{"__torch__.torch.classes.m.Foo", bytes_of("OBJ")});
 }
 
-TEST_CASE("legacy archives keep their pickles; epgraph's tensors go next to them", "[archive]") {
+TEST_CASE("legacy archives keep their pickles, epgraph's tensors go next to them", "[archive]") {
   TempDir dir;
   Program prog = small_program(2);
   const std::vector<std::pair<std::string, Bytes>> es = {

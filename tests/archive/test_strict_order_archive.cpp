@@ -47,7 +47,7 @@ const char* const departure =
 
 }  // namespace
 
-TEST_CASE("strict_order.pt2: verifies at torch's level; add-buffer adds no departure",
+TEST_CASE("strict_order.pt2: verifies at torch's level, add-buffer adds no departure",
           "[archive][fidelity][shared][order]") {
   const std::string file = strict_order_file();
   if (file.empty()) {

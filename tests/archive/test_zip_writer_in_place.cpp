@@ -181,7 +181,7 @@ TEST_CASE("zip_writer: other orders, renames and several sources write a new arc
   }
 }
 
-TEST_CASE("zip_writer: editing in place onto the source path replaces it; the reader reads on",
+TEST_CASE("zip_writer: editing in place onto the source path replaces it, the reader reads on",
           "[archive][zip]") {
   TempDir dir;
   const std::string in = dir / "in.zip";

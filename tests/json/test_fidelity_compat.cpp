@@ -208,7 +208,7 @@ TEST_CASE("a newer minor version keeps its version and its unknown node fields",
   CHECK(edited_out["graph_module"]["graph"]["nodes"][1]["target"] == "torch.ops.aten.neg.default");
 }
 
-TEST_CASE("versions up to 8.20 are written as 8.20; unknown node fields are kept in any version",
+TEST_CASE("versions up to 8.20 are written as 8.20, unknown node fields are kept in any version",
           "[json][fidelity][forward-compat]") {
   json doc = relu_program(20);
   relu_node(doc)["stream"] = 1;

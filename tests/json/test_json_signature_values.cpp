@@ -91,7 +91,7 @@ TEST_CASE("save: token input and output without metadata", "[json][token]") {
         "    return (getitem,)");
 }
 
-TEST_CASE("save: a token with metadata keeps it; other tuple items need theirs", "[json][token]") {
+TEST_CASE("save: a token with metadata keeps it, other tuple items need theirs", "[json][token]") {
   Program ep = epgraph_test::token_program(true);  // getitem_1 -> USER_OUTPUT
   // getitem_1 is a user output, not a token: its metadata cannot be made up.
   CHECK_THROWS_AS(epgraph::json::save_exported_program_to_string(ep),
@@ -302,7 +302,7 @@ TEST_CASE("an input whose class_fqn disagrees with custom_obj_values is refused"
 }
 
 TEST_CASE(
-    "a node moved between a multi-output node and its getitems is saved; reloaded, it "
+    "a node moved between a multi-output node and its getitems is saved, reloaded, it "
     "follows them",
     "[json][save][getitem]") {
   // The schema writes a multi-output node's results as its outputs, with no node of their own:
