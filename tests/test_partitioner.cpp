@@ -19,6 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "support/sanitized.hpp"
+
 // File-scope aliases (not in an anonymous namespace: unity batches, see tests/CMakeLists.txt).
 using PartitionerLines = std::vector<std::pair<std::size_t, std::vector<std::string>>>;
 
@@ -675,19 +677,8 @@ std::unique_ptr<epgraph::Graph> partitioner_random_dag(std::mt19937& rng, int co
 // Seeds of the two comparisons below: all of them in ordinary builds; a third under
 // AddressSanitizer, where the transliterated reference (quadratic) took 6 of the 7 minutes of
 // CI's sanitizer stage, which looks for memory errors, while the g++ stage compares every seed.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kPartitionerSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kPartitionerSanitized = true;
-#else
-constexpr bool kPartitionerSanitized = false;
-#endif
-#else
-constexpr bool kPartitionerSanitized = false;
-#endif
 constexpr std::uint32_t partitioner_seeds(std::uint32_t all) {
-  return kPartitionerSanitized ? all / 3 : all;
+  return static_cast<std::uint32_t>(epgraph_test::cases_for_build(all, 3));
 }
 
 namespace {

@@ -10,11 +10,14 @@
 #include <string>
 
 #include "../support/fuzz_bodies.hpp"
+#include "../support/sanitized.hpp"
 
 using epgraph_test::env_number;
 
 TEST_CASE("property: random edit sequences with JSON round trips", "[property][json]") {
-  const std::uint64_t count = env_number("EPGRAPH_PROPERTY_SEQUENCES", 10000) / 10 + 1;
+  // a quarter under AddressSanitizer (see test_property_edits.cpp)
+  const std::uint64_t count =
+      env_number("EPGRAPH_PROPERTY_SEQUENCES", epgraph_test::cases_for_build(10000, 4)) / 10 + 1;
   const std::uint64_t base = env_number("EPGRAPH_PROPERTY_SEED", 1);
   epgraph_test::EditStats stats;
   epgraph_test::json_round_trip_refusals = 0;
