@@ -375,6 +375,18 @@ TEST_CASE("same_value: Min/Max decided by the symbols' bounds compare equal", "[
   CHECK(!epgraph::same_value(value({expr("Max(3, s0)"), one}), value({expr("s0"), one}), symbols));
   CHECK(!epgraph::same_value(value({expr("Min(16, 16*s27)"), one}), value({expr("16*s27"), one}),
                              symbols));
+  // hints: a missing one is no difference (torch writes none for a size it computed through an
+  // unbacked symbol: s77 of cat([x[:u0], x[u0:]])); two different ones are
+  auto hinted = [](std::string text, std::optional<std::int64_t> hint) {
+    return epgraph::SymInt{epgraph::SymExpr{std::move(text), hint}};
+  };
+  CHECK(epgraph::same_value(value({hinted("s0", std::nullopt), one}), value({hinted("s0", 8), one}),
+                            symbols));
+  CHECK(epgraph::same_value(value({hinted("s0", 8), one}), value({hinted("s0", std::nullopt), one}),
+                            symbols));
+  CHECK(epgraph::same_value(value({hinted("s0", 8), one}), value({hinted("s0", 8), one}), symbols));
+  CHECK(
+      !epgraph::same_value(value({hinted("s0", 8), one}), value({hinted("s0", 9), one}), symbols));
 }
 
 TEST_CASE("propagate_meta: check_only tells a wrong node from one epgraph cannot compute",

@@ -346,6 +346,52 @@ def test_propagate_meta_on_real_architectures(name, decompose, pt2_edit, passes,
             torch.testing.assert_close(module(*args), model(*args), rtol=1e-4, atol=1e-4)
 
 
+class AssertedBounds(nn.Module):
+    """Relations torch uses differently: after torch._check(n >= x.shape[0]) torch keeps
+    Min(s77, u0) for x[:n] where the relation makes it s77, and it writes cat([x[:m], x[m:]])'s
+    size s77 without a hint (computed through u1) where epgraph knows the hint."""
+
+    def forward(self, x, k, j):
+        n = k.item()
+        m = j.item()
+        torch._check(n >= x.shape[0])
+        torch._check(m >= 0)
+        torch._check(m <= x.shape[0])
+        return x[:n], torch.zeros(n)[:x.shape[0]], x[n:], torch.cat([x[:m], x[m:]], 0)
+
+
+def test_validate_meta_uses_asserted_bounds_as_torch_does(pt2_edit, passes, workdir):
+    """Regression: `validate --meta` reported x[:n] (stored Min(s77, u0), computed s77, equal
+    under n >= s77), and a size torch stored without a hint, as differences. Every node is equal
+    now; the file recomputed from the placeholders (whose expressions are simpler than torch's
+    but equal under the asserted relations) loads in torch and gives the eager numbers."""
+    model = AssertedBounds()
+    b = torch.export.Dim("b", min=2, max=64)
+    args = (torch.randn(8, 3), torch.tensor(10), torch.tensor(5))
+    ep = torch.export.export(model, args, dynamic_shapes={"x": {0: b}, "k": None, "j": None})
+    src = workdir / "meta_asserted_bounds.pt2"
+    torch.export.save(ep, str(src))
+    proc = pt2_edit.run("validate", src, "--meta")
+    summary = re.search(r"meta: nodes=(\d+) computed=(\d+) equal=(\d+) differ=(\d+) "
+                        r"uncomputed=(\d+)", proc.stdout)
+    assert summary, proc.stdout
+    nodes, computed, equal, differ, uncomputed = map(int, summary.groups())
+    print(f"asserted_bounds: nodes={nodes} equal={equal}")
+    assert (computed, equal, differ, uncomputed) == (nodes, nodes, 0, 0), proc.stdout
+
+    dst = workdir / "meta_asserted_bounds_recomputed.pt2"
+    out = passes.run("recompute-meta", src, "-o", dst).stdout
+    assert f"recompute-meta: {nodes} of {nodes} values recomputed (0 kept" in out, out
+    module = torch.export.load(str(dst)).module()
+    with torch.no_grad():
+        for x, k, j in ((torch.randn(8, 3), 10, 5), (torch.randn(5, 3), 5, 0),
+                        (torch.randn(3, 3), 7, 3)):
+            got = module(x, torch.tensor(k), torch.tensor(j))
+            want = model(x, torch.tensor(k), torch.tensor(j))
+            for g, w in zip(got, want):
+                torch.testing.assert_close(g, w)
+
+
 class UpsampleNet(nn.Module):
     """A U-Net-style network on a dynamic height and width: convolutions (stride 1 and 2, and a
     transposed one), max and average pooling, and F.interpolate in every mode torch.export keeps as one op: nearest and

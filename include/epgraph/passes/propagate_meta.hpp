@@ -98,9 +98,11 @@ inline std::string sizes_text(const std::vector<SymInt>& v) {
 }
 
 // Two sizes are the same when they are the same integer, or expressions that parse to the same
-// canonical form with the same hint (torch compares sympy expressions, not their text), each
-// simplified under the symbols' bounds first: torch writes Min(16, 16*s27) for a stride its
-// value-range analysis knows to be 16 (s27 >= 1).
+// canonical form (torch compares sympy expressions, not their text), each simplified under the
+// symbols' bounds and axioms first: torch writes Min(16, 16*s27) for a stride its value-range
+// analysis knows to be 16 (s27 >= 1). Hints must agree when both sides have one; a missing hint
+// is no difference (torch writes none for a size it computed through an unbacked symbol, e.g.
+// `s77` for cat([x[:u0], x[u0:]]), where epgraph knows s77's).
 inline bool same_size(const SymInt& a, const SymInt& b, const MetaContext& symbols) {
   if (a.index() == 0 && b.index() == 0) {
     return std::get<std::int64_t>(a) == std::get<std::int64_t>(b);
@@ -119,7 +121,7 @@ inline bool same_size(const SymInt& a, const SymInt& b, const MetaContext& symbo
   }
   const SymExpr& x = std::get<SymExpr>(a);
   const SymExpr& y = std::get<SymExpr>(b);
-  if (x.hint != y.hint) return false;
+  if (x.hint && y.hint && *x.hint != *y.hint) return false;
   if (x.expr == y.expr) return true;
   try {
     const sym::Expr ex = symbols.parse(x.expr, std::nullopt);
