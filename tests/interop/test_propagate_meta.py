@@ -283,6 +283,14 @@ def graph_tables(path):
     return graph["tensor_values"], graph.get("sym_int_values", {})
 
 
+def meta_counts(stdout: str):
+    """The (nodes, computed, equal, differ, uncomputed) of `validate --meta`'s summary line."""
+    summary = re.search(r"meta: nodes=(\d+) computed=(\d+) equal=(\d+) differ=(\d+) "
+                        r"uncomputed=(\d+)", stdout)
+    assert summary, stdout
+    return tuple(map(int, summary.groups()))
+
+
 def same_symint(a: dict, b: dict) -> bool:
     """Two serialized SymInts: the same int, or expressions sympy finds equal with equal hints."""
     import sympy
@@ -310,10 +318,7 @@ def test_propagate_meta_on_real_architectures(name, decompose, pt2_edit, passes,
     torch.export.save(ep, str(src))
 
     proc = pt2_edit.run("validate", src, "--meta")
-    summary = re.search(r"meta: nodes=(\d+) computed=(\d+) equal=(\d+) differ=(\d+) "
-                        r"uncomputed=(\d+)", proc.stdout)
-    assert summary, proc.stdout
-    nodes, computed, equal, differ, uncomputed = map(int, summary.groups())
+    nodes, computed, equal, differ, uncomputed = meta_counts(proc.stdout)
     no_rule = sorted(set(re.findall(r"meta: no value computed for \d+ node\(s\) of (\S+)",
                                     proc.stdout)))
     print(f"{tag}: nodes={nodes} equal={equal} (no rule: {', '.join(no_rule) or 'none'})")
@@ -372,10 +377,7 @@ def test_validate_meta_uses_asserted_bounds_as_torch_does(pt2_edit, passes, work
     src = workdir / "meta_asserted_bounds.pt2"
     torch.export.save(ep, str(src))
     proc = pt2_edit.run("validate", src, "--meta")
-    summary = re.search(r"meta: nodes=(\d+) computed=(\d+) equal=(\d+) differ=(\d+) "
-                        r"uncomputed=(\d+)", proc.stdout)
-    assert summary, proc.stdout
-    nodes, computed, equal, differ, uncomputed = map(int, summary.groups())
+    nodes, computed, equal, differ, uncomputed = meta_counts(proc.stdout)
     print(f"asserted_bounds: nodes={nodes} equal={equal}")
     assert (computed, equal, differ, uncomputed) == (nodes, nodes, 0, 0), proc.stdout
 
@@ -435,10 +437,7 @@ def test_validate_meta_computes_every_upsample_of_a_dynamic_program(pt2_edit, pa
     torch.export.save(ep, str(src))
 
     proc = pt2_edit.run("validate", src, "--meta")
-    summary = re.search(r"meta: nodes=(\d+) computed=(\d+) equal=(\d+) differ=(\d+) "
-                        r"uncomputed=(\d+)", proc.stdout)
-    assert summary, proc.stdout
-    nodes, computed, equal, differ, uncomputed = map(int, summary.groups())
+    nodes, computed, equal, differ, uncomputed = meta_counts(proc.stdout)
     print(f"upsample_dynamic: nodes={nodes} equal={equal}")
     assert (computed, equal, differ, uncomputed) == (nodes, nodes, 0, 0), proc.stdout
 
@@ -465,10 +464,7 @@ def test_validate_meta_computes_every_upsample_of_a_dynamic_program(pt2_edit, pa
     dec = workdir / "meta_upsample_dynamic_decomposed.pt2"
     torch.export.save(ep.run_decompositions(), str(dec))
     proc = pt2_edit.run("validate", dec, "--meta")
-    summary = re.search(r"meta: nodes=(\d+) computed=(\d+) equal=(\d+) differ=(\d+) "
-                        r"uncomputed=(\d+)", proc.stdout)
-    assert summary, proc.stdout
-    nodes, computed, equal, differ, uncomputed = map(int, summary.groups())
+    nodes, computed, equal, differ, uncomputed = meta_counts(proc.stdout)
     print(f"upsample_dynamic_decomposed: nodes={nodes} equal={equal}")
     assert (computed, equal, differ, uncomputed) == (nodes, nodes, 0, 0), proc.stdout
 
