@@ -26,7 +26,7 @@ namespace detail {
 // The expression texts one load has already checked with sym::parse: a program with a dynamic
 // dimension repeats a few texts (`Symbol('s70', positive=True, integer=True)`, its multiples) in
 // most of its tensor values, and parsing each occurrence again was 16% of loading a decoder
-// (bench/README.md, "Expression texts parsed once per load").
+// (bench/README.md, "Symbolic sizes on simdjson's path").
 using CheckedExprs = epgraph::detail::StringSet;
 
 // The SymExpr {"expr_str": ..., "hint": ...} at `p` (the value of an `as_expr` member), its text
