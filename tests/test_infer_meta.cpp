@@ -8,6 +8,7 @@
 #include <epgraph/passes/infer_meta.hpp>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 using epgraph::Argument;
@@ -88,6 +89,22 @@ TEST_CASE("infer_meta: bad inputs are reported with node, op and reason", "[infe
   CHECK_THROWS_WITH(epgraph::infer_meta(*sel),
                     "Cannot infer the metadata of node 'sel' (torch.ops.aten.select.int): "
                     "select(): index 5 out of range for tensor of size [2, 3] at dimension 0");
+  // narrow refuses as torch's narrow_symint does (messages checked against torch 2.13)
+  const std::pair<std::vector<std::int64_t>, const char*> narrow_refusals[] = {
+      {{1, 0, -1}, "narrow(): length must be non-negative."},
+      {{1, 4, 1}, "start out of range (expected to be in range of [-3, 3], but got 4)"},
+      {{1, -4, 1}, "start out of range (expected to be in range of [-3, 3], but got -4)"},
+      {{1, 2, 2}, "start (2) + length (2) exceeds dimension size (3)."},
+      {{0, -1, 2}, "start (1) + length (2) exceeds dimension size (2)."},
+  };
+  for (const auto& [args, message] : narrow_refusals) {
+    Node* nar = g.call_function("torch.ops.aten.narrow.default", {a, args[0], args[1], args[2]});
+    CHECK_THROWS_WITH(epgraph::infer_meta(*nar),
+                      "Cannot infer the metadata of node '" + std::string(nar->name()) +
+                          "' (torch.ops.aten.narrow.default): " + message);
+  }
+  Node* nar_t = g.call_function("torch.ops.aten.narrow.Tensor", {a, 0, b, 1}, {}, "nar_t");
+  CHECK_THROWS_AS(epgraph::infer_meta(*nar_t), epgraph::unsupported_meta_error);
   Node* perm = g.call_function("torch.ops.aten.sum.dim_IntList", {a, Argument{5}}, {}, "s");
   CHECK_THROWS_WITH(epgraph::infer_meta(*perm),
                     "Cannot infer the metadata of node 's' (torch.ops.aten.sum.dim_IntList): "

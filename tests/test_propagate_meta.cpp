@@ -549,6 +549,62 @@ TEST_CASE("propagate_meta: an asserted relation between symbols decides the slic
   CHECK(epgraph::value_text(sl->meta().val) == "float32[Min(s77, u0), 4] stride [4, 1] offset 0");
 }
 
+TEST_CASE("propagate_meta: an asserted equality replaces the unbacked symbol in every value",
+          "[propagate_meta]") {
+  // torch._check(n == x.shape[0]): torch's ShapeEnv solves Eq(u0, s77) for u0 and prints every
+  // SymInt through the replacement, so the file has s77 for item, for the `u0 >= 2` asserted
+  // before the equality and for every size made from item; the equality itself is True. epgraph
+  // kept u0, and recompute-meta wrote a file torch refuses ("expected no unbacked symbols").
+  auto g = std::make_unique<epgraph::Graph>();
+  using I = std::int64_t;
+  const epgraph::SymInt s77 = prop_sym("Symbol('s77', positive=True, integer=True)", 8);
+  epgraph::Node* x = prop_placeholder(*g, "x", epgraph::dtype::float32, {s77, I{3}}, {I{3}, I{1}});
+  epgraph::Node* k = prop_placeholder(*g, "k", epgraph::dtype::int64, {}, {});
+  epgraph::Node* size =
+      g->call_function("torch.ops.aten.sym_size.int", {x, 0}, {}, "sym_size_int_1");
+  epgraph::Node* item = g->call_function("torch.ops.aten.item.default", {k}, {}, "item");
+  epgraph::Node* ge = g->call_function("operator.ge", {item, 2}, {}, "ge");
+  (void)g->call_function("torch.ops.aten._assert_scalar.default", {ge, "u0 >= 2"}, {},
+                         "_assert_scalar_default");
+  epgraph::Node* eq = g->call_function("operator.eq", {item, size}, {}, "eq_1");
+  (void)g->call_function("torch.ops.aten._assert_scalar.default", {eq, "Eq(u0, s77)"}, {},
+                         "_assert_scalar_default_1");
+  epgraph::Node* zeros = g->call_function("torch.ops.aten.zeros.default",
+                                          {std::vector<epgraph::Argument>{item}}, {}, "zeros");
+  epgraph::Node* view = g->call_function(
+      "torch.ops.aten.view.default", {zeros, std::vector<epgraph::Argument>{-1, 1}}, {}, "view");
+  epgraph::Node* mul = g->call_function("torch.ops.aten.mul.Tensor", {view, x}, {}, "mul");
+  epgraph::Node* times = g->call_function("operator.mul", {item, 3}, {}, "mul_1");
+  g->output({mul});
+  epgraph_test::Program ep = prop_user_program(std::move(g), {"x", "k"}, {"mul"});
+  ep.metadata().range_constraints = {epgraph::RangeConstraint{"s77", 2, 64}};
+  const epgraph::MetaReport r = epgraph::propagate_meta(ep, epgraph::MetaMode::fill_unset);
+  CHECK(r.computed == 10);
+  CHECK(epgraph::value_text(item->meta().val) == "SymInt s77");
+  CHECK(epgraph::value_text(ge->meta().val) == "SymBool s77 >= 2");  // not folded by the range
+  CHECK(epgraph::value_text(eq->meta().val) == "SymBool True");
+  CHECK(epgraph::value_text(zeros->meta().val) == "float32[s77] stride [1] offset 0");
+  CHECK(epgraph::value_text(view->meta().val) == "float32[s77, 1] stride [1, 1] offset 0");
+  // sizes computed through u0 have no hint, as in torch's file (its SymNode keeps the hint it was
+  // made with), the broadcast of view's [u0, 1] with x's [s77, 3] too
+  CHECK(epgraph::value_text(mul->meta().val) == "float32[s77, 3] stride [3, 1] offset 0");
+  CHECK(epgraph::value_text(times->meta().val) == "SymInt 3*s77");
+  // u0 is gone from every value, so it is not added to range_constraints either
+  REQUIRE(ep.metadata().range_constraints.size() == 1);
+  CHECK(ep.metadata().range_constraints[0].symbol == "s77");
+  // the values torch wrote (the ones just computed) check as equal
+  const epgraph::MetaReport check = epgraph::propagate_meta(ep, epgraph::MetaMode::check_only);
+  CHECK(check.equal == 10);
+  CHECK(check.differences.empty());
+
+  // Eq(u0, u1) between two unbacked symbols solves for neither (torch keeps both): no replacement
+  epgraph::sym::Ranges ranges;
+  const epgraph::sym::Expr u0 = epgraph::sym::parse("u0");
+  const epgraph::sym::Expr u1 = epgraph::sym::parse("u1");
+  CHECK(epgraph::sym::add_axiom(ranges, epgraph::sym::eq(u0, u1)));
+  CHECK(ranges.replacements.empty());
+}
+
 TEST_CASE("propagate_meta: where(condition), an empty nonzero, and a symbol two inputs claim",
           "[propagate_meta]") {
   auto g = std::make_unique<epgraph::Graph>();

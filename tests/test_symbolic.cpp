@@ -307,6 +307,46 @@ TEST_CASE("axioms: the relations runtime assertions establish decide Min, Max an
   }
   CHECK(!sym::add_axiom(none, sym::parse("ToFloat(s0) <= 2.5")));
   CHECK(none.axioms.empty());
+  CHECK(eq.replacements.empty());  // Eq(s0, 2*s1) has no unbacked symbol to solve for
+}
+
+TEST_CASE("axioms: an equality solved for its one unbacked symbol becomes a replacement",
+          "[symbolic]") {
+  // torch's ShapeEnv._maybe_guard_rel: solve for the unbacked symbol; keep the solution when it
+  // has no unbacked symbol
+  auto replacements = [](const char* condition) {
+    sym::Ranges r{{"s0", {2, 64}}, {"s1", {2, 64}}};
+    (void)sym::add_axiom(r, sym::parse(condition));
+    std::string out;
+    for (const auto& [name, value] : r.replacements) out += name + " -> " + sym::str(value) + ";";
+    return out;
+  };
+  CHECK(replacements("Eq(u0, s0)") == "u0 -> s0;");
+  CHECK(replacements("Eq(s0, u0)") == "u0 -> s0;");
+  CHECK(replacements("Eq(u0 + 1, s0)") == "u0 -> s0 - 1;");
+  CHECK(replacements("Eq(2*s1 - u3, s0)") == "u3 -> -s0 + 2*s1;");
+  CHECK(replacements("Eq(u0, s0) & (s1 <= s0)") == "u0 -> s0;");
+  // what is not solved: two unbacked symbols, a coefficient other than +-1 (u0 = s0/2 is not
+  // an integer expression), the symbol inside a function, no unbacked symbol, not an equality
+  CHECK(replacements("Eq(u0, u1)") == "");
+  CHECK(replacements("Eq(2*u0, s0)") == "");
+  CHECK(replacements("Eq(u0 + Max(u0, 2), s0)") == "");
+  CHECK(replacements("Eq(Max(u0, 2), s0)") == "");
+  CHECK(replacements("Eq(s0, 2*s1)") == "");
+  CHECK(replacements("u0 <= s0") == "");
+  CHECK(replacements("Ne(u0, s0)") == "");
+  // the first replacement stays; a later solution has the earlier ones applied
+  sym::Ranges r{{"s0", {2, 64}}, {"s1", {2, 64}}};
+  CHECK(sym::add_axiom(r, sym::parse("Eq(u0, s0)")));
+  CHECK(sym::add_axiom(r, sym::parse("Eq(u0, s1)")));  // an axiom, not a second replacement
+  REQUIRE(r.replacements.size() == 1);
+  CHECK(sym::str(r.replacements.at("u0")) == "s0");
+  CHECK(sym::is_unbacked_name("u12"));
+  CHECK(sym::is_unbacked_name("zuf0"));
+  CHECK(!sym::is_unbacked_name("u"));
+  CHECK(!sym::is_unbacked_name("s0"));
+  CHECK(!sym::is_unbacked_name("u0a"));
+  CHECK(!sym::is_unbacked_name("zuf"));
 }
 
 TEST_CASE("what epgraph refuses to read or compute, by name", "[symbolic]") {

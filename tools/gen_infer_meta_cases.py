@@ -326,6 +326,10 @@ def define_cases() -> None:
     case("slice_very_negative", A + "slice.Tensor", T(f32, [4, 10]), 1, -100, 5)
     case("slice_default", A + "slice.Tensor", T(f32, [4, 10]))
     case("slice_strided_input", A + "slice.Tensor", T(f32, [4, 10], [1, 4], 2), 0, 1, 4, 2)
+    case("narrow", A + "narrow.default", T(f32, [4, 10]), 1, 2, 5)
+    case("narrow_negative_start", A + "narrow.default", T(f32, [4, 10]), 1, -4, 3)
+    case("narrow_strided_input", A + "narrow.default", T(f32, [4, 10], [1, 4], 2), 0, 1, 2)
+    case("narrow_empty_at_end", A + "narrow.default", T(f32, [4, 10]), -1, 10, 0)
     case("select", A + "select.int", T(f32, [4, 10]), 0, 2)
     case("select_negative", A + "select.int", T(f32, [4, 10]), -1, -1)
     case("select_strided", A + "select.int", T(f32, [3, 4, 5], [20, 1, 4], 7), 1, 3)
@@ -1360,6 +1364,11 @@ def define_sym_cases() -> None:
     symcase("sym_slice_step", A + "slice.Tensor", one, S(f32, ["n", 2]), 0, 1,
             9223372036854775807, 2)
     symcase("sym_slice_to_sym", A + "slice.Tensor", two, S(f32, ["n", 2]), 0, 0, SymArg("m"))
+    symcase("sym_narrow_head", A + "narrow.default", one, S(f32, [2, "n"]), 1, 0, 3)
+    symcase("sym_narrow_tail", A + "narrow.default", one, S(f32, ["n", 2]), 0, -2, 2)
+    symcase("sym_narrow_to_sym", A + "narrow.default", two, S(f32, ["n", 2]), 0, 1, SymArg("m"))
+    symcase("sym_narrow_transposed", A + "narrow.default", one, S(f32, ["n", 4], view=tr), 1, 1,
+            SymArg("n - 1"))
     symcase("sym_select_last", A + "select.int", one, S(f32, [2, "n", 3]), 1, -1)
     symcase("sym_select_first", A + "select.int", one, S(f32, ["n", 3]), 0, 0)
     # cat / stack

@@ -257,7 +257,35 @@ def export_checked_slice(decompose: bool):
     return model, ep, [(torch.randn(8, 4), torch.tensor(3)), (torch.randn(5, 4), torch.tensor(5))]
 
 
+class CheckedEqual(nn.Module):
+    """torch._check(n == x.shape[0]): torch's ShapeEnv solves Eq(u0, s77) for u0 and writes s77
+    for item and every size made from it, and True for the equality. epgraph kept u0, and
+    recompute-meta wrote a file torch refuses ("expected no unbacked symbols"). x.narrow (kept
+    by the default IR; epgraph had no rule) with an unbacked length."""
+
+    def forward(self, x, k, j):
+        n = k.item()
+        torch._check(n == x.shape[0])
+        m = j.item()
+        torch._check(m >= 1)
+        torch._check(m <= x.shape[0])
+        return (x + torch.arange(n).unsqueeze(1), torch.zeros(n).view(-1, 1) * x, x.reshape(n * 3),
+                x.narrow(0, 0, m).sum(0), x.narrow(1, 1, 2) * 2)
+
+
+def export_checked_equal(decompose: bool):
+    model = CheckedEqual()
+    b = torch.export.Dim("b", min=2, max=64)
+    ep = torch.export.export(model, (torch.randn(8, 3), torch.tensor(8), torch.tensor(5)),
+                             dynamic_shapes={"x": {0: b}, "k": None, "j": None})
+    if decompose:
+        ep = ep.run_decompositions()
+    return model, ep, [(torch.randn(8, 3), torch.tensor(8), torch.tensor(5)),
+                       (torch.randn(5, 3), torch.tensor(5), torch.tensor(1))]
+
+
 PROGRAMS = {
+    "checked_equal": export_checked_equal,
     "checked_slice": export_checked_slice,
     "data_dependent": export_data_dependent,
     "decoder_matmul": lambda d: export_decoder(False, d),

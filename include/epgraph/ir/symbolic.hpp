@@ -197,7 +197,33 @@ struct Ranges : std::map<std::string, SymbolRange, std::less<>> {
   /// Integer expressions known to be >= 0, each canonical and listed once (`s77 - u0` for
   /// `u0 <= s77`). Filled by add_axiom().
   std::vector<Expr> axioms;
+  /// Unbacked symbols an asserted equality solved for, by name, with their value: `u0 -> s77`
+  /// after `Eq(u0, s77)` (torch's `ShapeEnv.replacements`, which every SymInt torch prints goes
+  /// through, so torch writes `s77` for the value of `item` and every size made from it). Each
+  /// value is free of unbacked symbols. Filled by add_axiom(); applied by substitute() when
+  /// the caller passes them (simplify() and bounds() do not need them: the equality is among
+  /// the axioms both ways).
+  std::map<std::string, Expr, std::less<>> replacements;
 };
+
+/// Whether `name` is the name torch gives an unbacked symbol: `u<k>` (an unbacked SymInt, from
+/// `item` or `nonzero`) or `zuf<k>` (an unbacked SymFloat), k decimal digits (torch's
+/// `free_unbacked_symbols`, torch/fx/experimental/symbolic_shapes.py; SymT.UNBACKED_INT and
+/// UNBACKED_FLOAT in torch/utils/_sympy/symbol.py). O(length).
+[[nodiscard]] inline bool is_unbacked_name(std::string_view name) noexcept {
+  std::size_t digits = 0;
+  if (name.size() >= 2 && name[0] == 'u') {
+    digits = 1;
+  } else if (name.size() >= 4 && name.substr(0, 3) == "zuf") {
+    digits = 3;
+  } else {
+    return false;
+  }
+  for (std::size_t i = digits; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return false;
+  }
+  return true;
+}
 /// Values by symbol name, for evaluate().
 using Bindings = std::map<std::string, std::int64_t, std::less<>>;
 
@@ -252,7 +278,11 @@ struct Interval {
 
 /// Records what the SymBool `condition` asserts (an `_assert_scalar` of it passed), as torch's
 /// `ShapeEnv.defer_runtime_assert` adds it to its axioms: `a <= b` and `a >= b` as `b - a >= 0`;
-/// `a < b` and `a > b` between integers as `b - a - 1 >= 0`; `Eq(a, b)` both ways; each
+/// `a < b` and `a > b` between integers as `b - a - 1 >= 0`; `Eq(a, b)` both ways, and, when
+/// `a - b` has exactly one unbacked symbol u (is_unbacked_name), alone in a term of coefficient
+/// +-1 and nowhere else, the replacement `u -> ` its solution in `ranges.replacements` (torch's
+/// `ShapeEnv._maybe_guard_rel`, which solves for the unbacked symbol and keeps the solution
+/// only when it has no unbacked symbol: `Eq(u0, s77)` gives `u0 -> s77`, `Eq(u0, u1)` none); each
 /// conjunct of an `And`. Other conditions (`Ne`, `Or`, `Not`, a constant) teach nothing and are
 /// left out: the result says whether anything was added. From then on bounds() and every
 /// simplification given `ranges` use the axioms alongside the ranges: `e` is at least
@@ -911,7 +941,7 @@ inline Interval bounds_of(const Expr& e, const Ranges* ranges) {
 // bounds_of(e) tightened by the axioms of `ranges`: for an axiom a >= 0, e = a + (e - a) is at
 // least the lower bound of e - a, and -e at least that of -e - a. An axiom whose difference
 // overflows is skipped. O(size * axioms).
-inline Interval bounds_with_axioms(const Expr& e, const Ranges* ranges) {
+inline Interval axiom_bounds(const Expr& e, const Ranges* ranges) {
   Interval i = bounds_of(e, ranges);
   if (ranges == nullptr || ranges->axioms.empty() || e.constant()) return i;
   for (const Expr& a : ranges->axioms) {
@@ -923,6 +953,21 @@ inline Interval bounds_with_axioms(const Expr& e, const Ranges* ranges) {
     }
   }
   return i;
+}
+inline Expr rebuild(const Expr& e, const Ranges* r,
+                    const std::map<std::string, Expr, std::less<>>* values);
+// The bounds of e under the ranges and their axioms, e's unbacked symbols that an equality
+// solved replaced first (3*u0 - 3*s77 is 0 after Eq(u0, s77), which the axioms, used one at a
+// time, do not see past a coefficient).
+inline Interval bounds_with_axioms(const Expr& e, const Ranges* ranges) {
+  if (ranges != nullptr && !ranges->replacements.empty() && !e.constant()) {
+    try {
+      return axiom_bounds(rebuild(e, nullptr, &ranges->replacements), ranges);
+    } catch (const value_error&) {
+      // a replaced form outside int64: the bounds of e as it is
+    }
+  }
+  return axiom_bounds(e, ranges);
 }
 
 inline bool known_nonnegative(const Expr& e, const Ranges* r) {
@@ -1401,6 +1446,38 @@ inline bool add_nonnegative(Ranges& ranges, Expr x) {
   return true;
 }
 
+// Records `u -> solution` for `d == 0` when d has exactly one unbacked symbol u, alone (power 1)
+// in one term of coefficient +-1 and in no other term or function argument, and u has no
+// replacement yet. The solution has the earlier replacements applied (torch's `_find`).
+// O(size of d * replacements).
+inline bool add_replacement(Ranges& ranges, const Expr& d) {
+  std::vector<std::string> unbacked;
+  for (const std::string& s : d.free_symbols()) {
+    if (is_unbacked_name(s)) unbacked.push_back(s);
+  }
+  if (unbacked.size() != 1 || ranges.replacements.count(unbacked[0]) != 0) return false;
+  const std::string& u = unbacked[0];
+  const Expr::Term* linear = nullptr;
+  for (const Expr::Term& t : d.terms()) {
+    if (t.factors.size() == 1 && t.factors[0].exp == 1 &&
+        t.factors[0].atom->kind == AtomKind::symbol && t.factors[0].atom->name == u) {
+      linear = &t;
+    }
+  }
+  if (linear == nullptr || (linear->coeff != Rational(1) && linear->coeff != Rational(-1))) {
+    return false;
+  }
+  const Expr symbol = Expr::symbol(u, linear->factors[0].atom->assumptions);
+  const Expr rest = d - Expr(linear->coeff) * symbol;
+  const std::vector<std::string> others = rest.free_symbols();
+  if (std::find(others.begin(), others.end(), u) != others.end()) return false;  // u in a function
+  // c*u + rest == 0: u == -rest / c, and c is +-1
+  Expr solution = linear->coeff == Rational(1) ? -rest : rest;
+  if (!ranges.replacements.empty()) solution = rebuild(solution, nullptr, &ranges.replacements);
+  ranges.replacements.emplace(u, std::move(solution));
+  return true;
+}
+
 }  // namespace detail
 
 inline bool add_axiom(Ranges& ranges, const Expr& condition) {
@@ -1422,7 +1499,8 @@ inline bool add_axiom(Ranges& ranges, const Expr& condition) {
     if (n == "Equality") {
       const bool one = detail::add_nonnegative(ranges, b - a);
       const bool other = detail::add_nonnegative(ranges, a - b);
-      return one || other;
+      const bool replaced = detail::add_replacement(ranges, a - b);
+      return one || other || replaced;
     }
   } catch (const value_error&) {
     // a difference outside int64: nothing usable

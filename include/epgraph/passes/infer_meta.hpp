@@ -82,7 +82,8 @@ inline void register_quantized_decomposed_schemas(OperatorRegistry& registry = g
 /// - views: view, _unsafe_view, reshape (one -1), permute, transpose.int, t, unsqueeze,
 ///   squeeze.dim/.dims/.default (a symbolic size is assumed not to be 1, like torch's size
 ///   oblivious reasoning), expand (-1 keeps), slice.Tensor (start/end None, negative, clamped,
-///   step), select.int, flatten.using_ints, contiguous;
+///   step), narrow.default (start + length checked, the size is length), select.int,
+///   flatten.using_ints, contiguous;
 /// - cat (legacy 1-D empty tensors skipped), stack, index_copy, index_put, copy, index_select,
 ///   slice_scatter, select_scatter, embedding, linear, mm, bmm, matmul (1-D, 2-D, batched with
 ///   broadcasting), addmm, baddbmm, convolution (stride, padding, dilation, groups, transposed
@@ -142,7 +143,8 @@ inline void register_quantized_decomposed_schemas(OperatorRegistry& registry = g
 ///   FloorToInt, CeilToInt), as the run_decompositions() form of F.interpolate computes sizes.
 ///
 /// Strides (all checked against torch 2.13 by tests/json/test_infer_meta.cpp):
-/// - exact for views (permute, transpose, t, expand, squeeze, unsqueeze, select, slice, view,
+/// - exact for views (permute, transpose, t, expand, squeeze, unsqueeze, select, slice, narrow,
+/// view,
 ///   _unsafe_view, alias, detach, and reshape/flatten when torch can view; their storage offset
 ///   is the input's plus the view's offset), for in-place ops (`self`'s), for elementwise ops
 ///   (TensorIterator's rule: the fast paths for same-shape contiguous / channels-last / dense
@@ -161,9 +163,9 @@ inline void register_quantized_decomposed_schemas(OperatorRegistry& registry = g
 /// sizes not known to be 1 must be equal, the first is kept, as torch's infer_size does),
 /// view/reshape/flatten (-1 is numel // the other sizes; computeStride's decisions taken as
 /// torch's guards take them: by the range constraints, else by the hints), cat, stack, expand,
-/// slice and select (torch's FakeTensor clamping of start/end), the matmul family, reductions,
-/// softmax, layer norm, and arange with a symbolic bound ((end - start + step - sgn) // step).
-/// Elementwise ops, clone and the `*_like` factories of tensors with symbolic sizes get
+/// slice, narrow and select (torch's FakeTensor clamping of start/end), the matmul family,
+/// reductions, softmax, layer norm, and arange with a symbolic bound ((end - start + step - sgn) //
+/// step). Elementwise ops, clone and the `*_like` factories of tensors with symbolic sizes get
 /// contiguous strides. Convolution and channels-last formats still need concrete sizes.
 ///
 /// Errors: value_error, always starting with "Cannot infer the metadata of node '<name>'

@@ -17,6 +17,7 @@
 #include "../ir/symbolic.hpp"
 #include "../ir/value.hpp"
 #include "../program/exported_program.hpp"
+#include "detail/substitute.hpp"
 #include "infer_meta.hpp"
 
 namespace epgraph {
@@ -234,7 +235,11 @@ inline bool same_expr(const SymExpr& x, const SymExpr& y, const MetaContext& sym
 /// stored values (user inputs, parameters, buffers, constants, tokens, custom objects: kept as
 /// they are), the get_attr nodes' stored values, and the values computed for the nodes before it.
 /// The symbols' bounds come from the program's `range_constraints` (meta_context_of) and their
-/// hints from the values read.
+/// hints from the values read. Each `_assert_scalar` adds its condition to the axioms (see
+/// sym::add_axiom); an equality that solves an unbacked symbol (`torch._check(n ==
+/// x.shape[0])`: `Eq(u0, s77)`) replaces it in every value computed, before the assert and after
+/// it, as torch prints every SymInt through its ShapeEnv's replacements (sizes made through u0
+/// keep no hint, as torch's do), and a replaced symbol is not added to range_constraints.
 ///
 /// Arguments: `program`; `mode`:
 /// - MetaMode::fill_unset computes only the nodes whose value is unset (the others keep theirs
@@ -275,13 +280,18 @@ template <class Tensor>
 MetaReport propagate_meta(ExportedProgram<Tensor>& program, MetaMode mode) {
   const MetaContext symbols = meta_context_of(program);
   MetaReport report;
-  // (node, its value before the call) for every node whose value was replaced: moved back on an
+  // Every node whose value was replaced, with its value before the call: moved back on an
   // error, and always in check_only.
-  std::vector<std::pair<NodeMeta*, NodeValue>> replaced;
+  struct Replaced {
+    const Node* node;
+    NodeMeta* meta;
+    NodeValue before;
+  };
+  std::vector<Replaced> replaced;
   replaced.reserve(program.graph().size());
   auto restore = [&]() noexcept {
     for (auto it = replaced.rbegin(); it != replaced.rend(); ++it) {
-      it->first->val = std::move(it->second);
+      it->meta->val = std::move(it->before);
     }
   };
   // The values propagation starts from (placeholders, get_attr nodes) must be readable; every
@@ -334,21 +344,36 @@ MetaReport propagate_meta(ExportedProgram<Tensor>& program, MetaMode mode) {
         ++report.equal;
         continue;
       }
-      if (same_value(stored, computed, symbols)) {
-        ++report.equal;
-      } else {
-        report.differences.push_back(
-            MetaDifference{std::string(n.name()), std::string(n.target()), stored, computed, ""});
-      }
       NodeMeta& meta = n.mutable_meta();  // may allocate: before anything is moved
-      replaced.emplace_back(&meta, NodeValue{});
-      replaced.back().second = std::move(meta.val);
+      replaced.push_back(Replaced{&n, &meta, NodeValue{}});
+      replaced.back().before = std::move(meta.val);
       meta.val = std::move(computed);
     }
+    // An asserted equality that solved an unbacked symbol (`Eq(u0, s77)`: u0 -> s77) applies to
+    // every value computed, before it as after it, as torch prints every SymInt through its
+    // ShapeEnv's replacements (`s77 >= 2` for the `u0 >= 2` asserted first, True for the
+    // equality itself). Substituted with the assumptions only, as sympy's xreplace does.
+    const sym::Ranges& ranges = symbols.ranges();
+    if (!ranges.replacements.empty()) {
+      detail::ValueSubstituter subst(symbols, ranges.replacements, nullptr);
+      subst.keep_hints();  // a size computed through u0 has no hint in torch's file either
+      for (Replaced& r : replaced) r.meta->val = subst.apply(r.meta->val);
+    }
+    for (const Replaced& r : replaced) {
+      const NodeValue& computed = r.meta->val;
+      if (same_value(r.before, computed, symbols)) {
+        ++report.equal;
+      } else {
+        report.differences.push_back(MetaDifference{
+            std::string(r.node->name()), std::string(r.node->target()), r.before, computed, ""});
+      }
+    }
     if (mode != MetaMode::check_only && !symbols.new_symbols().empty()) {
-      // the unbacked symbols made for the new values get their bounds, as torch records them
+      // the unbacked symbols made for the new values get their bounds, as torch records them;
+      // a replaced one is gone from every value, and from torch's range_constraints
       std::vector<RangeConstraint> constraints = program.metadata().range_constraints;
       for (const auto& [name, range] : symbols.new_symbols()) {
+        if (ranges.replacements.count(name) != 0) continue;
         constraints.push_back(RangeConstraint{name, range.min_val, range.max_val});
       }
       program.metadata().range_constraints.swap(constraints);  // no-throw

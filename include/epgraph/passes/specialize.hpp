@@ -21,6 +21,7 @@
 #include "../ir/tensor.hpp"
 #include "../ir/value.hpp"
 #include "../program/exported_program.hpp"
+#include "detail/substitute.hpp"
 #include "infer_meta.hpp"
 #include "propagate_meta.hpp"
 
@@ -87,98 +88,6 @@ inline bool is_constrain_range(std::string_view t) {
   return t == "torch.ops.aten.sym_constrain_range_for_size.default" ||
          t == "torch.ops.aten.sym_constrain_range.default";
 }
-
-// Substitutes the fixed symbols into every expression of a value.
-class Substituter {
- public:
-  Substituter(MetaContext& ctx, const std::map<std::string, sym::Expr, std::less<>>& values,
-              const sym::Ranges& ranges)
-      : ctx_(ctx), values_(values), ranges_(ranges) {}
-
-  // Teaches ctx the symbols' export-time values from every expression with a hint.
-  void learn(const NodeValue& v) {
-    if (const TensorMeta* t = v.tensor()) {
-      for (const SymInt& s : t->sizes) learn(s);
-      for (const SymInt& s : t->strides) learn(s);
-      learn(t->storage_offset);
-    } else if (const NodeValue::List* l = v.elements()) {
-      for (const NodeValue& x : *l) learn(x);
-    } else if (const SymIntValue* si = v.sym_int()) {
-      learn(si->value);
-    }
-  }
-
-  [[nodiscard]] NodeValue apply(const NodeValue& v) {
-    if (const TensorMeta* t = v.tensor()) {
-      TensorMeta out = *t;
-      for (SymInt& s : out.sizes) s = apply(s);
-      for (SymInt& s : out.strides) s = apply(s);
-      out.storage_offset = apply(out.storage_offset);
-      return NodeValue(std::move(out));
-    }
-    if (const NodeValue::List* l = v.elements()) {
-      NodeValue::List out;
-      out.reserve(l->size());
-      for (const NodeValue& x : *l) out.push_back(apply(x));
-      return NodeValue(std::move(out));
-    }
-    if (const SymIntValue* si = v.sym_int()) {
-      const SymInt r = apply(SymInt(si->value));
-      SymIntValue out;
-      if (const auto* i = std::get_if<std::int64_t>(&r)) {
-        out.value = *i;
-      } else {
-        out.value = std::get<SymExpr>(r);
-      }
-      return NodeValue(out);
-    }
-    if (const SymBoolValue* sb = v.sym_bool()) {
-      const auto* e = std::get_if<SymExpr>(&sb->value);
-      if (e == nullptr) return v;
-      const sym::Expr x = sym::substitute(ctx_.parse(e->expr, std::nullopt), values_, &ranges_);
-      SymBoolValue out;
-      if (const auto b = x.as_boolean()) {
-        out.value = *b;
-      } else {
-        out.value = SymExpr{ctx_.text(x), e->hint};
-      }
-      return NodeValue(out);
-    }
-    if (const SymFloatValue* sf = v.sym_float()) {
-      const auto* e = std::get_if<SymExpr>(&sf->value);
-      if (e == nullptr) return v;
-      const sym::Expr x = sym::substitute(ctx_.parse(e->expr, std::nullopt), values_, &ranges_);
-      SymFloatValue out;
-      if (const auto c = x.constant()) {
-        out.value = static_cast<double>(c->num()) / static_cast<double>(c->den());
-      } else {
-        out.value = SymExpr{ctx_.text(x), e->hint};
-      }
-      return NodeValue(out);
-    }
-    return v;
-  }
-
-  [[nodiscard]] SymInt apply(const SymInt& s) {
-    const auto* e = std::get_if<SymExpr>(&s);
-    if (e == nullptr) return s;
-    const sym::Expr x = sym::substitute(ctx_.parse(e->expr, std::nullopt), values_, &ranges_);
-    if (x.is_constant() && !x.as_integer()) {
-      throw value_error("Cannot specialize: the size '" + e->expr + "' becomes the fraction " +
-                        sym::str(x));
-    }
-    return ctx_.render(x);  // in the form of the text just read
-  }
-
- private:
-  void learn(const SymInt& s) {
-    if (const auto* e = std::get_if<SymExpr>(&s)) (void)ctx_.parse(e->expr, e->hint);
-  }
-
-  MetaContext& ctx_;
-  const std::map<std::string, sym::Expr, std::less<>>& values_;
-  const sym::Ranges& ranges_;
-};
 
 // Whether a value still holds a symbolic expression.
 inline bool is_symbolic(const NodeValue& v) {
@@ -332,7 +241,7 @@ inline std::vector<RangeConstraint> remaining_constraints(
 inline void substitute_values(Graph& g, const Values& values, const sym::Ranges& ranges,
                               const SpecializeReport& report) {
   MetaContext ctx(ranges);
-  Substituter subst(ctx, values, ranges);
+  ValueSubstituter subst(ctx, values, &ranges);
   for (const Node& n : g.nodes()) subst.learn(n.meta().val);
   for (const SpecializedSymbol& s : report.symbols) ctx.set_hint(s.symbol, s.value);
   for (Node& n : g.nodes()) {

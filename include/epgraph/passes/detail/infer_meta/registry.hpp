@@ -140,6 +140,7 @@ inline void register_view_rules(RuleTable& t) {
   add_aten(t, {"squeeze"}, &plain_rule<rule_squeeze>);
   add_aten(t, {"expand"}, &plain_rule<rule_expand>);
   add_aten(t, {"slice"}, &plain_rule<rule_slice>);
+  add_aten(t, {"narrow"}, &plain_rule<rule_narrow>);
   add_aten(t, {"select"}, &plain_rule<rule_select>);
   add_aten(t, {"flatten"}, &plain_rule<rule_flatten>);
   add_aten(t, {"view_as_real"}, &plain_rule<rule_view_as_real>);

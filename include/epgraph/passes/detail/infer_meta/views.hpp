@@ -527,6 +527,51 @@ inline TensorMeta rule_slice(const Context& ctx) {
   return out;
 }
 
+// narrow(self, dim, start, length) as torch's narrow_symint computes it (aten/src/ATen/native/
+// TensorShape.cpp, then slice(dim, start, start + length)): the length must be non-negative,
+// start in [-size, size] (a negative one counts from the end) and start + length <= size, each
+// refused when the bounds or hints decide it is not (torch asserts the undecided ones at run
+// time, so the slice's end is start + length, unclamped); the size becomes length, the offset
+// grows by start * stride. narrow.Tensor (start a 0-dim tensor) reads data: no rule.
+inline TensorMeta rule_narrow(const Context& ctx) {
+  if (ctx.node().target() == "torch.ops.aten.narrow.Tensor") {
+    ctx.cannot("its start is a tensor's data");
+  }
+  const TensorMeta& self = ctx.tensor("self");
+  const std::size_t rank = self.sizes.size();
+  if (rank == 0) ctx.fail("narrow() cannot be applied to a 0-dim tensor.");
+  const auto d = static_cast<std::size_t>(ctx.wrap_dim(ctx.integer("dim"), rank));
+  const SymInt start_arg = ctx.sym_of(ctx.arg("start"), "argument 'start'");
+  const SymInt length_arg = ctx.sym_of(ctx.arg("length"), "argument 'length'");
+  const sym::Ranges* r = ctx.ranges();
+  const sym::Expr zero(0);
+  const sym::Expr size = ctx.ex(self.sizes[d]);
+  sym::Expr start = ctx.ex(start_arg);
+  const sym::Expr length = ctx.ex(length_arg);
+  if (ctx.guard_or_false(sym::lt(length, zero, r))) {
+    ctx.fail("narrow(): length must be non-negative.");
+  }
+  if (ctx.guard_or_false(sym::lt(start, -size, r)) || ctx.guard_or_false(sym::gt(start, size, r))) {
+    ctx.fail("start out of range (expected to be in range of [" + sym_str(ctx.out(-size)) + ", " +
+             sym_str(self.sizes[d]) + "], but got " + sym_str(start_arg) + ")");
+  }
+  if (ctx.guard_or_false(sym::lt(start, zero, r))) {
+    start = start + size;
+  } else if (!ctx.guard_or_false(sym::ge(start, zero, r))) {
+    ctx.cannot("the sign of its start " + sym_str(start_arg) +
+               " cannot be decided under the symbols' ranges and hints");
+  }
+  if (ctx.guard_or_false(sym::gt(start + length, size, r))) {
+    ctx.fail("start (" + sym_str(ctx.out(start)) + ") + length (" + sym_str(length_arg) +
+             ") exceeds dimension size (" + sym_str(self.sizes[d]) + ").");
+  }
+  TensorMeta out = self;
+  out.requires_grad = false;
+  out.sizes[d] = length_arg;
+  out.storage_offset = ctx.out(ctx.ex(self.storage_offset) + start * ctx.ex(self.strides[d]));
+  return out;
+}
+
 // select.int (torch's select meta: the index must be in [-size, size), a negative one counts
 // from the end; the offset grows by index * stride).
 inline TensorMeta rule_select(const Context& ctx) {
