@@ -440,25 +440,48 @@ TEST_CASE("verify: a call of an aten operator torch lacks is an error at every l
 
 TEST_CASE("verify: every symbol of a node's value is a readable one of range_constraints",
           "[verify][sym]") {
-  // torch.export.load refuses a value whose expression sympy cannot read, and one whose symbol
-  // has no range ("vr must not be None"); `validate` passed both.
+  // torch.export.load refuses a value whose expression sympy cannot read, one whose unbacked
+  // symbol has no range ("vr must not be None"), and a symbol whose hint is outside its range
+  // ("65 not in VR[2, 64]"); `validate` passed all three. A backed symbol without a range
+  // torch 2.13 loads (the message said it refuses it); verify still reports it, truthfully.
   Program ep =
       program_from_specs({epgraph_test::user_input("x")}, {epgraph_test::user_output("y")}, {"y"});
   epgraph::TensorMeta m;
   m.sizes = {epgraph::SymExpr{"Symbol('s0', positive=True, integer=True)", 4}, std::int64_t{3}};
   m.strides = {std::int64_t{3}, std::int64_t{1}};
   ep.graph().find_node("x")->mutable_meta().val = m;
-  ep.graph().find_node("y")->mutable_meta().val = epgraph::SymIntValue{epgraph::SymExpr{"2*s1", 8}};
+  ep.graph().find_node("y")->mutable_meta().val =
+      epgraph::SymIntValue{epgraph::SymExpr{"2*s1 + u3", std::nullopt}};
   epgraph::VerifyOptions options;
   options.check_state = false;
   CHECK(violations(ep, options) ==
         Strings{"Node 'x': sizes[0]: the symbol 's0' is not a key of range_constraints "
-                "(torch.export.load refuses it: \"vr must not be None\")",
+                "(torch.export.load accepts it, but torch.export writes a range for every "
+                "symbol it makes: the program was edited without one)",
                 "Node 'y': SymInt: the symbol 's1' is not a key of range_constraints "
-                "(torch.export.load refuses it: \"vr must not be None\")"});
+                "(torch.export.load accepts it, but torch.export writes a range for every "
+                "symbol it makes: the program was edited without one)"});
   ep.metadata().range_constraints = {epgraph::RangeConstraint{"s0", 2, 64},
                                      epgraph::RangeConstraint{"s1", 2, 64}};
+  CHECK(violations(ep, options) ==
+        Strings{"Node 'y': SymInt: the symbol 'u3' is not a key of range_constraints "
+                "(torch.export.load refuses it: \"vr must not be None\")"});
+  ep.metadata().range_constraints.push_back(epgraph::RangeConstraint{"u3", 0, std::nullopt});
   CHECK(violations(ep, options) == Strings{});
+  // a hint outside the symbol's range: below it, above it; a hint at a bound is fine, and an
+  // expression of the symbol (2*s1 + u3) is not checked, as torch checks the symbol's own
+  for (const std::int64_t hint : {1, 65, 2, 64}) {
+    m.sizes[0] = epgraph::SymExpr{"Symbol('s0', positive=True, integer=True)", hint};
+    ep.graph().find_node("x")->mutable_meta().val = m;
+    const Strings expected =
+        hint == 1 || hint == 65
+            ? Strings{"Node 'x': sizes[0]: the hint " + std::to_string(hint) +
+                      " of 'Symbol('s0', positive=True, integer=True)' is outside its range "
+                      "constraint [2, 64] (torch.export.load refuses it)"}
+            : Strings{};
+    CHECK(violations(ep, options) == expected);
+  }
+  m.sizes[0] = epgraph::SymExpr{"Symbol('s0', positive=True, integer=True)", 4};
   m.strides[0] = epgraph::SymExpr{"3*s0 +", std::nullopt};
   ep.graph().find_node("x")->mutable_meta().val = m;
   CHECK(violations(ep, options) ==

@@ -546,18 +546,19 @@ inline void check_aten_targets(const Graph& graph, std::vector<std::string>& out
 // once.
 template <class T>
 void check_value_symbols(const ExportedProgram<T>& ep, std::vector<std::string>& out) {
-  std::unordered_set<std::string_view> keys;
+  std::unordered_map<std::string_view, const RangeConstraint*> keys;
   for (const RangeConstraint& r : ep.metadata().range_constraints) {
-    keys.insert(r.symbol);
+    keys.emplace(r.symbol, &r);
     if (r.min_val && r.max_val && *r.min_val > *r.max_val) {
       out.push_back("Range constraint '" + r.symbol + "' has min_val " +
                     std::to_string(*r.min_val) + " > max_val " + std::to_string(*r.max_val));
     }
   }
   struct Read {
-    std::string problem;                   // why the text is refused, or ""
-    std::optional<std::int64_t> constant;  // its value when it has no symbol
-    bool boolean = false;                  // a SymBool expression
+    std::string problem;                     // why the text is refused, or ""
+    std::optional<std::int64_t> constant;    // its value when it has no symbol
+    bool boolean = false;                    // a SymBool expression
+    const RangeConstraint* range = nullptr;  // the range of the one symbol it is, if it is one
   };
   std::unordered_map<std::string, Read> seen;  // by text: each is parsed once
   for (const Node& n : ep.graph().nodes()) {
@@ -570,12 +571,22 @@ void check_value_symbols(const ExportedProgram<T>& ep, std::vector<std::string>&
               const sym::Expr parsed = sym::parse(e.expr);
               read.constant = parsed.as_integer();
               read.boolean = parsed.is_boolean();
-              for (const std::string& s : parsed.free_symbols()) {
+              const std::vector<std::string> names = parsed.free_symbols();
+              for (const std::string& s : names) {
                 if (keys.count(s) != 0) continue;
-                read.problem = "the symbol '" + s +
-                               "' is not a key of range_constraints (torch.export.load refuses "
-                               "it: \"vr must not be None\")";
+                // torch 2.13 loads a backed symbol without a range (its ShapeEnv gives it the
+                // default one) but refuses an unbacked one
+                read.problem =
+                    "the symbol '" + s + "' is not a key of range_constraints " +
+                    (sym::is_unbacked_name(s)
+                         ? "(torch.export.load refuses it: \"vr must not be None\")"
+                         : "(torch.export.load accepts it, but torch.export writes a range for "
+                           "every symbol it makes: the program was edited without one)");
                 break;
+              }
+              if (read.problem.empty() && names.size() == 1 && !read.boolean &&
+                  sym::str(parsed) == names[0]) {
+                read.range = keys.at(names[0]);
               }
             } catch (const value_error& error) {
               read.problem = error.what();
@@ -598,6 +609,17 @@ void check_value_symbols(const ExportedProgram<T>& ep, std::vector<std::string>&
                                        " belongs"
                                  : std::string("not a SymBool expression (a relation, And, Or, "
                                                "Not, True or False)"));
+          }
+          // a symbol whose export-time value is outside its range (torch: "-1 not in VR[2, 64]")
+          if (read.range != nullptr && e.hint &&
+              ((read.range->min_val && *e.hint < *read.range->min_val) ||
+               (read.range->max_val && *e.hint > *read.range->max_val))) {
+            const auto bound = [](const std::optional<std::int64_t>& b, const char* inf) {
+              return b ? std::to_string(*b) : std::string(inf);
+            };
+            return field + ": the hint " + std::to_string(*e.hint) + " of '" + e.expr +
+                   "' is outside its range constraint [" + bound(read.range->min_val, "-int_oo") +
+                   ", " + bound(read.range->max_val, "int_oo") + "] (torch.export.load refuses it)";
           }
           // a constant whose export-time value disagrees (torch: "int(sym)=7 != hint=4")
           if (read.constant && e.hint && *read.constant != *e.hint) {
@@ -753,12 +775,16 @@ void check_nested_graphs(const ExportedProgram<T>& ep, const VerifyOptions& opti
 ///     'g' carries a nested graph under target 'g', which is also a nested graph the program
 ///     owns"). torch checks these when it loads or runs the program.
 /// 12. symbolic values: each expression of a node's value is one torch writes and uses only
-///     symbols of range_constraints ("Node 'x': sizes[0]: the symbol 's5' is not a key of
-///     range_constraints (torch.export.load refuses it: \"vr must not be None\")", "Node 'x':
-///     sizes[0]: cannot read the symbolic expression 's0 +* 2': unexpected '*' at offset 4"); a
-///     constant expression equals its hint ("Node 'x': sizes[0]: the expression '7' is 7, but
-///     its hint is 4"); and each range constraint has min_val <= max_val ("Range constraint
-///     's0' has min_val 100 > max_val 2").
+///     symbols of range_constraints ("Node 'x': sizes[0]: the symbol 'u7' is not a key of
+///     range_constraints (torch.export.load refuses it: \"vr must not be None\")"; for a backed
+///     symbol `s5`, which torch 2.13 loads, "... (torch.export.load accepts it, but torch.export
+///     writes a range for every symbol it makes: the program was edited without one)"; "Node
+///     'x': sizes[0]: cannot read the symbolic expression 's0 +* 2': unexpected '*' at offset
+///     4"); a constant expression equals its hint ("Node 'x': sizes[0]: the expression '7' is 7,
+///     but its hint is 4"); a symbol's hint lies in its range constraint ("Node 'x': sizes[0]:
+///     the hint 65 of 's0' is outside its range constraint [2, 64] (torch.export.load refuses
+///     it)"); and each range constraint has min_val <= max_val ("Range constraint 's0' has
+///     min_val 100 > max_val 2").
 /// Rules 2-4 and 7-8 are what `_verify_exported_program_signature` (torch/_export/verifier.py)
 /// checks, reported all at once rather than first only, with these additions torch lacks: the
 /// output targets of rule 8 must be unique, rules 4 (a persistent buffer only in `constants`)
