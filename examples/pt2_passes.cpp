@@ -880,12 +880,22 @@ int usage() {
   return 2;
 }
 
-// recompute-meta: forgets the value of every node epgraph can compute and recomputes it from
-// the placeholders' values with propagate_meta (torch's FakeTensorProp); the nodes whose op has
-// no rule keep torch's value. Prints "recompute-meta: C of N values recomputed (U kept: their op
-// has no rule)".
+// recompute-meta: recomputes the value of every node epgraph can compute from the placeholders'
+// values with propagate_meta (torch's FakeTensorProp); the nodes whose op has no rule keep
+// torch's value. Prints "recompute-meta: C of N values recomputed (U kept: their op has no
+// rule)".
 void recompute_meta(Program& ep) {
   const epgraph::MetaReport check = epgraph::propagate_meta(ep, epgraph::MetaMode::check_only);
+  if (check.uncomputed.empty()) {
+    // every value recomputed in place: a data-dependent node keeps the unbacked symbol torch
+    // named, or the replacement torch's stored value shows (`s77 + 1` for an item that an
+    // asserted equality solved)
+    const epgraph::MetaReport r = epgraph::propagate_meta(ep, epgraph::MetaMode::recompute_all);
+    std::cout << "recompute-meta: " << r.computed << " of " << r.nodes
+              << " values recomputed (0 kept: their op has no rule)\n";
+    return;
+  }
+  // the nodes without a rule keep their value; the others are forgotten and filled in
   std::unordered_set<std::string> kept;
   for (const epgraph::MetaDifference& d : check.uncomputed) kept.insert(d.node);
   for (Node& n : ep.graph().nodes()) {

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <epgraph/epgraph.hpp>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -569,8 +570,9 @@ TEST_CASE("propagate_meta: an asserted equality replaces the unbacked symbol in 
   epgraph::Node* eq = g->call_function("operator.eq", {item, size}, {}, "eq_1");
   (void)g->call_function("torch.ops.aten._assert_scalar.default", {eq, "Eq(u0, s77)"}, {},
                          "_assert_scalar_default_1");
-  epgraph::Node* zeros = g->call_function("torch.ops.aten.zeros.default",
-                                          {std::vector<epgraph::Argument>{item}}, {}, "zeros");
+  epgraph::Node* zeros = g->call_function(
+      "torch.ops.aten.zeros.default",
+      epgraph::ArgumentList{epgraph::Argument(std::vector<epgraph::Argument>{item})}, {}, "zeros");
   epgraph::Node* view = g->call_function(
       "torch.ops.aten.view.default", {zeros, std::vector<epgraph::Argument>{-1, 1}}, {}, "view");
   epgraph::Node* mul = g->call_function("torch.ops.aten.mul.Tensor", {view, x}, {}, "mul");
@@ -603,6 +605,92 @@ TEST_CASE("propagate_meta: an asserted equality replaces the unbacked symbol in 
   const epgraph::sym::Expr u1 = epgraph::sym::parse("u1");
   CHECK(epgraph::sym::add_axiom(ranges, epgraph::sym::eq(u0, u1)));
   CHECK(ranges.replacements.empty());
+}
+
+TEST_CASE("propagate_meta: an item's stored value shows the replacement torch made",
+          "[propagate_meta]") {
+  // torch._check(n - 1 == x.shape[0]): torch solves Eq(u0, s77 + 1), writes s77 + 1 for item,
+  // and its graph keeps a vacuous eq(item, item) for the assert, so the stored value is all
+  // that is left of the equality. validate --meta reported 4 differences; with n == 2*x a view
+  // of the zeros(n) was refused ("view size is not compatible"): u0 was not known to be even.
+  auto g = std::make_unique<epgraph::Graph>();
+  using I = std::int64_t;
+  const std::string s77 = "Symbol('s77', positive=True, integer=True)";
+  epgraph::Node* x =
+      prop_placeholder(*g, "x", epgraph::dtype::float32, {prop_sym(s77, 4), I{6}}, {I{6}, I{1}});
+  epgraph::Node* t = prop_placeholder(*g, "t", epgraph::dtype::int64, {}, {});
+  epgraph::Node* u = prop_placeholder(*g, "u", epgraph::dtype::int64, {}, {});
+  epgraph::Node* item = g->call_function("torch.ops.aten.item.default", {t}, {}, "item");
+  epgraph::Node* eq = g->call_function("operator.eq", {item, item}, {}, "eq_1");
+  (void)g->call_function("torch.ops.aten._assert_scalar.default",
+                         {eq, "Runtime assertion failed for expression Eq(u0, s77 + 1)"}, {},
+                         "_assert_scalar_default");
+  epgraph::Node* ones = g->call_function(
+      "torch.ops.aten.ones.default",
+      epgraph::ArgumentList{epgraph::Argument(std::vector<epgraph::Argument>{item})}, {}, "ones");
+  epgraph::Node* sl = g->call_function("torch.ops.aten.slice.Tensor",
+                                       {ones, 0, 1, std::numeric_limits<I>::max()}, {}, "slice_1");
+  epgraph::Node* item2 = g->call_function("torch.ops.aten.item.default", {u}, {}, "item_1");
+  epgraph::Node* zeros = g->call_function(
+      "torch.ops.aten.zeros.default",
+      epgraph::ArgumentList{epgraph::Argument(std::vector<epgraph::Argument>{item2})}, {}, "zeros");
+  epgraph::Node* view = g->call_function(
+      "torch.ops.aten.view.default", {zeros, std::vector<epgraph::Argument>{2, -1}}, {}, "view");
+  // torch.sym_min / torch.sym_max, & and torch.sym_not on SymInts and SymBools
+  epgraph::Node* size = g->call_function("torch.ops.aten.sym_size.int", {x, 0}, {}, "sym_size");
+  epgraph::Node* mn = g->call_function("torch.sym_min", {size, 16}, {}, "sym_min");
+  epgraph::Node* mx = g->call_function("torch.sym_max", {size, 1}, {}, "sym_max");
+  epgraph::Node* ge = g->call_function("operator.ge", {size, 3}, {}, "ge");
+  epgraph::Node* le = g->call_function("operator.le", {size, 9}, {}, "le");
+  epgraph::Node* both = g->call_function("operator.and_", {ge, le}, {}, "and_");
+  epgraph::Node* either = g->call_function("operator.or_", {ge, false}, {}, "or_");
+  epgraph::Node* no = g->call_function("torch.sym_not", {ge}, {}, "sym_not");
+  g->output({sl, view});
+  epgraph_test::Program ep = prop_user_program(std::move(g), {"x", "t", "u"}, {"slice_1", "view"});
+  ep.metadata().range_constraints = {epgraph::RangeConstraint{"s77", 2, 64}};
+  // the values torch wrote
+  const epgraph::SymInt s77_1 = epgraph::SymExpr{"Add(" + s77 + ", Integer(1))", std::nullopt};
+  const epgraph::SymInt two_s77 = epgraph::SymExpr{"Mul(Integer(2), " + s77 + ")", std::nullopt};
+  const epgraph::SymInt s77_nohint = epgraph::SymExpr{s77, std::nullopt};
+  auto meta = [](std::vector<epgraph::SymInt> sizes, std::vector<epgraph::SymInt> strides,
+                 epgraph::SymInt offset) {
+    epgraph::TensorMeta m;
+    m.sizes = std::move(sizes);
+    m.strides = std::move(strides);
+    m.storage_offset = std::move(offset);
+    return m;
+  };
+  item->mutable_meta().val = epgraph::SymIntValue{s77_1};
+  eq->mutable_meta().val = epgraph::SymBoolValue{true};
+  ones->mutable_meta().val = meta({s77_1}, {I{1}}, I{0});
+  sl->mutable_meta().val = meta({s77_nohint}, {I{1}}, I{1});
+  item2->mutable_meta().val = epgraph::SymIntValue{two_s77};
+  zeros->mutable_meta().val = meta({two_s77}, {I{1}}, I{0});
+  view->mutable_meta().val = meta({I{2}, s77_nohint}, {s77_nohint, I{1}}, I{0});
+  const epgraph::MetaReport check = epgraph::propagate_meta(ep, epgraph::MetaMode::check_only);
+  CHECK(check.invalid.empty());
+  CHECK(check.uncomputed.empty());
+  CHECK(check.equal == 8);         // the 7 values stored here, and the assert's None
+  std::vector<std::string> unset;  // the others differ only in being unset
+  for (const epgraph::MetaDifference& d : check.differences) {
+    CHECK(!d.stored.has_value());
+    unset.push_back(d.node);
+  }
+  CHECK(unset == std::vector<std::string>{"sym_size", "sym_min", "sym_max", "ge", "le", "and_",
+                                          "or_", "sym_not"});
+  const epgraph::MetaReport r = epgraph::propagate_meta(ep, epgraph::MetaMode::recompute_all);
+  CHECK(r.differences.size() == 8);  // only the unset values changed
+  CHECK(epgraph::value_text(item->meta().val) == "SymInt s77 + 1");
+  CHECK(epgraph::value_text(sl->meta().val) == "float32[s77] stride [1] offset 1");
+  CHECK(epgraph::value_text(view->meta().val) == "float32[2, s77] stride [s77, 1] offset 0");
+  CHECK(epgraph::value_text(mn->meta().val) == "SymInt Min(16, s77){4}");
+  CHECK(epgraph::value_text(mx->meta().val) == "SymInt s77{4}");  // Max(1, s77), s77 positive
+  // sympy sorts And's arguments when it reads them; the order written does not matter
+  CHECK(epgraph::value_text(both->meta().val) == "SymBool (s77 <= 9) & (s77 >= 3)");
+  CHECK(epgraph::value_text(either->meta().val) == "SymBool s77 >= 3");
+  CHECK(epgraph::value_text(no->meta().val) == "SymBool s77 < 3");
+  // no unbacked symbol is left for range_constraints
+  REQUIRE(ep.metadata().range_constraints.size() == 1);
 }
 
 TEST_CASE("propagate_meta: where(condition), an empty nonzero, and a symbol two inputs claim",

@@ -332,6 +332,9 @@ TEST_CASE("axioms: an equality solved for its one unbacked symbol becomes a repl
   CHECK(replacements("Eq(2*u0, s0)") == "");
   CHECK(replacements("Eq(u0 + Max(u0, 2), s0)") == "");
   CHECK(replacements("Eq(Max(u0, 2), s0)") == "");
+  CHECK(replacements("Eq(u0, s0//2)") == "");  // torch keeps u0 and the assert
+  CHECK(replacements("Eq(u0, s0*s1)") == "u0 -> s0*s1;");
+  CHECK(replacements("Eq(u0, s0**2 + 1)") == "u0 -> s0**2 + 1;");
   CHECK(replacements("Eq(s0, 2*s1)") == "");
   CHECK(replacements("u0 <= s0") == "");
   CHECK(replacements("Ne(u0, s0)") == "");

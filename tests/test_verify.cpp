@@ -477,7 +477,9 @@ TEST_CASE("verify: every symbol of a node's value is a readable one of range_con
         hint == 1 || hint == 65
             ? Strings{"Node 'x': sizes[0]: the hint " + std::to_string(hint) +
                       " of 'Symbol('s0', positive=True, integer=True)' is outside its range "
-                      "constraint [2, 64] (torch.export.load refuses it)"}
+                      "constraint [2, 64] (torch.export.load refuses a symbol whose first hint is "
+                      "outside "
+                      "its range)"}
             : Strings{};
     CHECK(violations(ep, options) == expected);
   }

@@ -270,7 +270,8 @@ struct Interval {
 [[nodiscard]] Expr le(const Expr& a, const Expr& b, const Ranges* ranges = nullptr);
 [[nodiscard]] Expr gt(const Expr& a, const Expr& b, const Ranges* ranges = nullptr);
 [[nodiscard]] Expr ge(const Expr& a, const Expr& b, const Ranges* ranges = nullptr);
-/// sympy's `And`, `Or`, `Not` of SymBool expressions (flattened, folded, duplicates removed).
+/// sympy's `And`, `Or`, `Not` of SymBool expressions (flattened, folded, duplicates removed; the
+/// `Not` of a relation is its complement, `Not(s0 >= 3)` is `s0 < 3`, as sympy makes it).
 /// Throws value_error when an argument is not boolean.
 [[nodiscard]] Expr logical_and(std::vector<Expr> args);
 [[nodiscard]] Expr logical_or(std::vector<Expr> args);
@@ -280,7 +281,8 @@ struct Interval {
 /// `ShapeEnv.defer_runtime_assert` adds it to its axioms: `a <= b` and `a >= b` as `b - a >= 0`;
 /// `a < b` and `a > b` between integers as `b - a - 1 >= 0`; `Eq(a, b)` both ways, and, when
 /// `a - b` has exactly one unbacked symbol u (is_unbacked_name), alone in a term of coefficient
-/// +-1 and nowhere else, the replacement `u -> ` its solution in `ranges.replacements` (torch's
+/// +-1 and nowhere else, and the rest is a polynomial of backed symbols, the replacement
+/// `u -> ` its solution in `ranges.replacements` (torch's
 /// `ShapeEnv._maybe_guard_rel`, which solves for the unbacked symbol and keeps the solution
 /// only when it has no unbacked symbol: `Eq(u0, s77)` gives `u0 -> s77`, `Eq(u0, u1)` none); each
 /// conjunct of an `And`. Other conditions (`Ne`, `Or`, `Not`, a constant) teach nothing and are
@@ -1264,6 +1266,16 @@ inline Expr logical_not(const Expr& a) {
   if (!a.is_boolean()) throw value_error("Not() of '" + str(a) + "', which is not a SymBool");
   if (const auto b = a.as_boolean()) return Expr::boolean(!*b);
   if (const detail::AtomNode* inner = detail::function_atom(a, "Not")) return inner->args[0];
+  // sympy negates a relation into its complement: Not(a <= b) is b < a, Not(Eq) is Ne
+  if (const detail::AtomNode* f = a.as_atom();
+      f != nullptr && f->kind == detail::AtomKind::function && f->args.size() == 2) {
+    const Expr& x = f->args[0];
+    const Expr& y = f->args[1];
+    if (f->name == "LessThan") return lt(y, x);
+    if (f->name == "StrictLessThan") return le(y, x);
+    if (f->name == "Equality") return ne(x, y);
+    if (f->name == "Unequality") return eq(x, y);
+  }
   return detail::make_function("Not", {a});
 }
 
@@ -1447,7 +1459,8 @@ inline bool add_nonnegative(Ranges& ranges, Expr x) {
 }
 
 // Records `u -> solution` for `d == 0` when d has exactly one unbacked symbol u, alone (power 1)
-// in one term of coefficient +-1 and in no other term or function argument, and u has no
+// in one term of coefficient +-1 and in no other term or function argument, the solution is a
+// polynomial (no FloorDiv, Max, ...: torch keeps u0 for `Eq(u0, s77//2)`), and u has no
 // replacement yet. The solution has the earlier replacements applied (torch's `_find`).
 // O(size of d * replacements).
 inline bool add_replacement(Ranges& ranges, const Expr& d) {
@@ -1471,6 +1484,12 @@ inline bool add_replacement(Ranges& ranges, const Expr& d) {
   const Expr rest = d - Expr(linear->coeff) * symbol;
   const std::vector<std::string> others = rest.free_symbols();
   if (std::find(others.begin(), others.end(), u) != others.end()) return false;  // u in a function
+  // torch keeps u0 when the solution is not a polynomial (`Eq(u0, s77//2)` stays an assert)
+  for (const Expr::Term& t : rest.terms()) {
+    for (const Expr::Factor& f : t.factors) {
+      if (f.atom->kind != AtomKind::symbol) return false;
+    }
+  }
   // c*u + rest == 0: u == -rest / c, and c is +-1
   Expr solution = linear->coeff == Rational(1) ? -rest : rest;
   if (!ranges.replacements.empty()) solution = rebuild(solution, nullptr, &ranges.replacements);

@@ -56,8 +56,9 @@ inline void register_quantized_decomposed_schemas(OperatorRegistry& registry = g
 /// pass creates the metadata torch.export would have written.
 ///
 /// Arguments: `node`, a call_function node whose target is `torch.ops.<ns>.<op>.<overload>` (or
-/// `operator.getitem`, a Python operator on SymInts or SymFloats, `torch.sym_float` or
-/// `math.trunc`/`floor`/`ceil`) and whose tensor arguments have tensor
+/// `operator.getitem`, a Python operator on SymInts, SymFloats or SymBools, `torch.sym_float`,
+/// `torch.sym_min`/`sym_max`/`sym_not` or `math.trunc`/`floor`/`ceil`) and whose tensor
+/// arguments have tensor
 /// metadata; `symbols`, the program's range constraints and symbol hints (see MetaContext; the
 /// overload without it uses an empty context, which learns the hints of this node's arguments).
 ///
@@ -136,7 +137,9 @@ inline void register_quantized_decomposed_schemas(OperatorRegistry& registry = g
 ///   value); operator.add/sub/mul/floordiv/mod/neg on SymInts and ints (a SymInt: `//` is
 ///   FloorDiv, `%` Mod when both sides are known non-negative, else PythonMod) and
 ///   operator.eq/ne/lt/le/gt/ge (a SymBool, folded only when the symbols' assumptions decide it,
-///   as torch does: `s0 >= 2` stays symbolic, `s0 > 0` is true);
+///   as torch does: `s0 >= 2` stays symbolic, `s0 > 0` is true); torch.sym_min/sym_max of ints
+///   (Min/Max by the assumptions only); operator.and_/or_ and torch.sym_not of SymBools
+///   (And/Or/Not);
 /// - SymFloat arithmetic: operator.add/sub/mul/neg with a float or SymFloat operand and
 ///   operator.truediv (a SymFloat: an int operand as ToFloat, `/` IntTrueDiv of two ints, else
 ///   FloatTrueDiv), torch.sym_float (ToFloat), math.trunc/floor/ceil (a SymInt: TruncToInt,
@@ -224,6 +227,9 @@ inline void register_quantized_decomposed_schemas(OperatorRegistry& registry = g
   }
   if (const std::string_view fn = detail::infer::python_operator(target); !fn.empty()) {
     return detail::infer::guarded(bare, [&] { return detail::infer::rule_operator(bare, fn); });
+  }
+  if (const std::string_view fn = detail::infer::python_sym_function(target); !fn.empty()) {
+    return detail::infer::guarded(bare, [&] { return detail::infer::rule_sym_function(bare, fn); });
   }
   if (const std::string_view fn = detail::infer::python_number_function(target); !fn.empty()) {
     return detail::infer::guarded(bare,

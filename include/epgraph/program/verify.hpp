@@ -619,7 +619,8 @@ void check_value_symbols(const ExportedProgram<T>& ep, std::vector<std::string>&
             };
             return field + ": the hint " + std::to_string(*e.hint) + " of '" + e.expr +
                    "' is outside its range constraint [" + bound(read.range->min_val, "-int_oo") +
-                   ", " + bound(read.range->max_val, "int_oo") + "] (torch.export.load refuses it)";
+                   ", " + bound(read.range->max_val, "int_oo") +
+                   "] (torch.export.load refuses a symbol whose first hint is outside its range)";
           }
           // a constant whose export-time value disagrees (torch: "int(sym)=7 != hint=4")
           if (read.constant && e.hint && *read.constant != *e.hint) {
@@ -781,10 +782,11 @@ void check_nested_graphs(const ExportedProgram<T>& ep, const VerifyOptions& opti
 ///     writes a range for every symbol it makes: the program was edited without one)"; "Node
 ///     'x': sizes[0]: cannot read the symbolic expression 's0 +* 2': unexpected '*' at offset
 ///     4"); a constant expression equals its hint ("Node 'x': sizes[0]: the expression '7' is 7,
-///     but its hint is 4"); a symbol's hint lies in its range constraint ("Node 'x': sizes[0]:
-///     the hint 65 of 's0' is outside its range constraint [2, 64] (torch.export.load refuses
-///     it)"); and each range constraint has min_val <= max_val ("Range constraint 's0' has
-///     min_val 100 > max_val 2").
+///     but its hint is 4"); every hint of a symbol lies in its range constraint ("Node 'x':
+///     sizes[0]: the hint 65 of 's0' is outside its range constraint [2, 64] (torch.export.load
+///     refuses a symbol whose first hint is outside its range)": torch checks the first hint it
+///     reads, epgraph every one); and each range constraint has min_val <= max_val ("Range
+///     constraint 's0' has min_val 100 > max_val 2").
 /// Rules 2-4 and 7-8 are what `_verify_exported_program_signature` (torch/_export/verifier.py)
 /// checks, reported all at once rather than first only, with these additions torch lacks: the
 /// output targets of rule 8 must be unique, rules 4 (a persistent buffer only in `constants`)

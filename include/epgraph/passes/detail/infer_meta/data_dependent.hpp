@@ -25,6 +25,27 @@ inline std::optional<std::string> lone_unbacked(const Context& ctx, const SymExp
   return names[0];
 }
 
+// The value torch replaced the unbacked symbol of a data-dependent node with, when its stored
+// value `stored` shows one: an integer or an expression without unbacked symbols (torch writes
+// `s77` for the item of `torch._check(n == x.shape[0])`). `u` (the new symbol) then gets it as
+// its replacement (MetaContext::replace), applied to every value as torch applies its own.
+inline void replacement_from_stored(const Context& ctx, const sym::Expr& u, const SymInt* stored) {
+  if (stored == nullptr) return;
+  const std::vector<std::string> names = u.free_symbols();
+  if (names.size() != 1) return;
+  sym::Expr value;
+  if (const auto* i = std::get_if<std::int64_t>(stored)) {
+    value = sym::Expr(*i);
+  } else {
+    value = ctx.symbols().parse(std::get<SymExpr>(*stored).expr, std::nullopt);
+    for (const std::string& s : value.free_symbols()) {
+      if (sym::is_unbacked_name(s)) return;
+    }
+    if (value.is_boolean()) return;
+  }
+  (void)ctx.symbols().replace(names[0], std::move(value));
+}
+
 // The number of elements nonzero finds in `self` (the value of the node `input`): 0 when self
 // is statically empty (torch returns an empty result without a symbol), else an unbacked symbol
 // in [0, numel] (FakeTensorMode's nonzero, torch/_subclasses/fake_impls.py): the node's stored
@@ -46,7 +67,9 @@ inline SymInt nonzero_count(const Context& ctx, const TensorMeta& self, const No
              std::isfinite(hi) && hi < 9.2e18) {
     range.max_val = static_cast<std::int64_t>(hi);
   }
-  return ctx.out(ctx.symbols().unbacked_symbol(input, "u", true, reuse, range));
+  const sym::Expr u = ctx.symbols().unbacked_symbol(input, "u", true, reuse, range);
+  if (!reuse) replacement_from_stored(ctx, u, stored);
+  return ctx.out(u);
 }
 
 // nonzero / argwhere: int64 [n, rank] with strides [1, n] (torch's meta: column-major), n the
@@ -87,7 +110,8 @@ inline NodeValue rule_where(const Context& ctx, std::string_view) {
 // item / _local_scalar_dense: the value of a one-element tensor, a new unbacked symbol: a SymInt
 // u<k> of an integral tensor, a SymBool Eq(u<k>, 1) (u<k> in [0, 1]) of a bool one, a SymFloat
 // zuf<k> of a floating one (torch's `_local_scalar_dense` fake impl). Refuses a tensor of
-// another number of elements, as torch does.
+// another number of elements, as torch does. A stored SymInt that shows torch's replacement of
+// its symbol (`s77 + 1`) gives the new symbol that replacement (replacement_from_stored).
 inline NodeValue rule_item(const Context& ctx) {
   const TensorMeta& self = ctx.tensor("self");
   sym::Expr numel(1);
@@ -125,8 +149,11 @@ inline NodeValue rule_item(const Context& ctx) {
     x.expr = ctx.symbols().text(sym::eq(u, sym::Expr(1), ctx.ranges()));
     return SymBoolValue{std::move(x)};
   }
-  return SymIntValue{
-      ctx.out(ctx.symbols().unbacked_symbol(nullptr, "u", true, stored, sym::SymbolRange{}))};
+  const sym::Expr u = ctx.symbols().unbacked_symbol(nullptr, "u", true, stored, sym::SymbolRange{});
+  if (!stored) {
+    if (const SymIntValue* i = v.sym_int()) replacement_from_stored(ctx, u, &i->value);
+  }
+  return SymIntValue{ctx.out(u)};
 }
 
 }  // namespace infer

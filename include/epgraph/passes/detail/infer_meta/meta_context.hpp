@@ -71,6 +71,15 @@ class MetaContext {
   /// `x[:u0]` of an `[s77]` tensor gives `[u0]`, not `[Min(s77, u0)]`). Returns whether
   /// anything was added. Throws std::bad_alloc. O(size * axioms).
   bool assume(const sym::Expr& condition) const { return sym::add_axiom(ranges_, condition); }
+  /// Records that the unbacked symbol `symbol` is `value` (an expression of backed symbols, or a
+  /// constant) in ranges().replacements, unless it has a replacement already: what a node's
+  /// stored value shows when torch replaced the symbol it made (torch writes `s77 + 1` for the
+  /// `item` of `torch._check(n - 1 == x.shape[0])`, and keeps a vacuous `Eq(item, item)` in the
+  /// graph, so the stored value is all that is left of the equality). Returns whether it was
+  /// added. Throws std::bad_alloc. O(log symbols).
+  bool replace(const std::string& symbol, sym::Expr value) const {
+    return ranges_.replacements.emplace(symbol, std::move(value)).second;
+  }
   /// The symbols' export-time values known so far. O(1).
   [[nodiscard]] const sym::Bindings& hints() const noexcept { return hints_; }
   /// Sets the export-time value of `symbol` (what evaluates new expressions' hints). Throws

@@ -60,6 +60,24 @@ inline std::string_view python_number_function(std::string_view target) noexcept
   return {};
 }
 
+// The torch or Python function on SymInts/SymBools a node applies: `torch.sym_min`,
+// `torch.sym_max`, `torch.sym_not`, `operator.and_`, `operator.or_` (torch.export records
+// `a & b` of two SymBools, and torch.sym_min of sizes, as such nodes), or "" for another target.
+inline std::string_view python_sym_function(std::string_view target) noexcept {
+  for (std::string_view fn : {"sym_min", "sym_max", "sym_not"}) {
+    if (target.size() == fn.size() + 6 && target.substr(0, 6) == "torch." &&
+        target.substr(6) == fn) {
+      return fn;
+    }
+  }
+  for (std::string_view prefix : {std::string_view("operator."), std::string_view("_operator.")}) {
+    if (target.substr(0, prefix.size()) != prefix) continue;
+    const std::string_view fn = target.substr(prefix.size());
+    if (fn == "and_" || fn == "or_") return fn;
+  }
+  return {};
+}
+
 // An operand of Python arithmetic: its expression and whether it is a float (a Python float or
 // a SymFloat node) rather than an int or SymInt.
 struct PyNumber {
@@ -182,6 +200,55 @@ inline NodeValue rule_operator(const Context& ctx, std::string_view fn) {
   if (fn == "le") return sym_bool(sym::le(a, b));
   if (fn == "gt") return sym_bool(sym::gt(a, b));
   return sym_bool(sym::ge(a, b));
+}
+
+// torch.sym_min / torch.sym_max of two ints or SymInts (sympy's Min/Max, folded by the symbols'
+// assumptions only, as torch's SymNode.sym_min: `Min(s77, u0)`), torch.sym_not of a SymBool, and
+// `&` / `|` of two bools or SymBools (sympy's And/Or). Float operands, and `&` of integers, are
+// not computed.
+inline NodeValue rule_sym_function(const Context& ctx, std::string_view fn) {
+  const ArgumentView args = ctx.node().args();
+  const std::size_t arity = fn == "sym_not" ? 1u : 2u;
+  if (args.size() != arity || !ctx.node().kwargs().empty()) {
+    ctx.fail(std::string("expected ") + (arity == 1 ? "one argument" : "two arguments"));
+  }
+  auto sym_bool = [&](const sym::Expr& e) {
+    if (const auto v = e.as_boolean()) return SymBoolValue{*v};
+    SymExpr x;
+    x.expr = ctx.symbols().text(e);
+    return SymBoolValue{std::move(x)};
+  };
+  // an operand that is a bool or a SymBool, else nullopt
+  auto boolean = [&](const Argument& a) -> std::optional<sym::Expr> {
+    if (a.is<bool>()) return sym::Expr::boolean(a.as<bool>());
+    const Node* n = a.node();
+    const SymBoolValue* b = n != nullptr ? n->meta().val.sym_bool() : nullptr;
+    if (b == nullptr) return std::nullopt;
+    if (const bool* v = std::get_if<bool>(&b->value)) return sym::Expr::boolean(*v);
+    try {
+      return ctx.symbols().parse(std::get<SymExpr>(b->value).expr, std::nullopt);
+    } catch (const value_error& e) {
+      ctx.fail(e.what());
+    }
+  };
+  if (fn == "sym_min" || fn == "sym_max") {
+    const PyNumber a = py_number(ctx, args[0], "argument 0");
+    const PyNumber b = py_number(ctx, args[1], "argument 1");
+    if (a.is_float || b.is_float) ctx.cannot("epgraph computes " + std::string(fn) + " of ints");
+    return SymIntValue{ctx.out(fn == "sym_min" ? sym::min({a.e, b.e}) : sym::max({a.e, b.e}))};
+  }
+  std::vector<sym::Expr> operands;
+  for (std::size_t i = 0; i < arity; ++i) {
+    std::optional<sym::Expr> e = boolean(args[i]);
+    if (!e) {
+      ctx.cannot("argument " + std::to_string(i) + " is not a bool or SymBool (epgraph computes " +
+                 std::string(fn) + " of SymBools)");
+    }
+    operands.push_back(std::move(*e));
+  }
+  if (fn == "sym_not") return sym_bool(sym::logical_not(operands[0]));
+  if (fn == "and_") return sym_bool(sym::logical_and(std::move(operands)));
+  return sym_bool(sym::logical_or(std::move(operands)));
 }
 
 // aten.sym_size.int / aten.sym_stride.int: a SymInt of self.
