@@ -860,6 +860,42 @@ TEST_CASE("infer_meta: FFT, view_as_complex and unfold refuse as torch does", "[
           {real, epgraph::Argument(), epgraph::ArgumentList{1, -1}}, "FFT dims must be unique");
   refuses("torch.ops.aten._fft_c2r.default", {real, epgraph::ArgumentList{1}, 0, 4},
           "_fft_c2r expects a complex input, not float32");
+  // stft.default: torch's checks (torch prefixes each message with the call's description)
+  const std::string stft = "torch.ops.aten.stft.default";
+  const epgraph::Argument none;
+  Node* sig = input(g, "sig", meta_of(epgraph::dtype::float32, {2, 100}));
+  Node* win9 = input(g, "win9", meta_of(epgraph::dtype::float32, {9}));
+  Node* sig3 = input(g, "sig3", meta_of(epgraph::dtype::float32, {2, 3, 100}));
+  Node* csig = input(g, "csig", meta_of(epgraph::dtype::complex64, {100}));
+  refuses(stft.c_str(), {sig, 16, 4, none, none, false, none, none},
+          "stft requires the return_complex parameter be given for real inputs, and will further "
+          "require that return_complex=True in a future PyTorch release.");
+  refuses(stft.c_str(), {sig3, 16, 4, none, none, false, none, true},
+          "stft: expected a 1D or 2D tensor");
+  refuses(stft.c_str(), {ints, 2, 1, none, none, false, none, true},
+          "stft: expected a tensor of floating point or complex values");
+  refuses(stft.c_str(), {sig, 200, 4, none, none, false, none, true},
+          "stft: expected 0 < n_fft < 100, but got n_fft=200");
+  refuses(stft.c_str(), {sig, 16, 0, none, none, false, none, true},
+          "stft: expected hop_length > 0, but got hop_length=0");
+  refuses(stft.c_str(), {sig, 16, 4, 17, none, false, none, true},
+          "stft: expected 0 < win_length <= n_fft, but got win_length=17");
+  refuses(stft.c_str(), {sig, 16, 4, 8, win9, false, none, true},
+          "stft: expected a 1D window tensor of size equal to win_length=8, but got window with "
+          "size [9]");
+  refuses(stft.c_str(), {csig, 16, 4, none, none, false, true, true},
+          "Cannot have onesided output if window or input is complex");
+  refuses("torch.ops.aten.hann_window.default", {-1},
+          "hann_window requires non-negative window_length, got window_length=-1");
+  {  // (torch prints the dtype inside its TensorOptions)
+    Node* n = g.call_function("torch.ops.aten.kaiser_window.default", {4},
+                              {{"dtype", epgraph::dtype::int64}}, "n");
+    CHECK_THROWS_WITH(epgraph::infer_meta(*n),
+                      "Cannot infer the metadata of node '" + std::string(n->name()) +
+                          "' (torch.ops.aten.kaiser_window.default): kaiser_window expects "
+                          "floating point dtypes, got: int64");
+    g.erase_node(n);
+  }
   refuses("torch.ops.aten.view_as_complex.default", {ints},
           "view_as_complex is only supported for float, double and half tensors, but got a tensor "
           "of scalar type: int32");
@@ -870,13 +906,27 @@ TEST_CASE("infer_meta: FFT, view_as_complex and unfold refuse as torch does", "[
   refuses("torch.ops.aten.unfold.default", {real, 1, 7, 1},
           "maximum size for tensor at dimension 1 is 6 but size is 7");
   refuses("torch.ops.aten.unfold.default", {real, 1, 2, 0}, "step is 0 but must be > 0");
-  // a symbolic size: epgraph cannot compute the FFT (the node may be right)
+  // a symbolic batch size is computed (it was refused as "needs concrete sizes")
   TensorMeta sym = meta_of(epgraph::dtype::float32, {4, 6});
   sym.sizes[0] = SymExpr{"s0", 4};
-  sym.strides[0] = std::int64_t{6};
   Node* dyn = input(g, "dyn", sym);
   Node* f = g.call_function("torch.ops.aten.fft_rfft.default", {dyn}, {}, "f");
-  CHECK_THROWS_AS(epgraph::infer_meta(*f), epgraph::unsupported_meta_error);
+  CHECK(epgraph::value_text(epgraph::infer_meta(*f)) ==
+        "complex64[s0{4}, 4] stride [4, 1] offset 0");
+  // batch dimensions whose stride order depends on unbacked symbols: data-dependent in torch,
+  // so epgraph cannot compute it (the node may be right)
+  TensorMeta unbacked = meta_of(epgraph::dtype::float32, {2, 3, 6});
+  unbacked.sizes[0] = SymExpr{"u0", std::nullopt};
+  unbacked.sizes[1] = SymExpr{"u1", std::nullopt};
+  unbacked.strides[0] = SymExpr{"6*u1", std::nullopt};
+  unbacked.strides[1] = std::int64_t{6};
+  Node* ub = input(g, "ub", unbacked);
+  Node* fu = g.call_function("torch.ops.aten.fft_rfft.default", {ub}, {}, "fu");
+  CHECK_THROWS_MATCHES(epgraph::infer_meta(*fu), epgraph::unsupported_meta_error,
+                       Catch::Matchers::Message(
+                           "Cannot infer the metadata of node 'fu' "
+                           "(torch.ops.aten.fft_rfft.default): the order of the strides 6 and 6*u1 "
+                           "cannot be decided (torch's sort of them is data-dependent)"));
 }
 
 TEST_CASE("infer_meta: backward ops check their gradients against the forward op", "[infer_meta]") {

@@ -169,6 +169,10 @@ def define_cases() -> None:
     case("exp_bool", A + "exp.default", T(b, [2, 2]))
     case("sin_i32_zero_dim", A + "sin.default", T(i32, []))
     case("abs_c64", A + "abs.default", T(c64, [3]))
+    case("angle_c128_transposed", A + "angle.default", T(c128, [3, 2], [1, 3]))
+    case("angle_f16", A + "angle.default", T(f16, [2, 3]))
+    case("angle_i64", A + "angle.default", T(i64, [4]))
+    case("angle_bool", A + "angle.default", T(b, [2]))
     case("neg_f16_zero_dim", A + "neg.default", T(f16, []))
     case("gelu_tanh_bf16", A + "gelu.default", T(bf16, [2, 5]), approximate="tanh")
     case("exp_transposed_input", A + "exp.default", T(f32, [3, 2], [1, 3]))
@@ -1124,6 +1128,26 @@ def define_cases() -> None:
     case("fft_irfft_real_input", A + "fft_irfft.default", T(f32, [4, 5]))
     case("fft_hfft", A + "fft_hfft.default", T(c64, [2, 4, 3], [1, 6, 2]), None, 1)
     case("fft_ihfft", A + "fft_ihfft.default", T(f64, [4, 6]))
+    # window functions (torch.stft's window, made in the graph)
+    case("hann_window", A + "hann_window.default", 16)
+    case("hamming_window_alpha_beta", A + "hamming_window.periodic_alpha_beta", 5, False, 0.5,
+         0.4, dtype=f64)
+    case("kaiser_window_beta", A + "kaiser_window.beta", 6, True, 12.0)
+    case("bartlett_window_empty", A + "bartlett_window.default", 0)
+    case("blackman_window_bf16", A + "blackman_window.periodic", 3, True, dtype=bf16)
+    # stft.default (kept whole by the default IR, after torch.stft's padding)
+    ST = A + "stft.default"
+    case("stft_2d", ST, T(f32, [2, 100]), 16, 4, None, None, False, None, True)
+    case("stft_window", ST, T(f32, [2, 100]), 16, 4, None, T(f32, [16]), False, None, True)
+    case("stft_short_window", ST, T(f32, [2, 100]), 16, 4, 8, T(f64, [8]), True, None, True)
+    case("stft_real_out", ST, T(f32, [2, 100]), 16, None, None, None, False, None, False)
+    case("stft_two_sided", ST, T(f32, [3, 64]), 16, 5, None, None, False, False, True)
+    case("stft_1d", ST, T(f64, [100]), 32, 8, None, None, False, None, True)
+    case("stft_complex", ST, T(c64, [2, 50]), 16, 4, None, None, False, None, True)
+    case("stft_complex_window", ST, T(f32, [50]), 16, 4, None, T(c64, [16]), False, None, False)
+    case("stft_strided_input", ST, T(f32, [2, 100], [1, 2]), 16, 4, None, None, False, None, True)
+    case("stft_align_to_window", ST, T(f32, [2, 100]), 16, 4, 8, None, False, None, True, True)
+    case("stft_n_fft_is_length", ST, T(f32, [1, 16]), 16, 4, None, None, False, None, True)
     case("fft_fft_real", A + "fft_fft.default", T(f32, [4, 6], [1, 4]))
     case("fft_fft_complex_n", A + "fft_fft.default", T(c64, [4, 6]), 9, 0)
     case("fft_ifft_real", A + "fft_ifft.default", T(f32, [2, 3, 4]), None, 1)
@@ -1540,6 +1564,34 @@ def define_sym_cases() -> None:
     symcase("sym_op_ge_folds", "operator.ge", one, n, 2)
     symcase("sym_op_gt", "operator.gt", one, n, 4)
     symcase("sym_op_eq", "operator.eq", two, n, SymArg("m"))
+    # FFT primitives and torch.fft's functions over a symbolic length (an audio model's dynamic
+    # number of samples): the onesided size n//2 + 1, strides in the input's stride order
+    R2C, C2R, C2C = A + "_fft_r2c.default", A + "_fft_c2r.default", A + "_fft_c2c.default"
+    symcase("sym_fft_r2c_last", R2C, one, S(f32, [2, "n"]), [1], 0, True)
+    symcase("sym_fft_r2c_batch_symbolic", R2C, one, S(f32, ["n", 6]), [1], 0, True)
+    symcase("sym_fft_r2c_transposed", R2C, one, S(f32, [6, "n"], view=tr), [1], 0, True)
+    symcase("sym_fft_r2c_two_sided_2d", R2C, two, S(f64, [3, "n", "m"]), [1, 2], 2, False)
+    symcase("sym_fft_c2c", C2C, one, S(c64, ["n", 4]), [0], 0, True)
+    symcase("sym_fft_c2c_transposed_2d", C2C, two, S(c64, [3, "n", "m"], view=t12), [2, 0], 1,
+            False)
+    symcase("sym_fft_c2r", C2R, one, S(c64, [2, "n"]), [1], 2, SymArg("2*n - 2"))
+    symcase("sym_fft_c2r_2d", C2R, two, S(c128, ["m", 3, "n"]), [0, 2], 0, 7)
+    symcase("sym_fft_rfft", A + "fft_rfft.default", one, S(f32, [3, "n"]))
+    symcase("sym_fft_rfft_n", A + "fft_rfft.default", one, S(f32, ["n", 8]), SymArg("n + 2"), 0)
+    symcase("sym_fft_irfft", A + "fft_irfft.default", one, S(c64, [3, "n"]))
+    symcase("sym_fft_fft_real", A + "fft_fft.default", one, S(f32, ["n", 4]), None, 0)
+    symcase("sym_fft_fft2", A + "fft_fft2.default", two, S(f32, [2, "n", "m"]))
+    symcase("sym_fft_rfftn_s", A + "fft_rfftn.default", one, S(f32, [2, "n", 6]),
+            [SymArg("n"), 4])
+    symcase("sym_stft", A + "stft.default", one, S(f32, [2, "4*n + 40"]), 16, 4, None,
+            S(f32, [16]), False, None, True)
+    symcase("sym_stft_1d_real_out", A + "stft.default", one, S(f32, ["8*n"]), 16, None, None,
+            None, False, None, False)
+    symcase("sym_unfold", A + "unfold.default", one, S(f32, [3, "2*n"]), 1, 5, 3)
+    symcase("sym_unfold_transposed", A + "unfold.default", one, S(f32, ["n", 4], view=tr), 1, 2,
+            2)
+    symcase("sym_angle", A + "angle.default", one, S(c64, [3, "n"]))
+    symcase("sym_fft_ihfft", A + "fft_ihfft.default", one, S(f64, ["2*n", 3], view=tr))
 
 
 def _symbols(shape_env, syms: dict) -> dict:

@@ -313,6 +313,32 @@ def export_checked_solved(decompose: bool):
     return model, ep, [args, (torch.randn(3, 3), torch.tensor(4), torch.tensor(6), torch.tensor(0))]
 
 
+class SpectralNet(nn.Module):
+    """An audio front end over a dynamic number of samples: rfft (the size s77//2 + 1), its
+    magnitude, irfft back to the input's length, a two-sided fft of a transposed input and an
+    rfft2, and angle, and an stft (kept whole by the default IR). epgraph's FFT rules needed
+    concrete sizes; angle and stft had no rule."""
+
+    def forward(self, x):
+        spec = torch.fft.rfft(x)
+        back = torch.fft.irfft(spec * 2, n=x.shape[-1])
+        two_sided = torch.fft.fft(x.t(), dim=0)
+        frames = torch.stft(x, 16, hop_length=4, window=torch.hann_window(16), center=False,
+                            return_complex=True)
+        return (spec.abs(), back + x, torch.view_as_real(two_sided), torch.fft.rfft2(x).angle(),
+                frames.abs())
+
+
+def export_spectral(decompose: bool):
+    model = SpectralNet()
+    # an even length (torch's guards on the odd case need it: "Suggested fixes: t = 2*_t")
+    half = torch.export.Dim("half", min=8, max=2048)
+    ep = torch.export.export(model, (torch.randn(3, 64),), dynamic_shapes={"x": {1: 2 * half}})
+    if decompose:
+        ep = ep.run_decompositions()
+    return model, ep, [torch.randn(3, 64), torch.randn(3, 38)]
+
+
 PROGRAMS = {
     "checked_equal": export_checked_equal,
     "checked_solved": export_checked_solved,
@@ -323,6 +349,7 @@ PROGRAMS = {
     "cnn": export_cnn,
     "resnet_train": export_resnet_train,
     "gpt2_style": export_gpt2_style,
+    "spectral": export_spectral,
 }
 
 

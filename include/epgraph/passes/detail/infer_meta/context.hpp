@@ -553,6 +553,7 @@ enum class Rule {
   unary_same,       // dtype of the input
   unary_float,      // integral -> float32
   unary_abs,        // complex -> real
+  unary_angle,      // complex -> real, integral -> float32
   unary_bool,       // -> bool
   binary,           // result_type of the operands
   binary_float,     // result_type, integral -> float32

@@ -53,6 +53,7 @@ inline TensorMeta rule_elementwise(const Context& ctx, Rule rule) {
     case Rule::unary_same:
     case Rule::unary_float:
     case Rule::unary_abs:
+    case Rule::unary_angle:
     case Rule::unary_bool: o = collect(ctx, {"self"}); break;
     default: o = collect(ctx, {"self", "other"}); break;
   }
@@ -68,6 +69,9 @@ inline TensorMeta rule_elementwise(const Context& ctx, Rule rule) {
       if (is_integral(type)) type = dtype::float32;
       break;
     case Rule::unary_abs: type = complex_to_real(type); break;
+    case Rule::unary_angle:  // torch._refs.angle: INT_TO_FLOAT, a complex input's real type
+      type = is_complex(type) ? complex_to_real(type) : is_integral(type) ? dtype::float32 : type;
+      break;
     case Rule::unary_bool:
     case Rule::compare: type = dtype::bool_; break;
     case Rule::binary_pow:

@@ -1,5 +1,5 @@
 // infer_meta rules of factories: full/zeros/ones/empty/rand/randn, *_like, arange, new_*,
-// empty_strided, randperm.
+// empty_strided, randperm, the window functions.
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
@@ -109,6 +109,23 @@ inline NodeValue rule_randperm(const Context& ctx, std::string_view) {
   }
   return contiguous_meta(ctx, ctx.opt_dtype("dtype").value_or(dtype::int64), size,
                          ctx.opt_device("device").value_or(Device{}));
+}
+
+// hann/hamming/blackman/bartlett/kaiser_window (aten/src/ATen/native/TensorFactories.cpp):
+// [window_length], contiguous, float32 unless dtype says (a floating one), with torch's checks.
+inline NodeValue rule_window(const Context& ctx, std::string_view op) {
+  const std::int64_t n = ctx.integer("window_length");
+  if (n < 0) {
+    ctx.fail(std::string(op) +
+             " requires non-negative window_length, got window_length=" + std::to_string(n));
+  }
+  const dtype type = ctx.opt_dtype("dtype").value_or(dtype::float32);
+  if (!is_floating(type) && !is_complex(type)) {
+    ctx.fail(std::string(op) +
+             " expects floating point dtypes, got: " + std::string(dtype_name(type)));
+  }
+  if (is_complex(type)) ctx.cannot(std::string(op) + " of a complex dtype fails at run time");
+  return contiguous_meta(ctx, type, Sizes{SymInt{n}}, ctx.opt_device("device").value_or(Device{}));
 }
 
 // empty_strided: the given sizes and strides, float32 on the CPU unless dtype / device say.

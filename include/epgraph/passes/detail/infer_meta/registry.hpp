@@ -113,6 +113,7 @@ inline void register_pointwise_rules(RuleTable& t) {
                "erfinv", "reciprocal", "lgamma", "digamma", "sinc",  "logit"},
            &elementwise_rule<Rule::unary_float>);
   add_aten(t, {"abs"}, &elementwise_rule<Rule::unary_abs>);
+  add_aten(t, {"angle"}, &elementwise_rule<Rule::unary_angle>);
   add_aten(t, {"logical_not", "isnan", "isinf", "isfinite", "isneginf", "isposinf"},
            &elementwise_rule<Rule::unary_bool>);
   add_aten(t,
@@ -185,6 +186,7 @@ inline void register_compute_rules(RuleTable& t) {
       {"fft_fft", "fft_ifft", "fft_rfft", "fft_irfft", "fft_hfft", "fft_ihfft", "fft_fft2",
        "fft_ifft2", "fft_fftn", "fft_ifftn", "fft_rfft2", "fft_rfftn", "fft_irfft2", "fft_irfftn"},
       &rule_fft_function);
+  add_aten(t, {"stft"}, &rule_stft);
   add_aten(t, {"linear"}, &plain_rule<rule_linear>);
   add_aten(t, {"mm", "bmm"}, &rule_mm_op);
   add_aten(t, {"matmul"}, &plain_rule<rule_matmul>);
@@ -256,6 +258,9 @@ inline void register_factory_and_sym_rules(RuleTable& t) {
   add_aten(t, {"zeros", "ones", "empty", "rand", "randn"}, &factory_rule<Rule::zeros>);
   add_aten(t, {"randperm"}, &rule_randperm);
   add_aten(t, {"scalar_tensor"}, &factory_rule<Rule::scalar_tensor>);
+  add_aten(t,
+           {"hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window"},
+           &rule_window);
   add_aten(t, {"zeros_like", "ones_like", "empty_like", "full_like"}, &plain_rule<rule_like>);
   add_aten(t, {"new_ones", "new_zeros", "new_empty", "new_full"}, &rule_new_factory);
   add_aten(t, {"empty_strided"}, &rule_empty_strided);

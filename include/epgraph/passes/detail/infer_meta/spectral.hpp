@@ -12,21 +12,37 @@ namespace epgraph {
 namespace detail {
 namespace infer {
 
+// stride a > stride b, decided as torch's sort of SymInt keys does (the bounds, then the hints: a
+// guard on backed symbols); an unbacked one is data-dependent in torch too.
+inline bool fft_stride_gt(const Context& ctx, const SymInt& a, const SymInt& b) {
+  const auto* x = std::get_if<std::int64_t>(&a);
+  const auto* y = std::get_if<std::int64_t>(&b);
+  if (x != nullptr && y != nullptr) return *x > *y;
+  const std::optional<bool> v = ctx.decide(sym::gt(ctx.ex(a), ctx.ex(b), ctx.ranges()));
+  if (!v) {
+    ctx.cannot("the order of the strides " + sym_str(a) + " and " + sym_str(b) +
+               " cannot be decided (torch's sort of them is data-dependent)");
+  }
+  return *v;
+}
+
 // `dims` stable-sorted by the strides of `strides`, largest first (torch's _sort_dims, which
 // leaves the last dimension in place with `exclude_last`).
-inline std::vector<std::size_t> fft_sort_dims(const Ints& strides, std::vector<std::size_t> dims,
-                                              bool exclude_last) {
+inline std::vector<std::size_t> fft_sort_dims(const Context& ctx, const Sizes& strides,
+                                              std::vector<std::size_t> dims, bool exclude_last) {
   const auto end = dims.end() - (exclude_last && !dims.empty() ? 1 : 0);
-  std::stable_sort(dims.begin(), end,
-                   [&](std::size_t a, std::size_t b) { return strides[a] > strides[b]; });
+  std::stable_sort(dims.begin(), end, [&](std::size_t a, std::size_t b) {
+    return fft_stride_gt(ctx, strides[a], strides[b]);
+  });
   return dims;
 }
 
 // The strides of an FFT's output of `out_sizes` (torch's _exec_fft, the CPU/MKL layout): the
 // batch dimensions (those not transformed) outermost in the input's stride order, then the
-// transformed dimensions in the order of `dims`, each block contiguous.
-inline Ints exec_fft_strides(const Ints& in_strides, const Ints& out_sizes,
-                             const std::vector<std::size_t>& dims) {
+// transformed dimensions in the order of `dims`, each block contiguous (the batched output is
+// resized contiguous, so a symbolic size keeps the Max(1, n) torch writes for it).
+inline Sizes exec_fft_strides(const Context& ctx, const Sizes& in_strides, const Sizes& out_sizes,
+                              const std::vector<std::size_t>& dims) {
   const std::size_t ndim = out_sizes.size();
   std::vector<bool> transformed(ndim, false);
   for (std::size_t d : dims) transformed[d] = true;
@@ -34,56 +50,79 @@ inline Ints exec_fft_strides(const Ints& in_strides, const Ints& out_sizes,
   for (std::size_t d = 0; d < ndim; ++d) {
     if (!transformed[d]) batch.push_back(d);
   }
-  std::stable_sort(batch.begin(), batch.end(),
-                   [&](std::size_t a, std::size_t b) { return in_strides[a] > in_strides[b]; });
-  std::int64_t batch_size = 1;
-  for (std::size_t d : batch) batch_size = wrap_mul(batch_size, out_sizes[d]);
-  Ints batched{batch_size};
-  for (std::size_t d : dims) batched.push_back(out_sizes[d]);
-  const Ints cs = contiguous_strides(batched);
-  Ints out(ndim, 0);
-  std::int64_t batch_numel = 1;
-  for (std::size_t i = batch.size(); i-- > 0;) {
-    out[batch[i]] = wrap_mul(batch_numel, cs[0]);
-    batch_numel = wrap_mul(batch_numel, out_sizes[batch[i]]);
+  std::stable_sort(batch.begin(), batch.end(), [&](std::size_t a, std::size_t b) {
+    return fft_stride_gt(ctx, in_strides[a], in_strides[b]);
+  });
+  try {
+    sym::Expr batch_size(1);
+    for (std::size_t d : batch) batch_size = batch_size * ctx.ex(out_sizes[d]);
+    Sizes batched{ctx.out(batch_size)};
+    for (std::size_t d : dims) batched.push_back(out_sizes[d]);
+    const Sizes cs = contiguous_sym_strides(ctx, batched);
+    Sizes out(ndim, std::int64_t{0});
+    const sym::Expr outer = ctx.ex(cs[0]);
+    sym::Expr batch_numel(1);
+    for (std::size_t i = batch.size(); i-- > 0;) {
+      out[batch[i]] = ctx.out(batch_numel * outer);
+      batch_numel = batch_numel * ctx.ex(out_sizes[batch[i]]);
+    }
+    for (std::size_t k = 0; k < dims.size(); ++k) out[dims[k]] = cs[1 + k];
+    return out;
+  } catch (const unsupported_meta_error&) {
+    throw;
+  } catch (const value_error& e) {  // the arithmetic overflowed
+    ctx.fail(std::string("the FFT's output strides: ") + e.what());
   }
-  for (std::size_t k = 0; k < dims.size(); ++k) out[dims[k]] = cs[1 + k];
-  return out;
 }
 
-// A tensor of concrete sizes and strides, as the FFT rules compute with.
+// A tensor's dtype, sizes and strides, as the FFT rules compute with (sizes may be symbolic).
 struct FftTensor {
   dtype type;
-  Ints sizes, strides;
+  Sizes sizes, strides;
 };
 
-inline FftTensor fft_tensor(const Context& ctx, const TensorMeta& t, const std::string& what) {
-  return FftTensor{t.dtype, ctx.concrete_all(t.sizes, what),
-                   ctx.concrete_all(t.strides, what + " strides")};
+// The sizes are read first, so that their symbols' hints decide the strides' order (a stride
+// such as s0*s1 carries only its own hint).
+inline FftTensor fft_tensor(const Context& ctx, const TensorMeta& t) {
+  for (const SymInt& s : t.sizes) (void)ctx.ex(s);
+  return FftTensor{t.dtype, t.sizes, t.strides};
 }
 
 inline TensorMeta fft_meta(const FftTensor& x, const Device& device) {
-  return make_meta(x.type, to_sym(x.sizes), to_sym(x.strides), device);
+  return make_meta(x.type, x.sizes, x.strides, device);
 }
 
 // _fft_r2c / _fft_c2c / _fft_c2r of `x` over `dims` (wrapped, not empty).
-inline FftTensor fft_r2c(const FftTensor& x, const std::vector<std::size_t>& dims, bool onesided) {
-  Ints out_sizes = x.sizes;
-  if (onesided) out_sizes[dims.back()] = x.sizes[dims.back()] / 2 + 1;
-  Ints st = exec_fft_strides(x.strides, out_sizes, fft_sort_dims(x.strides, dims, true));
+inline FftTensor fft_r2c(const Context& ctx, const FftTensor& x,
+                         const std::vector<std::size_t>& dims, bool onesided) {
+  Sizes out_sizes = x.sizes;
+  if (onesided) {
+    const SymInt& n = x.sizes[dims.back()];
+    if (const auto* v = std::get_if<std::int64_t>(&n)) {
+      out_sizes[dims.back()] = *v / 2 + 1;
+    } else {
+      out_sizes[dims.back()] =
+          ctx.out(sym::floordiv(ctx.ex(n), sym::Expr(2), ctx.ranges()) + sym::Expr(1));
+    }
+  }
+  Sizes st = exec_fft_strides(ctx, x.strides, out_sizes, fft_sort_dims(ctx, x.strides, dims, true));
   return FftTensor{real_to_complex(x.type), std::move(out_sizes), std::move(st)};
 }
-inline FftTensor fft_c2c(const FftTensor& x, const std::vector<std::size_t>& dims) {
-  return FftTensor{x.type, x.sizes,
-                   exec_fft_strides(x.strides, x.sizes, fft_sort_dims(x.strides, dims, false))};
+inline FftTensor fft_c2c(const Context& ctx, const FftTensor& x,
+                         const std::vector<std::size_t>& dims) {
+  return FftTensor{
+      x.type, x.sizes,
+      exec_fft_strides(ctx, x.strides, x.sizes, fft_sort_dims(ctx, x.strides, dims, false))};
 }
-inline FftTensor fft_c2r(const FftTensor& x, const std::vector<std::size_t>& dims,
-                         std::int64_t last_dim_size) {
+inline FftTensor fft_c2r(const Context& ctx, const FftTensor& x,
+                         const std::vector<std::size_t>& dims, const SymInt& last_dim_size) {
   FftTensor in = x;
-  if (dims.size() > 1) in = fft_c2c(x, std::vector<std::size_t>(dims.begin(), dims.end() - 1));
-  Ints out_sizes = in.sizes;
+  if (dims.size() > 1) {
+    in = fft_c2c(ctx, x, std::vector<std::size_t>(dims.begin(), dims.end() - 1));
+  }
+  Sizes out_sizes = in.sizes;
   out_sizes[dims.back()] = last_dim_size;
-  Ints st = exec_fft_strides(in.strides, out_sizes, {dims.back()});
+  Sizes st = exec_fft_strides(ctx, in.strides, out_sizes, {dims.back()});
   return FftTensor{complex_to_real(x.type), std::move(out_sizes), std::move(st)};
 }
 
@@ -96,10 +135,15 @@ inline std::vector<std::size_t> fft_dims(const Context& ctx, std::size_t rank) {
   return dims;
 }
 
-// Refuses a transform length below 1 (torch's message).
-inline void fft_check_lengths(const Context& ctx, const Ints& lengths) {
-  for (std::int64_t n : lengths) {
-    if (n < 1) ctx.fail("Invalid number of data points (" + std::to_string(n) + ") specified");
+// Refuses a transform length below 1 (torch's message); a symbolic one is refused when its
+// bounds or hints say so (torch's check is a guard).
+inline void fft_check_lengths(const Context& ctx, const Sizes& lengths) {
+  for (const SymInt& n : lengths) {
+    if (const auto* v = std::get_if<std::int64_t>(&n)) {
+      if (*v < 1) ctx.fail("Invalid number of data points (" + std::to_string(*v) + ") specified");
+    } else if (ctx.guard_or_false(sym::lt(ctx.ex(n), sym::Expr(1), ctx.ranges()))) {
+      ctx.fail("Invalid number of data points (" + sym_str(n) + ") specified");
+    }
   }
 }
 
@@ -108,7 +152,7 @@ inline void fft_check_lengths(const Context& ctx, const Ints& lengths) {
 // (torch/_meta_registrations.py) and the strides of its CPU path with MKL (torch's CPU wheels).
 inline NodeValue rule_fft(const Context& ctx, std::string_view op) {
   const TensorMeta& self = ctx.tensor("self");
-  const FftTensor x = fft_tensor(ctx, self, "argument 'self'");
+  const FftTensor x = fft_tensor(ctx, self);
   const std::vector<std::size_t> dims = fft_dims(ctx, x.sizes.size());
   if (op == "_fft_r2c") {
     if (!is_floating(self.dtype)) {
@@ -116,7 +160,7 @@ inline NodeValue rule_fft(const Context& ctx, std::string_view op) {
                std::string(dtype_name(self.dtype)));
     }
     if (dims.empty()) ctx.fail("_fft_r2c needs at least one dimension to transform");
-    return fft_meta(fft_r2c(x, dims, ctx.boolean("onesided")), self.device);
+    return fft_meta(fft_r2c(ctx, x, dims, ctx.boolean("onesided")), self.device);
   }
   if (!is_complex(self.dtype)) {
     ctx.fail(std::string(op) + " expects a complex input, not " +
@@ -127,12 +171,12 @@ inline NodeValue rule_fft(const Context& ctx, std::string_view op) {
       return formatted_meta(ctx, self.dtype, self.sizes, self.device, MemoryFormat::PreserveFormat,
                             &self);
     }
-    return fft_meta(fft_c2c(x, dims), self.device);
+    return fft_meta(fft_c2c(ctx, x, dims), self.device);
   }
   if (dims.empty()) ctx.fail("_fft_c2r needs at least one dimension to transform");
-  const std::int64_t last_dim_size = ctx.integer("last_dim_size");
+  const SymInt last_dim_size = ctx.sym_of(ctx.arg("last_dim_size"), "argument 'last_dim_size'");
   fft_check_lengths(ctx, {last_dim_size});
-  return fft_meta(fft_c2r(x, dims, last_dim_size), self.device);
+  return fft_meta(fft_c2r(ctx, x, dims, last_dim_size), self.device);
 }
 
 // --- torch.fft's functions (aten/src/ATen/native/SpectralOps.cpp), kept whole in torch.export's
@@ -149,31 +193,46 @@ inline FftTensor fft_promote(const Context& ctx, const TensorMeta& self, bool re
     }
     if (require_complex) type = real_to_complex(type);
   }
-  if (type == self.dtype) return fft_tensor(ctx, self, "argument 'self'");
-  const TensorMeta to =
-      formatted_meta(ctx, type, self.sizes, self.device, MemoryFormat::PreserveFormat, &self);
-  return fft_tensor(ctx, to, "argument 'self'");
+  if (type == self.dtype) return fft_tensor(ctx, self);
+  return fft_tensor(
+      ctx, formatted_meta(ctx, type, self.sizes, self.device, MemoryFormat::PreserveFormat, &self));
+}
+
+// a < b for sizes, decided as torch's guards do (the bounds, then the hints).
+inline bool fft_size_lt(const Context& ctx, const SymInt& a, const SymInt& b) {
+  const auto* x = std::get_if<std::int64_t>(&a);
+  const auto* y = std::get_if<std::int64_t>(&b);
+  if (x != nullptr && y != nullptr) return *x < *y;
+  const std::optional<bool> v = ctx.decide(sym::lt(ctx.ex(a), ctx.ex(b), ctx.ranges()));
+  if (!v) {
+    ctx.cannot("whether the FFT length " + sym_str(b) + " pads or trims the size " + sym_str(a) +
+               " cannot be decided (data-dependent in torch too)");
+  }
+  return *v;
 }
 
 // resize_fft_input: each dims[i] sliced or padded to lengths[i].
 inline FftTensor fft_resize(const Context& ctx, FftTensor x, const std::vector<std::size_t>& dims,
-                            const Ints& lengths, const Device& device) {
+                            const Sizes& lengths, const Device& device) {
   bool pad = false;
+  std::vector<bool> longer(dims.size(), false);
   for (std::size_t i = 0; i < dims.size(); ++i) {
-    if (x.sizes[dims[i]] < lengths[i]) pad = true;
-    if (x.sizes[dims[i]] > lengths[i]) x.sizes[dims[i]] = lengths[i];
+    const SymInt size = x.sizes[dims[i]];
+    longer[i] = fft_size_lt(ctx, size, lengths[i]);
+    pad = pad || longer[i];
+    if (fft_size_lt(ctx, lengths[i], size)) x.sizes[dims[i]] = lengths[i];  // a slice
   }
   if (!pad) return x;
-  Sizes padded = to_sym(x.sizes);
+  // one constant_pad_nd: size + (length - size) on the longer dimensions
+  Sizes padded = x.sizes;
   for (std::size_t i = 0; i < dims.size(); ++i) {
-    padded[dims[i]] = std::max(x.sizes[dims[i]], lengths[i]);
+    if (longer[i]) padded[dims[i]] = lengths[i];
   }
-  const TensorMeta in = fft_meta(x, device);
-  return fft_tensor(ctx, suggested_meta(ctx, in, x.type, padded), "the padded input");
+  return fft_tensor(ctx, suggested_meta(ctx, fft_meta(x, device), x.type, padded));
 }
 
 // fft_fft, fft_ifft, fft_rfft, fft_irfft, fft_hfft, fft_ihfft (n, dim) and fft_fft2/fftn,
-// fft_ifft2/ifftn, fft_rfft2/rfftn, fft_irfft2/irfftn (s, dim).
+// fft_ifft2/ifftn, fft_rfft2/rfftn, fft_irfft2/irfftn (s, dim). Lengths may be symbolic.
 inline NodeValue rule_fft_function(const Context& ctx, std::string_view op) {
   const TensorMeta& self = ctx.tensor("self");
   const std::size_t rank = self.sizes.size();
@@ -187,14 +246,14 @@ inline NodeValue rule_fft_function(const Context& ctx, std::string_view op) {
   }
   // the transformed dimensions and the lengths asked for them (-1: the input's)
   std::vector<std::size_t> dims;
-  std::optional<Ints> lengths_arg;
+  std::optional<Sizes> lengths_arg;
   if (ctx.has("n")) {
     dims.push_back(static_cast<std::size_t>(ctx.wrap_dim(ctx.integer("dim"), rank)));
     if (const Argument* n = ctx.given_arg("n")) {
-      lengths_arg = Ints{ctx.integer_of(*n, "argument 'n'")};
+      lengths_arg = Sizes{ctx.sym_of(*n, "argument 'n'")};
     }
   } else {
-    if (ctx.given_arg("s") != nullptr) lengths_arg = ctx.int_list("s");
+    if (ctx.given_arg("s") != nullptr) lengths_arg = ctx.sym_list("s");
     if (ctx.given_arg("dim") != nullptr) {
       for (std::int64_t v : ctx.int_list("dim")) {
         dims.push_back(static_cast<std::size_t>(ctx.wrap_dim(v, rank)));
@@ -209,11 +268,10 @@ inline NodeValue rule_fft_function(const Context& ctx, std::string_view op) {
       }
     } else {
       const std::size_t k = lengths_arg ? lengths_arg->size() : rank;
-      if (k > rank)
-        ctx.fail("Got shape with " + std::to_string(k) +
-                 " values but input tensor "
-                 "only has " +
+      if (k > rank) {
+        ctx.fail("Got shape with " + std::to_string(k) + " values but input tensor only has " +
                  std::to_string(rank) + " dimensions.");
+      }
       for (std::size_t i = rank - k; i < rank; ++i) dims.push_back(i);
     }
   }
@@ -221,22 +279,134 @@ inline NodeValue rule_fft_function(const Context& ctx, std::string_view op) {
   // fft_fft/fft_ifft of a real input are a two-sided R2C; fftn/fft2 make the input complex
   const bool one_dim = ctx.has("n");
   FftTensor x = fft_promote(ctx, self, c2r || (!one_dim && !r2c_onesided));
-  Ints lengths;
+  const sym::Ranges* r = ctx.ranges();
+  Sizes lengths;
   for (std::size_t i = 0; i < dims.size(); ++i) {
-    const std::int64_t given = lengths_arg ? (*lengths_arg)[i] : -1;
-    lengths.push_back(given == -1 ? x.sizes[dims[i]] : given);
+    const SymInt given = lengths_arg ? (*lengths_arg)[i] : SymInt{std::int64_t{-1}};
+    const auto* v = std::get_if<std::int64_t>(&given);
+    lengths.push_back(v != nullptr && *v == -1 ? x.sizes[dims[i]] : given);
   }
   if (c2r) {
-    const std::int64_t last = lengths_arg ? lengths.back() : 2 * (x.sizes[dims.back()] - 1);
-    fft_check_lengths(ctx, lengths_arg ? lengths : Ints{last});
-    lengths.back() = last / 2 + 1;
+    // the output's last length: given, or 2 * (n - 1); the input keeps last / 2 + 1 of it
+    SymInt last, kept;
+    try {
+      last = lengths_arg ? lengths.back()
+                         : ctx.out(sym::Expr(2) * (ctx.ex(x.sizes[dims.back()]) - sym::Expr(1)));
+      kept = ctx.out(sym::floordiv(ctx.ex(last), sym::Expr(2), r) + sym::Expr(1));
+    } catch (const unsupported_meta_error&) {
+      throw;
+    } catch (const value_error& e) {  // the arithmetic overflowed
+      ctx.fail(std::string(op) + "'s output length: " + e.what());
+    }
+    fft_check_lengths(ctx, lengths_arg ? lengths : Sizes{last});
+    lengths.back() = kept;
     if (lengths_arg) x = fft_resize(ctx, x, dims, lengths, self.device);
-    return fft_meta(fft_c2r(x, dims, last), self.device);
+    return fft_meta(fft_c2r(ctx, x, dims, last), self.device);
   }
   fft_check_lengths(ctx, lengths);
   if (lengths_arg) x = fft_resize(ctx, x, dims, lengths, self.device);
-  if (is_complex(x.type)) return fft_meta(fft_c2c(x, dims), self.device);
-  return fft_meta(fft_r2c(x, dims, r2c_onesided), self.device);
+  if (is_complex(x.type)) return fft_meta(fft_c2c(ctx, x, dims), self.device);
+  return fft_meta(fft_r2c(ctx, x, dims, r2c_onesided), self.device);
+}
+
+// stft.default (aten/src/ATen/native/SpectralOps.cpp; torch.export's default IR keeps it whole,
+// after torch.stft's center padding): the input ([L] or [B, L]) cut into frames of n_fft samples
+// every hop_length (an as_strided view), times the window, one _fft_r2c (or _fft_c2c for a
+// complex input or window) over the frame, transposed to [B, n_freq, n_frames] and
+// view_as_real'd unless return_complex. n_frames = 1 + (L - n_fft) / hop_length, or with
+// align_to_window and a window shorter than n_fft 1 + (L - win_length) / hop_length. L may be
+// symbolic. torch's messages; torch prefixes them with a description of the call.
+inline NodeValue rule_stft(const Context& ctx, std::string_view) {
+  if (ctx.node().target() != "torch.ops.aten.stft.default") {
+    ctx.cannot("epgraph has a rule for stft.default only (torch.stft pads, then calls it)");
+  }
+  const TensorMeta& self = ctx.tensor("self");
+  const sym::Ranges* r = ctx.ranges();
+  const std::size_t rank = self.sizes.size();
+  const TensorMeta* window = ctx.opt_tensor("window");
+  const std::optional<bool> return_complex =
+      ctx.given_arg("return_complex") ? std::optional<bool>(ctx.boolean("return_complex"))
+                                      : std::nullopt;
+  if (!return_complex && !is_complex(self.dtype) &&
+      (window == nullptr || !is_complex(window->dtype))) {
+    ctx.fail(
+        "stft requires the return_complex parameter be given for real inputs, and will further "
+        "require that return_complex=True in a future PyTorch release.");
+  }
+  if (rank != 1 && rank != 2) ctx.fail("stft: expected a 1D or 2D tensor");
+  if (!is_floating(self.dtype) && !is_complex(self.dtype)) {
+    ctx.fail("stft: expected a tensor of floating point or complex values");
+  }
+  const std::int64_t n_fft = ctx.integer("n_fft");
+  const std::int64_t hop = ctx.opt_integer("hop_length").value_or(n_fft / 4);
+  const std::int64_t win_length = ctx.opt_integer("win_length").value_or(n_fft);
+  const SymInt& length = self.sizes[rank - 1];
+  const sym::Expr len = ctx.ex(length);
+  if (n_fft <= 0 || ctx.guard_or_false(sym::gt(sym::Expr(n_fft), len, r))) {
+    ctx.fail("stft: expected 0 < n_fft < " + sym_str(length) +
+             ", but got n_fft=" + std::to_string(n_fft));
+  }
+  if (hop <= 0)
+    ctx.fail("stft: expected hop_length > 0, but got hop_length=" + std::to_string(hop));
+  if (win_length <= 0 || win_length > n_fft) {
+    ctx.fail("stft: expected 0 < win_length <= n_fft, but got win_length=" +
+             std::to_string(win_length));
+  }
+  if (window != nullptr &&
+      (window->sizes.size() != 1 || !ctx.equal(window->sizes[0], SymInt{win_length}))) {
+    ctx.fail("stft: expected a 1D window tensor of size equal to win_length=" +
+             std::to_string(win_length) + ", but got window with size " + shape_str(window->sizes));
+  }
+  const bool align = ctx.given_arg("align_to_window") != nullptr &&
+                     ctx.boolean("align_to_window") && win_length < n_fft;
+  const std::int64_t frame = align ? win_length : n_fft;
+  // the frames [B, n_frames, n_fft] of the input's last dimension
+  const SymInt batch = rank == 2 ? self.sizes[0] : SymInt{std::int64_t{1}};
+  const SymInt in_stride = self.strides[rank - 1];
+  const SymInt batch_stride = rank == 2 ? self.strides[0] : ctx.mul(length, in_stride, "a stride");
+  SymInt n_frames;
+  try {
+    n_frames = ctx.out(sym::Expr(1) + sym::floordiv(len - sym::Expr(frame), sym::Expr(hop), r));
+  } catch (const unsupported_meta_error&) {
+    throw;
+  } catch (const value_error& e) {
+    ctx.fail(std::string("stft's number of frames: ") + e.what());
+  }
+  TensorMeta frames = make_meta(
+      self.dtype, {batch, n_frames, SymInt{n_fft}},
+      {batch_stride, ctx.mul(in_stride, SymInt{hop}, "a stride"), in_stride}, self.device);
+  if (window != nullptr) {
+    const dtype type =
+        ctx.result_type({Context::tensor_operand(frames), Context::tensor_operand(*window)});
+    TensorMeta padded_window = *window;  // a shorter window is zero-padded to n_fft, contiguous
+    padded_window.sizes = {SymInt{n_fft}};
+    padded_window.strides = {SymInt{std::int64_t{1}}};
+    frames = elementwise_meta(ctx, type, {&frames, &padded_window});
+  }
+  const bool complex_fft = is_complex(frames.dtype);
+  const bool onesided =
+      ctx.given_arg("onesided") != nullptr ? ctx.boolean("onesided") : !complex_fft;
+  FftTensor out;
+  if (complex_fft) {
+    if (onesided) ctx.fail("Cannot have onesided output if window or input is complex");
+    out = fft_c2c(ctx, fft_tensor(ctx, frames), {2});
+  } else {
+    out = fft_r2c(ctx, fft_tensor(ctx, frames), {2}, onesided);
+  }
+  std::swap(out.sizes[1], out.sizes[2]);  // transpose_(1, 2)
+  std::swap(out.strides[1], out.strides[2]);
+  if (rank == 1) {  // squeeze_(0)
+    out.sizes.erase(out.sizes.begin());
+    out.strides.erase(out.strides.begin());
+  }
+  TensorMeta result = fft_meta(out, self.device);
+  if (return_complex.value_or(true)) return result;
+  // view_as_real: a last dimension of 2, strides in units of the real dtype
+  result.dtype = complex_to_real(result.dtype);
+  for (SymInt& st : result.strides) st = ctx.mul(st, SymInt{std::int64_t{2}}, "a stride");
+  result.sizes.emplace_back(std::int64_t{2});
+  result.strides.emplace_back(std::int64_t{1});
+  return result;
 }
 
 }  // namespace infer

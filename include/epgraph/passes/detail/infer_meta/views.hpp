@@ -938,11 +938,13 @@ inline TensorMeta rule_unfold(const Context& ctx) {
       ctx.wrap_dim(ctx.integer("dimension"), std::max<std::size_t>(rank, 1)));
   const std::int64_t size = ctx.integer("size");
   const std::int64_t step = ctx.integer("step");
-  const std::int64_t max_size =
-      rank == 0 ? 1 : ctx.concrete(self.sizes[d], "argument 'self' dimension " + std::to_string(d));
-  if (size > max_size) {
+  const SymInt max_size = rank == 0 ? SymInt{std::int64_t{1}} : self.sizes[d];
+  const sym::Ranges* r = ctx.ranges();
+  const auto* concrete_max = std::get_if<std::int64_t>(&max_size);
+  if (concrete_max != nullptr ? size > *concrete_max
+                              : ctx.guard_or_false(sym::gt(sym::Expr(size), ctx.ex(max_size), r))) {
     ctx.fail("maximum size for tensor at dimension " + std::to_string(d) + " is " +
-             std::to_string(max_size) + " but size is " + std::to_string(size));
+             sym_str(max_size) + " but size is " + std::to_string(size));
   }
   if (size < 0) ctx.fail("size is " + std::to_string(size) + " but must be >= 0");
   if (step <= 0) ctx.fail("step is " + std::to_string(step) + " but must be > 0");
@@ -953,7 +955,12 @@ inline TensorMeta rule_unfold(const Context& ctx) {
     out.strides = {SymInt{std::int64_t{1}}};
     return out;
   }
-  out.sizes[d] = (max_size - size) / step + 1;
+  if (concrete_max != nullptr) {
+    out.sizes[d] = (*concrete_max - size) / step + 1;
+  } else {  // (n - size) // step + 1, as the refs compute it on a SymInt
+    out.sizes[d] = ctx.out(sym::floordiv(ctx.ex(max_size) - sym::Expr(size), sym::Expr(step), r) +
+                           sym::Expr(1));
+  }
   out.strides[d] = ctx.mul(self.strides[d], step, "a stride");
   out.sizes.emplace_back(size);
   out.strides.emplace_back(self.strides[d]);
