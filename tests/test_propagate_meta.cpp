@@ -376,6 +376,21 @@ TEST_CASE("same_value: Min/Max decided by the symbols' bounds compare equal", "[
   CHECK(!epgraph::same_value(value({expr("Max(3, s0)"), one}), value({expr("s0"), one}), symbols));
   CHECK(!epgraph::same_value(value({expr("Min(16, 16*s27)"), one}), value({expr("16*s27"), one}),
                              symbols));
+  // floor divisions equal for every integer: torch keeps (2*s6 + 1)//4 for rfft(x[:, ::2])'s
+  // size where epgraph computes s6//2 (validate --meta reported a difference)
+  CHECK(epgraph::same_value(value({expr("((2*s0 + 1)//4) + 1"), one}),
+                            value({expr("(s0//2) + 1"), one}), symbols));
+  CHECK(epgraph::same_value(value({expr("(6*s0 + 6*s27 + 5)//12"), one}),
+                            value({expr("(s0 + s27)//2"), one}), symbols));
+  CHECK(epgraph::same_value(value({expr("(2*s0 - 1)//4"), one}), value({expr("(s0 - 1)//2"), one}),
+                            symbols));
+  // ... not one that differs for some integer ((2*s0 + 2)//4 is (s0 + 1)//2, not s0//2)
+  CHECK(!epgraph::same_value(value({expr("(2*s0 + 2)//4"), one}), value({expr("s0//2"), one}),
+                             symbols));
+  CHECK(!epgraph::same_value(value({expr("(2*s0 + 1)//4"), one}), value({expr("s0//4"), one}),
+                             symbols));
+  CHECK(epgraph::sym::str(epgraph::sym::floordiv_normal_form(
+            epgraph::sym::parse("Max(1, (4*s0 + 3)//8)"))) == "Max(1, (s0//2))");
   // hints: a missing one is no difference (torch writes none for a size it computed through an
   // unbacked symbol: s77 of cat([x[:u0], x[u0:]])); two different ones are
   auto hinted = [](std::string text, std::optional<std::int64_t> hint) {

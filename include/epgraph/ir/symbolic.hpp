@@ -1442,6 +1442,65 @@ inline Expr rebuild(const Expr& e, const Ranges* r,
 inline Expr simplify(const Expr& e, const Ranges& ranges) {
   return detail::rebuild(e, &ranges, nullptr);
 }
+
+namespace detail {
+// floordiv_normal_form's rewrite of one expression, bottom-up.
+inline Expr floordiv_normal(const Expr& e) {
+  Expr sum;
+  for (const auto& t : e.terms()) {
+    Expr term(t.coeff);
+    for (const auto& f : t.factors) {
+      Expr base = from_atom(f.atom);
+      if (f.atom->kind == AtomKind::function) {
+        std::vector<Expr> args;
+        args.reserve(f.atom->args.size());
+        for (const auto& a : f.atom->args) args.push_back(floordiv_normal(a));
+        base = apply(f.atom->name, args, nullptr);
+        const auto m =
+            args.size() == 2 && f.atom->name == "FloorDiv" ? args[1].as_integer() : std::nullopt;
+        if (m && *m > 1 && integer_valued(args[0])) {
+          // (g*q + b) // m == (q + b//g) // (m/g) for g dividing m and every non-constant
+          // coefficient of the numerator (floor(p/m) == floor(floor(p/g)/(m/g)))
+          std::int64_t g = *m;
+          Rational b(0);
+          for (const auto& nt : args[0].terms()) {
+            if (nt.factors.empty()) {
+              b = nt.coeff;
+            } else {
+              g = nt.coeff.den() == 1 ? gcd64(g, nt.coeff.num()) : 1;
+            }
+            if (g == 1) break;
+          }
+          if (g > 1 && b.den() == 1) {
+            std::vector<Expr::Term> q;
+            for (const auto& nt : args[0].terms()) {
+              if (!nt.factors.empty()) q.push_back(Expr::Term{nt.coeff / Rational(g), nt.factors});
+            }
+            const Expr rest = normalize(std::move(q));
+            if (integer_valued(rest)) {
+              base = floordiv(rest + Expr((b / Rational(g)).floor()), Expr(*m / g), nullptr);
+            }
+          }
+        }
+      }
+      // A lone atom is the result itself (it may be a SymBool, which takes no arithmetic).
+      if (e.terms().size() == 1 && t.coeff == Rational(1) && t.factors.size() == 1 && f.exp == 1) {
+        return base;
+      }
+      term = term * pow(base, f.exp);
+    }
+    sum = sum + term;
+  }
+  return sum;
+}
+}  // namespace detail
+
+/// `e` with every `FloorDiv(g*q + b, m)` whose divisor m and non-constant coefficients share a
+/// factor g > 1 written `FloorDiv(q + b//g, m/g)`: the two are equal for every integer q, but
+/// torch's FloorDiv (and epgraph's, which follows it) keeps `(2*s0 + 1)//4` where the same size
+/// computed another way is `s0//2`. For comparing values (validate --meta), not for writing
+/// them: torch writes the unrewritten form. Throws value_error on overflow. O(size of e).
+[[nodiscard]] inline Expr floordiv_normal_form(const Expr& e) { return detail::floordiv_normal(e); }
 inline Interval bounds(const Expr& e, const Ranges* ranges) {
   return detail::bounds_with_axioms(e, ranges);
 }

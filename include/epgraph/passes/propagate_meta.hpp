@@ -103,7 +103,9 @@ inline std::string sizes_text(const std::vector<SymInt>& v) {
 // symbols' bounds and axioms first: torch writes Min(16, 16*s27) for a stride its value-range
 // analysis knows to be 16 (s27 >= 1). Hints must agree when both sides have one; a missing hint
 // is no difference (torch writes none for a size it computed through an unbacked symbol, e.g.
-// `s77` for cat([x[:u0], x[u0:]]), where epgraph knows s77's).
+// `s77` for cat([x[:u0], x[u0:]]), where epgraph knows s77's). Floor divisions are compared in
+// sym::floordiv_normal_form: torch keeps (2*s6 + 1)//4 for rfft(x[:, ::2]) where epgraph
+// computes s6//2.
 inline bool same_size(const SymInt& a, const SymInt& b, const MetaContext& symbols) {
   if (a.index() == 0 && b.index() == 0) {
     return std::get<std::int64_t>(a) == std::get<std::int64_t>(b);
@@ -127,7 +129,11 @@ inline bool same_size(const SymInt& a, const SymInt& b, const MetaContext& symbo
   try {
     const sym::Expr ex = symbols.parse(x.expr, std::nullopt);
     const sym::Expr ey = symbols.parse(y.expr, std::nullopt);
-    return ex == ey || sym::simplify(ex, symbols.ranges()) == sym::simplify(ey, symbols.ranges());
+    if (ex == ey) return true;
+    const sym::Expr sx = sym::simplify(ex, symbols.ranges());
+    const sym::Expr sy = sym::simplify(ey, symbols.ranges());
+    // (2*s0 + 1)//4 as torch keeps it and s0//2 as epgraph computes it are the same size
+    return sx == sy || sym::floordiv_normal_form(sx) == sym::floordiv_normal_form(sy);
   } catch (const value_error&) {
     return false;
   }
