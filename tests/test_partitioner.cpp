@@ -406,7 +406,12 @@ PartitionerLines partitioner_torch_reference(epgraph::Graph& g,
     }
   }
   std::map<int, std::set<int>> partition_map;
-  std::map<int, int> assignment;
+  // torch's assignment dict, indexed by node (-1: no entry); a map cost most of the reference's
+  // time at -O0 and under the sanitizers.
+  std::vector<int> assignment(nodes.size(), -1);
+  const auto assigned = [&assignment](int node) {
+    return assignment[static_cast<std::size_t>(node)];
+  };
   struct RefPartition {
     std::vector<std::pair<int, int>> nodes;  // (node, node_order) in dict order; -1 for None
   };
@@ -417,47 +422,56 @@ PartitionerLines partitioner_torch_reference(epgraph::Graph& g,
   int new_partition_id = 0;
   const auto downstream_partitions = [&](const std::set<int>& user_nodes,
                                          const std::set<int>& source_ids) {
-    std::set<int> out;
-    // A partition met again adds nothing new to `out` (a set): its map is merged once. Same
-    // result as torch's loop, which merges it at every node (the reference's main cost).
-    std::unordered_set<int> merged;
+    // A partition met again adds nothing new to the result (a set): its map is merged once. Same
+    // result as torch's loop, which merges it at every node (the reference's main cost). Partition
+    // ids are below the node count (at most one new id per node), so flags stand for the sets.
+    std::vector<char> in_out(nodes.size(), 0);
+    std::vector<char> merged(nodes.size(), 0);
+    const auto visit = [&](int path_node) {
+      const int id = assigned(path_node);
+      if (id < 0 || merged[static_cast<std::size_t>(id)] != 0) return;
+      merged[static_cast<std::size_t>(id)] = 1;
+      in_out[static_cast<std::size_t>(id)] = 1;
+      for (int m : partition_map[id]) in_out[static_cast<std::size_t>(m)] = 1;
+    };
     for (int user_node : user_nodes) {
-      std::vector<int> path{user_node};
-      path.insert(path.end(), downstreams[static_cast<std::size_t>(user_node)].begin(),
-                  downstreams[static_cast<std::size_t>(user_node)].end());
-      for (int path_node : path) {
-        const auto it = assignment.find(path_node);
-        if (it == assignment.end() || !merged.insert(it->second).second) continue;
-        out.insert(it->second);
-        const std::set<int>& m = partition_map[it->second];
-        out.insert(m.begin(), m.end());
-      }
+      visit(user_node);  // torch's path: the user node, then its downstream nodes in order
+      for (int path_node : downstreams[static_cast<std::size_t>(user_node)]) visit(path_node);
     }
-    for (int s : source_ids) out.erase(s);
+    for (int s : source_ids) in_out[static_cast<std::size_t>(s)] = 0;
+    std::set<int> out;
+    for (int id = 0; id < n_nodes; ++id) {
+      if (in_out[static_cast<std::size_t>(id)] != 0) out.insert(out.end(), id);
+    }
     return out;
   };
   const auto maybe_merge_partition = [&](int self_id, int other_id) -> std::pair<int, bool> {
     const auto dfs_iter_find_cycle = [&](const std::set<int>& all_user_nodes) {
       // The nodes of both partitions: torch asks each partition's node dict; one set here.
-      std::unordered_set<int> in_either;
+      std::vector<char> in_either(nodes.size(), 0);
       for (int id : {self_id, other_id}) {
-        for (const auto& e : partitions_by_id.at(id).nodes) in_either.insert(e.first);
+        for (const auto& e : partitions_by_id.at(id).nodes)
+          in_either[static_cast<std::size_t>(e.first)] = 1;
       }
+      std::vector<char> visited(nodes.size(), 0);  // visited_partition_ids, per user node
+      std::vector<int> visited_ids;
       for (int user_node : all_user_nodes) {
-        std::set<int> visited_partition_ids;
-        std::vector<int> path{user_node};
-        path.insert(path.end(), downstreams[static_cast<std::size_t>(user_node)].begin(),
-                    downstreams[static_cast<std::size_t>(user_node)].end());
-        for (int path_node : path) {
-          if (in_either.count(path_node) != 0) return true;
-          const auto it = assignment.find(path_node);
-          if (it != assignment.end()) {
-            const int partition_id = it->second;
-            if (visited_partition_ids.count(partition_id) != 0) continue;
-            const std::set<int>& p_map = partition_map[partition_id];
-            if (p_map.count(self_id) != 0 || p_map.count(other_id) != 0) return true;
-            visited_partition_ids.insert(partition_id);
-          }
+        for (int id : visited_ids) visited[static_cast<std::size_t>(id)] = 0;
+        visited_ids.clear();
+        const auto closes_cycle = [&](int path_node) {
+          if (in_either[static_cast<std::size_t>(path_node)] != 0) return true;
+          const int partition_id = assigned(path_node);
+          if (partition_id < 0 || visited[static_cast<std::size_t>(partition_id)] != 0)
+            return false;
+          const std::set<int>& p_map = partition_map[partition_id];
+          if (p_map.count(self_id) != 0 || p_map.count(other_id) != 0) return true;
+          visited[static_cast<std::size_t>(partition_id)] = 1;
+          visited_ids.push_back(partition_id);
+          return false;
+        };
+        if (closes_cycle(user_node)) return true;  // the path: the user node, then downstream
+        for (int path_node : downstreams[static_cast<std::size_t>(user_node)]) {
+          if (closes_cycle(path_node)) return true;
         }
       }
       return false;
@@ -475,7 +489,7 @@ PartitionerLines partitioner_torch_reference(epgraph::Graph& g,
     }
     for (const auto& e : partitions_by_id.at(removed_id).nodes) {
       partitions_by_id.at(merge_id).nodes.push_back(e);
-      assignment[e.first] = merge_id;
+      assignment[static_cast<std::size_t>(e.first)] = merge_id;
     }
     partitions_by_id.erase(removed_id);
     by_id_keys.erase(std::find(by_id_keys.begin(), by_id_keys.end(), removed_id));
@@ -495,15 +509,14 @@ PartitionerLines partitioner_torch_reference(epgraph::Graph& g,
   };
   // merge_single_node(node, node_order, id); id -1 stands for None.
   const auto merge_single_node = [&](int node, int node_order, int id) {
-    const auto it = assignment.find(node);
-    if (it != assignment.end()) {
-      auto& v = partitions_by_id.at(it->second).nodes;
+    if (assigned(node) >= 0) {
+      auto& v = partitions_by_id.at(assigned(node)).nodes;
       v.erase(std::find_if(v.begin(), v.end(), [&](const auto& e) { return e.first == node; }));
     }
     if (id < 0) {
-      assignment.erase(node);
+      assignment[static_cast<std::size_t>(node)] = -1;
     } else if (partitions_by_id.count(id) == 0) {
-      assignment[node] = id;
+      assignment[static_cast<std::size_t>(node)] = id;
       partitions_by_id[id].nodes.emplace_back(node, node_order);
       by_id_keys.push_back(id);
       const std::set<int> node_users(users[static_cast<std::size_t>(node)].begin(),
@@ -512,7 +525,7 @@ PartitionerLines partitioner_torch_reference(epgraph::Graph& g,
       const std::set<int> down = downstream_partitions(node_users, {id});
       partition_map[id].insert(down.begin(), down.end());
     } else {
-      assignment[node] = id;
+      assignment[static_cast<std::size_t>(node)] = id;
       auto& v = partitions_by_id.at(id).nodes;
       const auto e =
           std::find_if(v.begin(), v.end(), [&](const auto& x) { return x.first == node; });
@@ -531,8 +544,7 @@ PartitionerLines partitioner_torch_reference(epgraph::Graph& g,
         merge_candidates.push_back(id);
     };
     bool created_partition = false;
-    if (support.is_node_supported(*nodes[static_cast<std::size_t>(node)]) &&
-        assignment.count(node) == 0) {
+    if (support.is_node_supported(*nodes[static_cast<std::size_t>(node)]) && assigned(node) < 0) {
       const int partition_id = new_partition_id++;
       partitions_order[partition_id] = partition_id;
       merge_single_node(node, node_order, partition_id);
@@ -542,8 +554,7 @@ PartitionerLines partitioner_torch_reference(epgraph::Graph& g,
     if (options.skip_horizontal_fusion) {
       if (created_partition) {
         for (int user : users[static_cast<std::size_t>(node)]) {
-          const auto it = assignment.find(user);
-          if (it != assignment.end()) add_candidate(it->second);
+          if (assigned(user) >= 0) add_candidate(assigned(user));
         }
       }
     } else {
@@ -580,11 +591,9 @@ PartitionerLines partitioner_torch_reference(epgraph::Graph& g,
         }
       }
       if (!is_tuple_output) continue;
-      const auto a = assignment.find(node);
-      const int id = a == assignment.end() ? -1 : a->second;
+      const int id = assigned(node);
       for (int user : users[static_cast<std::size_t>(node)]) {
-        const auto b = assignment.find(user);
-        if ((b == assignment.end() ? -1 : b->second) != id) {
+        if (assigned(user) != id) {
           const auto e = std::find_if(nodes_reassignment.begin(), nodes_reassignment.end(),
                                       [&](const auto& x) { return x.first == user; });
           if (e == nodes_reassignment.end()) {
