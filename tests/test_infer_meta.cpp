@@ -903,6 +903,29 @@ TEST_CASE("infer_meta: FFT, view_as_complex and unfold refuse as torch does", "[
           "Tensor must have a last dimension of size 2");
   refuses("torch.ops.aten.view_as_real.default", {real},
           "view_as_real is only supported for complex tensors");
+  // hfft/ihfft of n dimensions, the complex views, fftfreq
+  refuses("torch.ops.aten.fft_ihfft2.default", {cplx},
+          "fft_ihfft2 expects a real input tensor, but got complex64");
+  refuses("torch.ops.aten.fft_hfftn.default", {cplx, epgraph::ArgumentList{0}},
+          "Invalid number of data points (0) specified");
+  refuses("torch.ops.aten.imag.default", {real},
+          "imag is not implemented for tensors with non-complex dtypes.");
+  refuses("torch.ops.aten._conj.default", {real},
+          "_conj expects a complex tensor, not float32 (torch.conj returns a real tensor itself "
+          "without calling _conj)");
+  {
+    Node* n = g.call_function("torch.ops.aten.fft_rfftfreq.default", {7},
+                              {{"dtype", epgraph::dtype::int64}}, "n");
+    CHECK_THROWS_WITH(epgraph::infer_meta(*n),
+                      "Cannot infer the metadata of node '" + std::string(n->name()) +
+                          "' (torch.ops.aten.fft_rfftfreq.default): rfftfreq requires a floating "
+                          "point or complex dtype");
+    g.erase_node(n);
+  }
+  refuses("torch.ops.aten.fft_fftfreq.default", {-2},
+          "Trying to create tensor with negative dimension -2: [-2]");
+  refuses("torch.ops.aten.fft_fftshift.default", {real, epgraph::ArgumentList{2}},
+          "Dimension out of range (expected to be in range of [-2, 1], but got 2)");
   refuses("torch.ops.aten.unfold.default", {real, 1, 7, 1},
           "maximum size for tensor at dimension 1 is 6 but size is 7");
   refuses("torch.ops.aten.unfold.default", {real, 1, 2, 0}, "step is 0 but must be > 0");

@@ -339,6 +339,31 @@ def export_spectral(decompose: bool):
     return model, ep, [torch.randn(3, 64), torch.randn(3, 38)]
 
 
+class SpectralExtras(nn.Module):
+    """The rest of torch.fft and the complex views over a dynamic even length: fftshift and
+    ifftshift of real and imag, the conjugate (a _conj view) times a conj_physical copy, hfft2 of
+    the onesided half, ihfft2, and an rfftfreq scale (these had no rule)."""
+
+    def forward(self, x):
+        c = torch.fft.fft(x)
+        shifted = torch.fft.fftshift(c.real, dim=-1) + torch.fft.ifftshift(c.imag)
+        power = (c.conj() * torch.conj_physical(c)).real
+        half = torch.fft.rfft(x)
+        h = torch.fft.hfft2(half)
+        ih = torch.fft.ihfft2(x * 2)
+        freqs = torch.fft.rfftfreq(16, 0.5)
+        return shifted + power, h, torch.view_as_real(ih), half[:, :9].abs() * freqs[:9]
+
+
+def export_spectral_extras(decompose: bool):
+    model = SpectralExtras()
+    half = torch.export.Dim("half", min=8, max=2048)
+    ep = torch.export.export(model, (torch.randn(3, 64),), dynamic_shapes={"x": {1: 2 * half}})
+    if decompose:
+        ep = ep.run_decompositions()
+    return model, ep, [torch.randn(3, 64), torch.randn(3, 38)]
+
+
 PROGRAMS = {
     "checked_equal": export_checked_equal,
     "checked_solved": export_checked_solved,
@@ -350,6 +375,7 @@ PROGRAMS = {
     "resnet_train": export_resnet_train,
     "gpt2_style": export_gpt2_style,
     "spectral": export_spectral,
+    "spectral_extras": export_spectral_extras,
 }
 
 

@@ -102,9 +102,10 @@ inline void add_aten(RuleTable& t, std::initializer_list<const char*> names, Rul
 }
 
 inline void register_pointwise_rules(RuleTable& t) {
-  add_aten(t, {"neg",   "relu",  "gelu", "silu",     "sign",        "floor",       "ceil",
-               "round", "trunc", "frac", "hardtanh", "hardswish",   "hardsigmoid", "leaky_relu",
-               "elu",   "relu6", "mish", "softplus", "bitwise_not", "positive",    "sgn"},
+  add_aten(t, {"neg",         "relu",       "gelu",  "silu",           "sign",         "floor",
+               "ceil",        "round",      "trunc", "frac",           "hardtanh",     "hardswish",
+               "hardsigmoid", "leaky_relu", "elu",   "relu6",          "mish",         "softplus",
+               "bitwise_not", "positive",   "sgn",   "_conj_physical", "conj_physical"},
            &elementwise_rule<Rule::unary_same>);
   add_aten(t, {"clone"}, &rule_clone);
   add_aten(t, {"exp",    "exp2",       "expm1",  "log",     "log1p", "log2",  "log10", "sqrt",
@@ -145,6 +146,8 @@ inline void register_view_rules(RuleTable& t) {
   add_aten(t, {"select"}, &plain_rule<rule_select>);
   add_aten(t, {"flatten"}, &plain_rule<rule_flatten>);
   add_aten(t, {"view_as_real"}, &plain_rule<rule_view_as_real>);
+  add_aten(t, {"real", "imag"}, &rule_real_imag);
+  add_aten(t, {"_conj"}, &rule_conj_view);
   add_aten(t, {"view_as_complex"}, &plain_rule<rule_view_as_complex>);
   add_aten(t, {"unfold"}, &plain_rule<rule_unfold>);
   add_aten(t, {"contiguous"}, &plain_rule<rule_contiguous>);
@@ -181,11 +184,13 @@ inline void register_compute_rules(RuleTable& t) {
   add_aten(t, {"avg_pool2d_backward", "max_pool2d_with_indices_backward"}, &rule_pool2d_backward);
   add_aten(t, {"_adaptive_avg_pool2d_backward"}, &rule_adaptive_avg_pool2d_backward);
   add_aten(t, {"_fft_r2c", "_fft_c2r", "_fft_c2c"}, &rule_fft);
-  add_aten(
-      t,
-      {"fft_fft", "fft_ifft", "fft_rfft", "fft_irfft", "fft_hfft", "fft_ihfft", "fft_fft2",
-       "fft_ifft2", "fft_fftn", "fft_ifftn", "fft_rfft2", "fft_rfftn", "fft_irfft2", "fft_irfftn"},
-      &rule_fft_function);
+  add_aten(t,
+           {"fft_fft", "fft_ifft", "fft_rfft", "fft_irfft", "fft_hfft", "fft_ihfft", "fft_fft2",
+            "fft_ifft2", "fft_fftn", "fft_ifftn", "fft_rfft2", "fft_rfftn", "fft_irfft2",
+            "fft_irfftn", "fft_hfft2", "fft_hfftn", "fft_ihfft2", "fft_ihfftn"},
+           &rule_fft_function);
+  add_aten(t, {"fft_fftshift", "fft_ifftshift"}, &rule_fftshift);
+  add_aten(t, {"fft_fftfreq", "fft_rfftfreq"}, &rule_fftfreq);
   add_aten(t, {"stft"}, &rule_stft);
   add_aten(t, {"linear"}, &plain_rule<rule_linear>);
   add_aten(t, {"mm", "bmm"}, &rule_mm_op);

@@ -236,10 +236,13 @@ inline FftTensor fft_resize(const Context& ctx, FftTensor x, const std::vector<s
 inline NodeValue rule_fft_function(const Context& ctx, std::string_view op) {
   const TensorMeta& self = ctx.tensor("self");
   const std::size_t rank = self.sizes.size();
-  const bool c2r =
-      op == "fft_irfft" || op == "fft_hfft" || op == "fft_irfft2" || op == "fft_irfftn";
+  // fft_hfft2/hfftn are irfft2/irfftn of the conjugate (the same _fft_c2c then _fft_c2r, and a
+  // conj view changes no layout); fft_ihfft2/ihfftn transform the last dimension first (below).
+  const bool c2r = op == "fft_irfft" || op == "fft_hfft" || op == "fft_irfft2" ||
+                   op == "fft_irfftn" || op == "fft_hfft2" || op == "fft_hfftn";
+  const bool ihfftn = op == "fft_ihfft2" || op == "fft_ihfftn";
   const bool r2c_onesided =
-      op == "fft_rfft" || op == "fft_ihfft" || op == "fft_rfft2" || op == "fft_rfftn";
+      op == "fft_rfft" || op == "fft_ihfft" || op == "fft_rfft2" || op == "fft_rfftn" || ihfftn;
   if (r2c_onesided && is_complex(self.dtype)) {
     ctx.fail(std::string(op) + " expects a real input tensor, but got " +
              std::string(dtype_name(self.dtype)));
@@ -305,8 +308,45 @@ inline NodeValue rule_fft_function(const Context& ctx, std::string_view op) {
   }
   fft_check_lengths(ctx, lengths);
   if (lengths_arg) x = fft_resize(ctx, x, dims, lengths, self.device);
+  if (ihfftn) {
+    // torch's fft_ihfftn: a onesided _fft_r2c of the last dimension, conj_physical (its output
+    // keeps the dense r2c result's strides), then an inverse _fft_c2c of the other dimensions
+    FftTensor t = fft_r2c(ctx, x, {dims.back()}, true);
+    if (dims.size() > 1)
+      t = fft_c2c(ctx, t, std::vector<std::size_t>(dims.begin(), dims.end() - 1));
+    return fft_meta(t, self.device);
+  }
   if (is_complex(x.type)) return fft_meta(fft_c2c(ctx, x, dims), self.device);
   return fft_meta(fft_r2c(ctx, x, dims, r2c_onesided), self.device);
+}
+
+// fft_fftshift / fft_ifftshift (SpectralOps.cpp): a roll of `self` over `dim` (every dimension
+// when not given), whose result is a new contiguous tensor of self's shape and dtype.
+inline NodeValue rule_fftshift(const Context& ctx, std::string_view) {
+  const TensorMeta& self = ctx.tensor("self");
+  if (ctx.given_arg("dim") != nullptr) {
+    for (std::int64_t d : ctx.int_list("dim")) (void)ctx.wrap_dim(d, self.sizes.size());
+  }
+  return contiguous_meta(ctx, self.dtype, self.sizes, self.device);
+}
+
+// fft_fftfreq(n) / fft_rfftfreq(n) (SpectralOps.cpp): an arange of n (rfftfreq: n // 2 + 1)
+// values, contiguous, float32 unless dtype says (a floating or complex one). n is an `int` in
+// torch's schema (torch specializes a symbolic one), so it must be concrete here.
+inline NodeValue rule_fftfreq(const Context& ctx, std::string_view op) {
+  const std::int64_t n = ctx.integer("n");
+  const dtype type = ctx.opt_dtype("dtype").value_or(dtype::float32);
+  const std::string name = op == "fft_rfftfreq" ? "rfftfreq" : "fftfreq";
+  if (!is_floating(type) && !is_complex(type)) {
+    ctx.fail(name + " requires a floating point or complex dtype");
+  }
+  const std::int64_t size = op == "fft_rfftfreq" ? n / 2 + 1 : n;
+  if (size < 0) {
+    ctx.fail("Trying to create tensor with negative dimension " + std::to_string(size) + ": [" +
+             std::to_string(size) + "]");
+  }
+  return contiguous_meta(ctx, type, Sizes{SymInt{size}},
+                         ctx.opt_device("device").value_or(Device{}));
 }
 
 // stft.default (aten/src/ATen/native/SpectralOps.cpp; torch.export's default IR keeps it whole,

@@ -897,6 +897,38 @@ inline TensorMeta rule_view_as_real(const Context& ctx) {
   return out;
 }
 
+// real / imag (aten/src/ATen/native/UnaryOps.cpp): of a complex tensor, view_as_real's last
+// dimension selected at 0 / 1 (strides and storage offset in units of the real dtype); real of a
+// real tensor is the tensor itself (an alias), imag of one is refused with torch's message.
+inline NodeValue rule_real_imag(const Context& ctx, std::string_view op) {
+  const TensorMeta& self = ctx.tensor("self");
+  if (!is_complex(self.dtype)) {
+    if (op == "imag") ctx.fail("imag is not implemented for tensors with non-complex dtypes.");
+    return self;
+  }
+  TensorMeta out = self;
+  out.requires_grad = false;
+  out.dtype = complex_to_real(self.dtype);
+  for (SymInt& st : out.strides) st = ctx.mul(st, std::int64_t{2}, "a stride");
+  out.storage_offset = ctx.mul(self.storage_offset, std::int64_t{2}, "the storage offset");
+  if (op == "imag")
+    out.storage_offset = ctx.add(out.storage_offset, std::int64_t{1}, "the storage offset");
+  return out;
+}
+
+// _conj: a view of a complex tensor with its conjugate bit set (torch.export's TensorMeta does not
+// record the bit: the value is the input's layout). Torch asserts on a real input.
+inline NodeValue rule_conj_view(const Context& ctx, std::string_view) {
+  const TensorMeta& self = ctx.tensor("self");
+  if (!is_complex(self.dtype)) {
+    ctx.fail("_conj expects a complex tensor, not " + std::string(dtype_name(self.dtype)) +
+             " (torch.conj returns a real tensor itself without calling _conj)");
+  }
+  TensorMeta out = self;
+  out.requires_grad = false;
+  return out;
+}
+
 // view_as_complex: the inverse of view_as_real, with torch's checks.
 inline TensorMeta rule_view_as_complex(const Context& ctx) {
   const TensorMeta& self = ctx.tensor("self");
