@@ -1403,30 +1403,17 @@ inline Expr apply(const std::string& name, std::vector<Expr> args, const Ranges*
   return make_function(name, std::move(args));
 }
 
-inline Expr rebuild(const Expr& e, const Ranges* r,
-                    const std::map<std::string, Expr, std::less<>>* values) {
+// `e` rebuilt bottom-up through the arithmetic: each factor's atom replaced by `base_of(atom)`
+// (which rebuilds a function's arguments itself), then the terms multiplied and summed again. A
+// lone atom is the result itself (it may be a SymBool, which takes no arithmetic). The one walk
+// behind simplify/substitute (rebuild) and floordiv_normal_form.
+template <class BaseOf>
+Expr rebuild_with(const Expr& e, const BaseOf& base_of) {
   Expr sum;
   for (const auto& t : e.terms()) {
     Expr term(t.coeff);
     for (const auto& f : t.factors) {
-      Expr base;
-      if (f.atom->kind == AtomKind::symbol) {
-        if (values != nullptr) {
-          if (auto it = values->find(f.atom->name); it != values->end()) {
-            base = it->second;
-          } else {
-            base = from_atom(f.atom);
-          }
-        } else {
-          base = from_atom(f.atom);
-        }
-      } else {
-        std::vector<Expr> args;
-        args.reserve(f.atom->args.size());
-        for (const auto& a : f.atom->args) args.push_back(rebuild(a, r, values));
-        base = apply(f.atom->name, std::move(args), r);
-      }
-      // A lone atom is the result itself (it may be a SymBool, which takes no arithmetic).
+      Expr base = base_of(f.atom);
       if (e.terms().size() == 1 && t.coeff == Rational(1) && t.factors.size() == 1 && f.exp == 1) {
         return base;
       }
@@ -1435,6 +1422,22 @@ inline Expr rebuild(const Expr& e, const Ranges* r,
     sum = sum + term;
   }
   return sum;
+}
+
+inline Expr rebuild(const Expr& e, const Ranges* r,
+                    const std::map<std::string, Expr, std::less<>>* values) {
+  return rebuild_with(e, [&](const auto& atom) -> Expr {
+    if (atom->kind == AtomKind::symbol) {
+      if (values != nullptr) {
+        if (auto it = values->find(atom->name); it != values->end()) return it->second;
+      }
+      return from_atom(atom);
+    }
+    std::vector<Expr> args;
+    args.reserve(atom->args.size());
+    for (const auto& a : atom->args) args.push_back(rebuild(a, r, values));
+    return apply(atom->name, std::move(args), r);
+  });
 }
 
 }  // namespace detail
@@ -1446,52 +1449,36 @@ inline Expr simplify(const Expr& e, const Ranges& ranges) {
 namespace detail {
 // floordiv_normal_form's rewrite of one expression, bottom-up.
 inline Expr floordiv_normal(const Expr& e) {
-  Expr sum;
-  for (const auto& t : e.terms()) {
-    Expr term(t.coeff);
-    for (const auto& f : t.factors) {
-      Expr base = from_atom(f.atom);
-      if (f.atom->kind == AtomKind::function) {
-        std::vector<Expr> args;
-        args.reserve(f.atom->args.size());
-        for (const auto& a : f.atom->args) args.push_back(floordiv_normal(a));
-        base = apply(f.atom->name, args, nullptr);
-        const auto m =
-            args.size() == 2 && f.atom->name == "FloorDiv" ? args[1].as_integer() : std::nullopt;
-        if (m && *m > 1 && integer_valued(args[0])) {
-          // (g*q + b) // m == (q + b//g) // (m/g) for g dividing m and every non-constant
-          // coefficient of the numerator (floor(p/m) == floor(floor(p/g)/(m/g)))
-          std::int64_t g = *m;
-          Rational b(0);
-          for (const auto& nt : args[0].terms()) {
-            if (nt.factors.empty()) {
-              b = nt.coeff;
-            } else {
-              g = nt.coeff.den() == 1 ? gcd64(g, nt.coeff.num()) : 1;
-            }
-            if (g == 1) break;
-          }
-          if (g > 1 && b.den() == 1) {
-            std::vector<Expr::Term> q;
-            for (const auto& nt : args[0].terms()) {
-              if (!nt.factors.empty()) q.push_back(Expr::Term{nt.coeff / Rational(g), nt.factors});
-            }
-            const Expr rest = normalize(std::move(q));
-            if (integer_valued(rest)) {
-              base = floordiv(rest + Expr((b / Rational(g)).floor()), Expr(*m / g), nullptr);
-            }
-          }
-        }
+  return rebuild_with(e, [](const auto& atom) -> Expr {
+    if (atom->kind != AtomKind::function) return from_atom(atom);
+    std::vector<Expr> args;
+    args.reserve(atom->args.size());
+    for (const auto& a : atom->args) args.push_back(floordiv_normal(a));
+    Expr base = apply(atom->name, args, nullptr);
+    const auto m =
+        args.size() == 2 && atom->name == "FloorDiv" ? args[1].as_integer() : std::nullopt;
+    if (!m || *m <= 1 || !integer_valued(args[0])) return base;
+    // (g*q + b) // m == (q + b//g) // (m/g) for g dividing m and every non-constant coefficient
+    // of the numerator (floor(p/m) == floor(floor(p/g)/(m/g)))
+    std::int64_t g = *m;
+    Rational b(0);
+    for (const auto& nt : args[0].terms()) {
+      if (nt.factors.empty()) {
+        b = nt.coeff;
+      } else {
+        g = nt.coeff.den() == 1 ? gcd64(g, nt.coeff.num()) : 1;
       }
-      // A lone atom is the result itself (it may be a SymBool, which takes no arithmetic).
-      if (e.terms().size() == 1 && t.coeff == Rational(1) && t.factors.size() == 1 && f.exp == 1) {
-        return base;
-      }
-      term = term * pow(base, f.exp);
+      if (g == 1) break;
     }
-    sum = sum + term;
-  }
-  return sum;
+    if (g <= 1 || b.den() != 1) return base;
+    std::vector<Expr::Term> q;
+    for (const auto& nt : args[0].terms()) {
+      if (!nt.factors.empty()) q.push_back(Expr::Term{nt.coeff / Rational(g), nt.factors});
+    }
+    const Expr rest = normalize(std::move(q));
+    if (!integer_valued(rest)) return base;
+    return floordiv(rest + Expr((b / Rational(g)).floor()), Expr(*m / g), nullptr);
+  });
 }
 }  // namespace detail
 

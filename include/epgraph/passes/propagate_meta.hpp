@@ -236,6 +236,91 @@ inline bool same_expr(const SymExpr& x, const SymExpr& y, const MetaContext& sym
   return v.describe();
 }
 
+namespace detail {
+namespace propagate {
+
+// A node whose stored value propagate_meta replaced, with the value before: moved back on an
+// error, and always in check_only.
+struct Replaced {
+  const Node* node;
+  NodeMeta* meta;
+  NodeValue before;
+};
+
+// The values propagation starts from (placeholders, get_attr nodes) must be readable; every
+// stored value is read here first, so that a new unbacked symbol takes a name none of them uses.
+// An unreadable one throws value_error, or in check_only is listed in report.invalid.
+inline void check_start_values(const Graph& graph, const MetaContext& symbols, MetaMode mode,
+                               MetaReport& report) {
+  for (const Node& n : graph.nodes()) {
+    const std::string why = symbols.unreadable(n.meta().val);
+    if (why.empty() || (n.op() != OpCode::placeholder && n.op() != OpCode::get_attr)) continue;
+    std::string message = "Node '" + std::string(n.name()) + "' (" + std::string(op_name(n.op())) +
+                          ") has a value epgraph cannot read: " + why;
+    if (mode != MetaMode::check_only) throw value_error(std::move(message));
+    report.invalid.push_back(MetaDifference{
+        std::string(n.name()), std::string(n.target()), n.meta().val, {}, std::move(message)});
+  }
+}
+
+// The value infer_meta computes for `n`. In check_only a node it cannot compute (no rule, or a
+// stored value that cannot be read) or whose op refuses its arguments is listed in
+// report.uncomputed / report.invalid, and nullopt returned; the other modes throw.
+inline std::optional<NodeValue> compute_value(const Node& n, const MetaContext& symbols,
+                                              MetaMode mode, MetaReport& report) {
+  if (mode != MetaMode::check_only) return infer_meta(n, symbols);
+  const NodeValue& stored = n.meta().val;
+  if (std::string why = symbols.unreadable(stored); !why.empty()) {
+    report.invalid.push_back(
+        MetaDifference{std::string(n.name()),
+                       std::string(n.target()),
+                       stored,
+                       {},
+                       "Node '" + std::string(n.name()) + "' (" + std::string(n.target()) +
+                           ") has a stored value epgraph cannot read: " + std::move(why)});
+    return std::nullopt;
+  }
+  try {
+    return infer_meta(n, symbols);
+  } catch (const unsupported_meta_error& e) {
+    report.uncomputed.push_back(
+        MetaDifference{std::string(n.name()), std::string(n.target()), stored, {}, e.what()});
+  } catch (const value_error& e) {
+    report.invalid.push_back(
+        MetaDifference{std::string(n.name()), std::string(n.target()), stored, {}, e.what()});
+  }
+  return std::nullopt;
+}
+
+// An asserted equality that solved an unbacked symbol (`Eq(u0, s77)`: u0 -> s77) applies to
+// every value computed, before it as after it, as torch prints every SymInt through its
+// ShapeEnv's replacements (`s77 >= 2` for the `u0 >= 2` asserted first, True for the equality
+// itself). Substituted with the assumptions only, as sympy's xreplace does.
+inline void apply_solved_equalities(const MetaContext& symbols, std::vector<Replaced>& replaced) {
+  const sym::Ranges& ranges = symbols.ranges();
+  if (ranges.replacements.empty()) return;
+  detail::ValueSubstituter subst(symbols, ranges.replacements, nullptr);
+  subst.keep_hints();  // a size computed through u0 has no hint in torch's file either
+  for (Replaced& r : replaced) r.meta->val = subst.apply(r.meta->val);
+}
+
+// The unbacked symbols made for the new values get their bounds in `program`'s
+// range_constraints, as torch records them; a replaced one is gone from every value, and from
+// torch's range_constraints. Strong guarantee (the new list is built, then swapped in).
+template <class Tensor>
+void add_new_symbols(ExportedProgram<Tensor>& program, const MetaContext& symbols) {
+  if (symbols.new_symbols().empty()) return;
+  std::vector<RangeConstraint> constraints = program.metadata().range_constraints;
+  for (const auto& [name, range] : symbols.new_symbols()) {
+    if (symbols.ranges().replacements.count(name) != 0) continue;
+    constraints.push_back(RangeConstraint{name, range.min_val, range.max_val});
+  }
+  program.metadata().range_constraints.swap(constraints);  // no-throw
+}
+
+}  // namespace propagate
+}  // namespace detail
+
 /// Recomputes (or checks) the value of every call_function node of `program`'s graph in graph
 /// order with infer_meta, each from the values its inputs have at that point: the placeholders'
 /// stored values (user inputs, parameters, buffers, constants, tokens, custom objects: kept as
@@ -284,15 +369,10 @@ inline bool same_expr(const SymExpr& x, const SymExpr& y, const MetaContext& sym
 /// signature, not the values).
 template <class Tensor>
 MetaReport propagate_meta(ExportedProgram<Tensor>& program, MetaMode mode) {
+  using detail::propagate::Replaced;
   const MetaContext symbols = meta_context_of(program);
   MetaReport report;
-  // Every node whose value was replaced, with its value before the call: moved back on an
-  // error, and always in check_only.
-  struct Replaced {
-    const Node* node;
-    NodeMeta* meta;
-    NodeValue before;
-  };
+  detail::propagate::check_start_values(program.graph(), symbols, mode, report);
   std::vector<Replaced> replaced;
   replaced.reserve(program.graph().size());
   auto restore = [&]() noexcept {
@@ -300,51 +380,17 @@ MetaReport propagate_meta(ExportedProgram<Tensor>& program, MetaMode mode) {
       it->meta->val = std::move(it->before);
     }
   };
-  // The values propagation starts from (placeholders, get_attr nodes) must be readable; every
-  // stored value is read first, so that a new unbacked symbol takes a name none of them uses.
-  for (const Node& n : std::as_const(program.graph()).nodes()) {
-    const std::string why = symbols.unreadable(n.meta().val);
-    if (why.empty() || (n.op() != OpCode::placeholder && n.op() != OpCode::get_attr)) continue;
-    std::string message = "Node '" + std::string(n.name()) + "' (" + std::string(op_name(n.op())) +
-                          ") has a value epgraph cannot read: " + why;
-    if (mode != MetaMode::check_only) throw value_error(std::move(message));
-    report.invalid.push_back(MetaDifference{
-        std::string(n.name()), std::string(n.target()), n.meta().val, {}, std::move(message)});
-  }
   try {
     for (Node& n : program.graph().nodes()) {
       if (n.op() != OpCode::call_function) continue;
       ++report.nodes;
       const NodeValue& stored = std::as_const(n).meta().val;
       if (mode == MetaMode::fill_unset && stored.has_value()) continue;
-      NodeValue computed;
-      if (mode == MetaMode::check_only) {
-        if (std::string why = symbols.unreadable(stored); !why.empty()) {
-          report.invalid.push_back(
-              MetaDifference{std::string(n.name()),
-                             std::string(n.target()),
-                             stored,
-                             {},
-                             "Node '" + std::string(n.name()) + "' (" + std::string(n.target()) +
-                                 ") has a stored value epgraph cannot read: " + std::move(why)});
-          continue;
-        }
-        try {
-          computed = infer_meta(n, symbols);
-        } catch (const unsupported_meta_error& e) {
-          report.uncomputed.push_back(
-              MetaDifference{std::string(n.name()), std::string(n.target()), stored, {}, e.what()});
-          continue;
-        } catch (const value_error& e) {
-          report.invalid.push_back(
-              MetaDifference{std::string(n.name()), std::string(n.target()), stored, {}, e.what()});
-          continue;
-        }
-      } else {
-        computed = infer_meta(n, symbols);
-      }
+      std::optional<NodeValue> computed =
+          detail::propagate::compute_value(n, symbols, mode, report);
+      if (!computed) continue;
       ++report.computed;
-      if (!stored.has_value() && computed.is_none()) {
+      if (!stored.has_value() && computed->is_none()) {
         // an op without outputs (`_assert_tensor_metadata`): torch's file has no value to keep
         // for it, so its unset value is the None it computes
         ++report.equal;
@@ -353,37 +399,18 @@ MetaReport propagate_meta(ExportedProgram<Tensor>& program, MetaMode mode) {
       NodeMeta& meta = n.mutable_meta();  // may allocate: before anything is moved
       replaced.push_back(Replaced{&n, &meta, NodeValue{}});
       replaced.back().before = std::move(meta.val);
-      meta.val = std::move(computed);
+      meta.val = std::move(*computed);
     }
-    // An asserted equality that solved an unbacked symbol (`Eq(u0, s77)`: u0 -> s77) applies to
-    // every value computed, before it as after it, as torch prints every SymInt through its
-    // ShapeEnv's replacements (`s77 >= 2` for the `u0 >= 2` asserted first, True for the
-    // equality itself). Substituted with the assumptions only, as sympy's xreplace does.
-    const sym::Ranges& ranges = symbols.ranges();
-    if (!ranges.replacements.empty()) {
-      detail::ValueSubstituter subst(symbols, ranges.replacements, nullptr);
-      subst.keep_hints();  // a size computed through u0 has no hint in torch's file either
-      for (Replaced& r : replaced) r.meta->val = subst.apply(r.meta->val);
-    }
+    detail::propagate::apply_solved_equalities(symbols, replaced);
     for (const Replaced& r : replaced) {
-      const NodeValue& computed = r.meta->val;
-      if (same_value(r.before, computed, symbols)) {
+      if (same_value(r.before, r.meta->val, symbols)) {
         ++report.equal;
       } else {
         report.differences.push_back(MetaDifference{
-            std::string(r.node->name()), std::string(r.node->target()), r.before, computed, ""});
+            std::string(r.node->name()), std::string(r.node->target()), r.before, r.meta->val, ""});
       }
     }
-    if (mode != MetaMode::check_only && !symbols.new_symbols().empty()) {
-      // the unbacked symbols made for the new values get their bounds, as torch records them;
-      // a replaced one is gone from every value, and from torch's range_constraints
-      std::vector<RangeConstraint> constraints = program.metadata().range_constraints;
-      for (const auto& [name, range] : symbols.new_symbols()) {
-        if (ranges.replacements.count(name) != 0) continue;
-        constraints.push_back(RangeConstraint{name, range.min_val, range.max_val});
-      }
-      program.metadata().range_constraints.swap(constraints);  // no-throw
-    }
+    if (mode != MetaMode::check_only) detail::propagate::add_new_symbols(program, symbols);
   } catch (...) {
     restore();
     throw;
