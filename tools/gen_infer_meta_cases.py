@@ -320,6 +320,12 @@ def define_cases() -> None:
     case("expand", A + "expand.default", T(f32, [3, 1]), [2, 3, 4])
     case("expand_keep", A + "expand.default", T(f32, [3, 1]), [-1, 5])
     case("expand_zero_dim", A + "expand.default", T(f32, []), [2, 2])
+    # new leading dimensions of size 1: torch.export runs torch._refs.expand (see run_case)
+    case("expand_new_size1_lead", A + "expand.default", T(f32, [8]), [1, 9, 8])
+    case("expand_new_size1_lead_keep", A + "expand.default", T(f32, [3, 1]), [1, 2, 3, 4])
+    case("expand_new_size1_transposed", A + "expand.default", T(f32, [3, 2], [1, 3]), [2, 1, 3, 2])
+    case("expand_new_size1_zero_dim", A + "expand.default", T(f32, []), [1, 1])
+    case("expand_new_size1_strided", A + "expand.default", T(f32, [4, 2], [6, 2], 1), [1, 1, 4, 2])
     case("slice", A + "slice.Tensor", T(f32, [4, 10]), 1, 2, 8)
     case("slice_step", A + "slice.Tensor", T(f32, [4, 10]), 1, 1, 10, 3)
     case("slice_negative", A + "slice.Tensor", T(f32, [4, 10]), -1, -3, None)
@@ -1250,8 +1256,19 @@ def define_cases() -> None:
          True)
 
 
+# Ops whose value torch.export computes with a Python reference rather than the C++ kernel
+# FakeTensorMode runs here: export traces with the Python dispatcher, which runs
+# torch._refs.expand (prims.broadcast_in_dim) for aten.expand. They differ in the stride of a new
+# leading dimension of size 1 ([3, 1] -> [1, 2, 3, 4]: (3, 0, 1, 0) in an exported program,
+# (0, 0, 1, 0) in eager), and the exported programs are what epgraph must match.
+EXPORT_REFS = {"torch.ops.aten.expand.default": "expand"}
+
+
 def run_case(name: str, target: str, args: list, kwargs: dict, strides: str) -> dict:
     op = resolve(target)
+    if target in EXPORT_REFS:
+        import torch._refs
+        op = getattr(torch._refs, EXPORT_REFS[target])
     with FakeTensorMode(allow_non_fake_inputs=False):
         real_args = materialize(args)
         real_kwargs = {k: materialize(v) for k, v in kwargs.items()}

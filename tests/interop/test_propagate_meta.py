@@ -364,6 +364,26 @@ def export_spectral_extras(decompose: bool):
     return model, ep, [torch.randn(3, 64), torch.randn(3, 38)]
 
 
+class ExpandLeading(nn.Module):
+    """expand adding leading dimensions of size 1, over a dynamic length and a static input:
+    torch.export stores the strides of torch._refs.expand ([3, 1] -> [1, 2, 3, 4] is
+    (3, 0, 1, 0), the eager kernel's is (0, 0, 1, 0)); epgraph had the eager ones."""
+
+    def forward(self, x, y):
+        return (x.expand(1, 9, x.shape[0]) * 2, y.expand(1, 2, 3, 4) + 1,
+                y.t().expand(1, 1, 1, 3) - x[:3])
+
+
+def export_expand_leading(decompose: bool):
+    n = torch.export.Dim("n", min=3, max=64)
+    ep = torch.export.export(ExpandLeading(), (torch.randn(8), torch.randn(3, 1)),
+                             dynamic_shapes={"x": {0: n}, "y": None})
+    if decompose:
+        ep = ep.run_decompositions()
+    return ExpandLeading(), ep, [(torch.randn(8), torch.randn(3, 1)),
+                                 (torch.randn(5), torch.randn(3, 1))]
+
+
 PROGRAMS = {
     "checked_equal": export_checked_equal,
     "checked_solved": export_checked_solved,
@@ -372,6 +392,7 @@ PROGRAMS = {
     "decoder_matmul": lambda d: export_decoder(False, d),
     "decoder_sdpa": lambda d: export_decoder(True, d),
     "cnn": export_cnn,
+    "expand_leading": export_expand_leading,
     "resnet_train": export_resnet_train,
     "gpt2_style": export_gpt2_style,
     "spectral": export_spectral,

@@ -404,7 +404,18 @@ inline TensorMeta rule_expand(const Context& ctx) {
             std::to_string(i));
       }
       out.sizes[i] = t;
-      out.strides[i] = std::int64_t{0};
+      // A new leading dimension of size 1 gets stride[0] * size[0] of self (1 for a 0-d self),
+      // as torch._refs.expand's prims.broadcast_in_dim computes it, which is what torch.export
+      // runs and stores: [3, 1] -> [1, 2, 3, 4] is (3, 0, 1, 0). Eager and a FakeTensorMode
+      // without export's tracing run the C++ kernel, which gives the next expanded dimension's
+      // size * stride there, (0, 0, 1, 0). A new dimension of another size has stride 0.
+      if (!ctx.is_one(t)) {
+        out.strides[i] = std::int64_t{0};
+      } else if (self.sizes.empty()) {
+        out.strides[i] = std::int64_t{1};
+      } else {
+        out.strides[i] = ctx.mul(self.strides[0], self.sizes[0], "a stride");
+      }
       continue;
     }
     const SymInt& s = self.sizes[i - off];
