@@ -885,6 +885,48 @@ TEST_CASE("infer_meta: FFT, view_as_complex and unfold refuse as torch does", "[
           "size [9]");
   refuses(stft.c_str(), {csig, 16, 4, none, none, false, true, true},
           "Cannot have onesided output if window or input is complex");
+  // stft.center (self, n_fft, hop_length, win_length, window, center, pad_mode, normalized,
+  // onesided, return_complex, align_to_window): torch._refs.stft's checks, which export runs
+  const std::string stft_center = "torch.ops.aten.stft.center";
+  Node* short_sig = input(g, "short_sig", meta_of(epgraph::dtype::float32, {2, 5}));
+  refuses(stft_center.c_str(), {sig, 16, 4, none, none, true, "reflect", false, none, true, true},
+          "stft only supports align_to_window for center = False.");
+  refuses(stft_center.c_str(), {short_sig, 16, 4, none, none, true, "reflect", false, none, true},
+          "Argument #4: Padding size should be less than the corresponding input dimension, but "
+          "got: padding (8, 8) at dimension 2 of input [1, 2, 5]");
+  refuses(stft_center.c_str(), {short_sig, 16, 4, none, none, true, "circular", false, none, true},
+          "Padding value causes wrapping around more than once.");
+  refuses(stft_center.c_str(), {sig, 16, 4, none, none, true, "bogus", false, none, true},
+          "Unrecognised padding mode bogus");
+  // istft.default (self, n_fft, hop_length, win_length, window, center, normalized, onesided,
+  // length, return_complex): the checks of torch._refs.istft, which export runs. Two messages are
+  // torch's C++ ones on purpose: the reference prints its device message for a real input, and
+  // a tuple's repr for the two-sided frequency check (a trailing comma).
+  const std::string istft = "torch.ops.aten.istft.default";
+  Node* spec = input(g, "spec", meta_of(epgraph::dtype::complex64, {9, 21}));
+  auto istft_refuses = [&](epgraph::ArgumentList args, const std::string& why) {
+    refuses(istft.c_str(), std::move(args), why);  // (the schema's defaults fill the rest)
+  };
+  istft_refuses({sig, 16, 4, none, none, true, false},
+                "istft requires a complex-valued input tensor matching the output from stft with "
+                "return_complex=True.");
+  istft_refuses({csig, 16, 4}, "istft expected a tensor with 2 or 3 dimensions, but got 1");
+  istft_refuses({spec, 32, 4, none, none, true, false},
+                "istft expected the frequency dimension (3rd to the last) of the input tensor to "
+                "match n_fft / 2 + 1 when onesided=True, but got 9");
+  istft_refuses({spec, 16, 4, none, none, true, false, false},
+                "istft expected the frequency dimension (3rd to the last) of the input tensor to "
+                "match n_fft when onesided=False, but got 9");
+  istft_refuses({spec, 16, 20, none, none, true, false},
+                "istft expected 0 < hop_length <= win_length");
+  istft_refuses({spec, 16, 4, 17, none, true, false}, "istft expected 0 < win_length <= n_fft");
+  istft_refuses({spec, 16, 4, none, win9, true, false},
+                "Invalid window shape. window has to be 1D and length of `win_length`");
+  istft_refuses({spec, 16, 4, none, none, true, false, none, none, true},
+                "cannot have onesided output if window or input is complex");
+  // an odd n_fft: the reference's irfft makes n_fft - 1 points, and it asserts
+  istft_refuses({spec, 17, 4, none, none, true, false},
+                "Expected input.size(2) == n_fft, got 16 != 17");
   refuses("torch.ops.aten.hann_window.default", {-1},
           "hann_window requires non-negative window_length, got window_length=-1");
   {  // (torch prints the dtype inside its TensorOptions)

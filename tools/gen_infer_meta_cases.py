@@ -1154,6 +1154,45 @@ def define_cases() -> None:
     case("stft_strided_input", ST, T(f32, [2, 100], [1, 2]), 16, 4, None, None, False, None, True)
     case("stft_align_to_window", ST, T(f32, [2, 100]), 16, 4, 8, None, False, None, True, True)
     case("stft_n_fft_is_length", ST, T(f32, [1, 16]), 16, 4, None, None, False, None, True)
+    case("stft_short_win_length_no_window", ST, T(f32, [2, 100]), 16, 4, 10, None, False, None,
+         True)
+    # stft.center (export runs torch._refs.stft for it): (self, n_fft, hop_length, win_length,
+    # window, center, pad_mode, normalized, onesided, return_complex, align_to_window)
+    SC = A + "stft.center"
+    case("stft_center_reflect", SC, T(f32, [2, 100]), 16, 4, None, T(f32, [16]), True, "reflect",
+         False, None, True)
+    case("stft_center_constant_1d", SC, T(f64, [50]), 16, 5, None, None, True, "constant", False,
+         None, True)
+    case("stft_center_replicate_real_out", SC, T(f32, [3, 40], [1, 3]), 8, 2, None, None, True,
+         "replicate", False, None, False)
+    case("stft_center_circular_two_sided", SC, T(f32, [2, 64]), 16, 4, 8, T(f32, [8]), True,
+         "circular", False, False, True)
+    case("stft_center_false", SC, T(f32, [2, 100]), 16, 4, None, None, False, "reflect", False,
+         None, True)
+    case("stft_center_false_align", SC, T(f32, [2, 100]), 16, 4, 10, None, False, "reflect",
+         False, None, True, True)
+    # istft.default (kept whole by the default IR; export computes it with torch._refs.istft)
+    IS = A + "istft.default"
+    # (self, n_fft, hop_length, win_length, window, center, normalized, onesided, length,
+    # return_complex)
+    case("istft_2d", IS, T(c64, [2, 9, 21]), 16, 4, None, T(f32, [16]), True, False, None, None,
+         False)
+    case("istft_1d_no_window", IS, T(c64, [9, 21]), 16, 4, None, None, True, False, None, None,
+         False)
+    case("istft_length", IS, T(c64, [2, 9, 21]), 16, 4, None, T(f32, [16]), True, False, None,
+         60, False)
+    case("istft_length_past_the_signal", IS, T(c64, [2, 9, 21]), 16, 4, None, T(f32, [16]), True,
+         False, None, 90, False)
+    case("istft_not_centered", IS, T(c128, [9, 13]), 16, 4, None, None, False, False, None,
+         None, False)
+    case("istft_short_window_f64", IS, T(c64, [2, 9, 21]), 16, 4, 8, T(f64, [8]), True, True,
+         None, None, False)
+    case("istft_two_sided_complex_out", IS, T(c64, [2, 16, 11]), 16, 4, None, None, True, False,
+         False, None, True)
+    case("istft_two_sided_real_out", IS, T(c64, [16, 11]), 16, 4, None, None, True, False, False,
+         None, False)
+    case("istft_transposed_input", IS, T(c64, [2, 9, 21], [189, 1, 9]), 16, 4, None, None, True,
+         False, None, None, False)
     case("fft_fft_real", A + "fft_fft.default", T(f32, [4, 6], [1, 4]))
     case("fft_fft_complex_n", A + "fft_fft.default", T(c64, [4, 6]), 9, 0)
     case("fft_ifft_real", A + "fft_ifft.default", T(f32, [2, 3, 4]), None, 1)
@@ -1260,8 +1299,14 @@ def define_cases() -> None:
 # FakeTensorMode runs here: export traces with the Python dispatcher, which runs
 # torch._refs.expand (prims.broadcast_in_dim) for aten.expand. They differ in the stride of a new
 # leading dimension of size 1 ([3, 1] -> [1, 2, 3, 4]: (3, 0, 1, 0) in an exported program,
-# (0, 0, 1, 0) in eager), and the exported programs are what epgraph must match.
-EXPORT_REFS = {"torch.ops.aten.expand.default": "expand"}
+# (0, 0, 1, 0) in eager), and the exported programs are what epgraph must match. istft and
+# stft.center have Python kernels for CompositeImplicitAutograd (their refs), which export runs
+# in place of the C++ ones.
+EXPORT_REFS = {
+    "torch.ops.aten.expand.default": "expand",
+    "torch.ops.aten.istft.default": "istft",
+    "torch.ops.aten.stft.center": "stft",
+}
 
 
 def run_case(name: str, target: str, args: list, kwargs: dict, strides: str) -> dict:
@@ -1632,6 +1677,15 @@ def define_sym_cases() -> None:
             S(f32, [16]), False, None, True)
     symcase("sym_stft_1d_real_out", A + "stft.default", one, S(f32, ["8*n"]), 16, None, None,
             None, False, None, False)
+    symcase("sym_stft_center", A + "stft.center", one, S(f32, [2, "4*n + 40"]), 16, 4, None,
+            S(f32, [16]), True, "reflect", False, None, True)
+    symcase("sym_istft", A + "istft.default", one, S(c64, [2, 9, "n"]), 16, 4, None,
+            S(f32, [16]), True, False, None, None, False)
+    # (length is an `int`: torch specializes a symbolic one)
+    symcase("sym_istft_1d_length", A + "istft.default", one, S(c64, [9, "n"]), 16, 4, None,
+            None, True, False, None, 20, False)
+    symcase("sym_istft_not_centered", A + "istft.default", one, S(c128, [2, 16, "n"]), 16, 4,
+            None, None, False, False, False, None, True)
     symcase("sym_unfold", A + "unfold.default", one, S(f32, [3, "2*n"]), 1, 5, 3)
     symcase("sym_unfold_transposed", A + "unfold.default", one, S(f32, ["n", 4], view=tr), 1, 2,
             2)

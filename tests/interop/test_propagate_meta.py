@@ -316,8 +316,9 @@ def export_checked_solved(decompose: bool):
 class SpectralNet(nn.Module):
     """An audio front end over a dynamic number of samples: rfft (the size s77//2 + 1), its
     magnitude, irfft back to the input's length, a two-sided fft of a transposed input and an
-    rfft2, and angle, and an stft (kept whole by the default IR). epgraph's FFT rules needed
-    concrete sizes; angle and stft had no rule."""
+    rfft2, and angle, and an stft (kept whole by the default IR), and a centered stft inverted by
+    istft (also kept whole). epgraph's FFT rules needed concrete sizes; angle, stft and istft had
+    no rule."""
 
     def forward(self, x):
         spec = torch.fft.rfft(x)
@@ -325,8 +326,12 @@ class SpectralNet(nn.Module):
         two_sided = torch.fft.fft(x.t(), dim=0)
         frames = torch.stft(x, 16, hop_length=4, window=torch.hann_window(16), center=False,
                             return_complex=True)
+        # centered (torch.stft pads first), and back through istft: 4 * (length // 4) samples
+        centered = torch.stft(x, 16, hop_length=4, window=torch.hann_window(16),
+                              return_complex=True)
+        signal = torch.istft(centered * 0.5, 16, hop_length=4, window=torch.hann_window(16))
         return (spec.abs(), back + x, torch.view_as_real(two_sided), torch.fft.rfft2(x).angle(),
-                frames.abs())
+                frames.abs(), signal)
 
 
 def export_spectral(decompose: bool):

@@ -32,10 +32,11 @@ using CheckedExprs = epgraph::detail::StringSet;
 // The SymExpr {"expr_str": ..., "hint": ...} at `p` (the value of an `as_expr` member), its text
 // checked the way torch.export.load checks it (sympy.sympify in deserialize_sym_int): text
 // sym::parse cannot read is refused, naming `p`.expr_str ("...expr_str: cannot read the symbolic
-// expression 's0 +* 2': ..."). A hint is {"as_int": n} or, before schema 8, a bare integer; any
-// other hint member is refused when `int_hint_only`, else left out (a SymFloat's or SymBool's
-// hint, which the node record keeps for saving). With `checked`, a text found there is not
-// parsed again, and a text that parses is added. O(length of the text).
+// expression 's0 +* 2': ..."). A hint is {"as_int": n} (a bare integer is refused: torch never
+// wrote one, and its loader fails on it); any other hint member is refused when `int_hint_only`,
+// else left out (a SymFloat's or SymBool's hint, which the node record keeps for saving). With
+// `checked`, a text found there is not parsed again, and a text that parses is added. O(length of
+// the text).
 template <class J>
 SymExpr sym_expr_from_json_at(const J& value, const Path& p, bool int_hint_only,
                               CheckedExprs* checked = nullptr) {
@@ -53,7 +54,11 @@ SymExpr sym_expr_from_json_at(const J& value, const Path& p, bool int_hint_only,
   if (const J* hint = opt_field(value, p, "hint"); hint && !hint->is_null()) {
     const Path hp = at_key(p, "hint");
     if (hint->is_number_integer()) {
-      e.hint = get_int(*hint, hp);  // pre-8.x: a bare integer
+      // every schema version writes the SymExprHint union; torch.export.load fails on a bare
+      // integer (it reads hint.type), so a file with one was not written by torch
+      throw serialization_error(hp, "expected a SymExprHint union such as {\"as_int\": " +
+                                        std::to_string(get_int(*hint, hp)) +
+                                        "}, got a bare integer");
     } else {
       const auto hm_hv = union_member(*hint, hp);
       if (hm_hv.first == "as_int") {

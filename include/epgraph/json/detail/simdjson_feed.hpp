@@ -96,7 +96,7 @@ bool simdjson_fields(const simdjson::dom::element& e, const std::array<std::stri
   return true;
 }
 
-// The SymExpr {"expr_str": <string>, "hint": <null, an integer or {"as_int": <integer>}>} (the
+// The SymExpr {"expr_str": <string>, "hint": <null or {"as_int": <integer>}>} (the
 // hint may be absent; no other key, none twice) of `e`, as sym_expr_from_json_at reads it for
 // a size without an error: its text one sym::parse reads (looked up in `checked`, or parsed
 // and added there); false for any other form or a text sym::parse refuses (the tree's reading
@@ -115,14 +115,12 @@ inline bool simdjson_sym_expr(const simdjson::dom::element& e, SymExpr& out,
   std::optional<std::int64_t> hint;
   if ((seen & 2u) != 0 && f[1].type() != simdjson::dom::element_type::NULL_VALUE) {
     std::int64_t v = 0;
-    if (!simdjson_int(f[1], v)) {
-      if (f[1].type() != simdjson::dom::element_type::OBJECT) return false;
-      const simdjson::dom::object obj = f[1].get_object().value_unsafe();
-      auto it = obj.begin();
-      if (it == obj.end()) return false;
-      const simdjson::dom::key_value_pair kv = *it;
-      if (kv.key != "as_int" || !simdjson_int(kv.value, v) || ++it != obj.end()) return false;
-    }
+    if (f[1].type() != simdjson::dom::element_type::OBJECT) return false;
+    const simdjson::dom::object obj = f[1].get_object().value_unsafe();
+    auto it = obj.begin();
+    if (it == obj.end()) return false;
+    const simdjson::dom::key_value_pair kv = *it;
+    if (kv.key != "as_int" || !simdjson_int(kv.value, v) || ++it != obj.end()) return false;
     hint = v;
   }
   if (!checked.contains(text)) {

@@ -282,6 +282,11 @@ class Context {
     return list_of<Sizes>(
         name, [this](const Argument& a, const std::string& what) { return sym_of(a, what); });
   }
+  [[nodiscard]] const std::string& string(std::string_view name) const {
+    const Argument& a = arg(name);
+    if (!a.is<std::string>()) fail("argument '" + std::string(name) + "' is not a string");
+    return a.as<std::string>();
+  }
   [[nodiscard]] bool boolean(std::string_view name) const {
     const Argument& a = arg(name);
     if (a.is<bool>()) return a.as<bool>();

@@ -412,9 +412,7 @@ inline Tensor contract_all(const Context& ctx, std::deque<Tensor> ops,
 // bmm result for a contraction, TensorIterator strides for a pure product).
 inline NodeValue rule_einsum(const Context& ctx, std::string_view) {
   namespace ed = einsum_detail;
-  const Argument& eq_arg = ctx.arg("equation");
-  if (!eq_arg.is<std::string>()) ctx.fail("argument 'equation' is not a string");
-  const std::string& equation = eq_arg.as<std::string>();
+  const std::string& equation = ctx.string("equation");
   const std::vector<const TensorMeta*> operands = ctx.tensor_list("tensors");
   if (operands.empty()) ctx.fail("einsum(): must provide at least one operand");
   const std::size_t num_ops = operands.size();

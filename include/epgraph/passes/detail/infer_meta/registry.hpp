@@ -192,6 +192,7 @@ inline void register_compute_rules(RuleTable& t) {
   add_aten(t, {"fft_fftshift", "fft_ifftshift"}, &rule_fftshift);
   add_aten(t, {"fft_fftfreq", "fft_rfftfreq"}, &rule_fftfreq);
   add_aten(t, {"stft"}, &rule_stft);
+  add_aten(t, {"istft"}, &rule_istft);
   add_aten(t, {"linear"}, &plain_rule<rule_linear>);
   add_aten(t, {"mm", "bmm"}, &rule_mm_op);
   add_aten(t, {"matmul"}, &plain_rule<rule_matmul>);

@@ -356,11 +356,9 @@ inline NodeValue rule_fftfreq(const Context& ctx, std::string_view op) {
 // view_as_real'd unless return_complex. n_frames = 1 + (L - n_fft) / hop_length, or with
 // align_to_window and a window shorter than n_fft 1 + (L - win_length) / hop_length. L may be
 // symbolic. torch's messages; torch prefixes them with a description of the call.
-inline NodeValue rule_stft(const Context& ctx, std::string_view) {
-  if (ctx.node().target() != "torch.ops.aten.stft.default") {
-    ctx.cannot("epgraph has a rule for stft.default only (torch.stft pads, then calls it)");
-  }
-  const TensorMeta& self = ctx.tensor("self");
+// `self` is the input after stft.center's padding, `align` whether frames start at the window
+// (stft.default's align_to_window).
+inline NodeValue stft_frames(const Context& ctx, const TensorMeta& self, bool align_to_window) {
   const sym::Ranges* r = ctx.ranges();
   const std::size_t rank = self.sizes.size();
   const TensorMeta* window = ctx.opt_tensor("window");
@@ -397,8 +395,7 @@ inline NodeValue rule_stft(const Context& ctx, std::string_view) {
     ctx.fail("stft: expected a 1D window tensor of size equal to win_length=" +
              std::to_string(win_length) + ", but got window with size " + shape_str(window->sizes));
   }
-  const bool align = ctx.given_arg("align_to_window") != nullptr &&
-                     ctx.boolean("align_to_window") && win_length < n_fft;
+  const bool align = align_to_window && win_length < n_fft;
   const std::int64_t frame = align ? win_length : n_fft;
   // the frames [B, n_frames, n_fft] of the input's last dimension
   const SymInt batch = rank == 2 ? self.sizes[0] : SymInt{std::int64_t{1}};
@@ -447,6 +444,168 @@ inline NodeValue rule_stft(const Context& ctx, std::string_view) {
   result.sizes.emplace_back(std::int64_t{2});
   result.strides.emplace_back(std::int64_t{1});
   return result;
+}
+
+// stft.default and stft.center. torch.export runs torch._refs.stft for stft.center (its Python
+// dispatcher kernel): with center, the input is padded by n_fft / 2 on both sides (aten.pad in
+// pad_mode: a new contiguous tensor), and with align_to_window (center=False only) by
+// (n_fft - win_length) / 2, then framed as stft.default frames an unaligned input.
+inline NodeValue rule_stft(const Context& ctx, std::string_view) {
+  const TensorMeta& self = ctx.tensor("self");
+  const bool align = ctx.given_arg("align_to_window") != nullptr && ctx.boolean("align_to_window");
+  if (ctx.node().target() == "torch.ops.aten.stft.default") return stft_frames(ctx, self, align);
+  const bool center = ctx.boolean("center");
+  if (center && ctx.given_arg("align_to_window") != nullptr) {
+    ctx.fail("stft only supports align_to_window for center = False.");
+  }
+  const std::int64_t n_fft = ctx.integer("n_fft");
+  const std::int64_t win_length = ctx.opt_integer("win_length").value_or(n_fft);
+  const std::int64_t pad =
+      center ? n_fft / 2 : (align && win_length < n_fft ? (n_fft - win_length) / 2 : 0);
+  const std::size_t rank = self.sizes.size();
+  if (pad == 0 || rank < 1 || rank > 2) return stft_frames(ctx, self, false);
+  const std::string mode = ctx.string("pad_mode");
+  const SymInt& length = self.sizes[rank - 1];
+  const sym::Expr len = ctx.ex(length);
+  // reflect needs pad < length, circular pad <= length (torch's checks of the padded view
+  // [1, B, L], as guards)
+  if (mode == "reflect" && ctx.guard_or_false(sym::ge(sym::Expr(pad), len, ctx.ranges()))) {
+    const std::string p = std::to_string(pad);
+    ctx.fail(
+        "Argument #4: Padding size should be less than the corresponding input dimension, but "
+        "got: padding (" +
+        p + ", " + p + ") at dimension 2 of input [1, " +
+        (rank == 2 ? sym_str(self.sizes[0]) : std::string("1")) + ", " + sym_str(length) + "]");
+  }
+  if (mode == "circular" && ctx.guard_or_false(sym::gt(sym::Expr(pad), len, ctx.ranges()))) {
+    ctx.fail("Padding value causes wrapping around more than once.");
+  }
+  if (mode != "reflect" && mode != "constant" && mode != "replicate" && mode != "circular") {
+    ctx.fail("Unrecognised padding mode " + mode);
+  }
+  Sizes sizes = self.sizes;
+  try {
+    sizes[rank - 1] = ctx.out(len + sym::Expr(2 * pad));
+  } catch (const unsupported_meta_error&) {
+    throw;
+  } catch (const value_error& e) {  // the arithmetic overflowed
+    ctx.fail(std::string("stft's padded length: ") + e.what());
+  }
+  return stft_frames(ctx, contiguous_meta(ctx, self.dtype, std::move(sizes), self.device), false);
+}
+
+// istft.default as torch.export computes its value: the Python reference torch._refs.istft
+// (registered for CompositeImplicitAutograd, which export's Python dispatcher runs; the C++
+// kernel gives the same sizes). The input [F, N] or [B, F, N] (F frequencies, N frames) is
+// transposed to [B, N, F], inverse-transformed over F (fft_ifft with return_complex, else
+// fft_irfft of the onesided half), multiplied by the window [n_fft] (ones of the real dtype when
+// not given; a shorter one zero-padded), overlap-added into [B, L] with L = n_fft + hop * (N - 1)
+// (unfold_backward: a new contiguous tensor), narrowed to [start, end) (start = n_fft / 2 when
+// centered; end = start + length, or L - n_fft / 2 when centered, or L) and divided by the
+// window envelope: a contiguous [B, end - start] (squeezed for a 2-D input). N may be symbolic.
+// One message differs from torch's on purpose: torch's check that the input is complex prints
+// its device message (and fails evaluating it when no window is given); epgraph prints the C++
+// kernel's.
+inline NodeValue rule_istft(const Context& ctx, std::string_view) {
+  const TensorMeta& self = ctx.tensor("self");
+  const sym::Ranges* r = ctx.ranges();
+  const TensorMeta* window = ctx.opt_tensor("window");
+  const std::int64_t n_fft = ctx.integer("n_fft");
+  const std::int64_t hop = ctx.opt_integer("hop_length").value_or(n_fft / 4);
+  const std::int64_t win_length = ctx.opt_integer("win_length").value_or(n_fft);
+  if (!is_complex(self.dtype)) {
+    ctx.fail(
+        "istft requires a complex-valued input tensor matching the output from stft with "
+        "return_complex=True.");
+  }
+  const std::size_t rank = self.sizes.size();
+  if (rank != 2 && rank != 3) {
+    ctx.fail("istft expected a tensor with 2 or 3 dimensions, but got " + std::to_string(rank));
+  }
+  for (const SymInt& s : self.sizes) {
+    if (ctx.guard_or_false(sym::eq(ctx.ex(s), sym::Expr(0), r))) {
+      ctx.fail("istft input tensor cannot be empty");
+    }
+  }
+  const SymInt n_frames = self.sizes[rank - 1];
+  const SymInt fft_size = self.sizes[rank - 2];
+  const bool onesided = ctx.given_arg("onesided") != nullptr ? ctx.boolean("onesided")
+                                                             : !ctx.equal(fft_size, SymInt{n_fft});
+  if (onesided && !ctx.equal(fft_size, SymInt{n_fft / 2 + 1})) {
+    ctx.fail(
+        "istft expected the frequency dimension (3rd to the last) of the input tensor to match "
+        "n_fft / 2 + 1 when onesided=True, but got " +
+        sym_str(fft_size));
+  }
+  if (!onesided && !ctx.equal(fft_size, SymInt{n_fft})) {
+    ctx.fail(
+        "istft expected the frequency dimension (3rd to the last) of the input tensor to match "
+        "n_fft when onesided=False, but got " +
+        sym_str(fft_size));
+  }
+  if (hop <= 0 || hop > win_length) ctx.fail("istft expected 0 < hop_length <= win_length");
+  if (win_length <= 0 || win_length > n_fft) ctx.fail("istft expected 0 < win_length <= n_fft");
+  if (window != nullptr &&
+      (window->sizes.size() != 1 || !ctx.equal(window->sizes[0], SymInt{win_length}))) {
+    ctx.fail("Invalid window shape. window has to be 1D and length of `win_length`");
+  }
+  const bool return_complex = ctx.boolean("return_complex");
+  // [B, N, F]: unsqueeze(0) (stride F * stride[0]) of a 2-D input, then transpose(1, 2)
+  FftTensor x = fft_tensor(ctx, self);
+  if (rank == 2) {
+    x.sizes.insert(x.sizes.begin(), SymInt{std::int64_t{1}});
+    x.strides.insert(x.strides.begin(), ctx.mul(self.sizes[0], self.strides[0], "a stride"));
+  }
+  std::swap(x.sizes[1], x.sizes[2]);
+  std::swap(x.strides[1], x.strides[2]);
+  if (return_complex) {
+    if (onesided) ctx.fail("cannot have onesided output if window or input is complex");
+    x = fft_c2c(ctx, x, {2});
+  } else {
+    if (window != nullptr && is_complex(window->dtype)) {
+      ctx.fail("Complex windows are incompatible with return_complex=False");
+    }
+    if (!onesided) x.sizes[2] = SymInt{n_fft / 2 + 1};  // narrow(-1, 0, n_fft / 2 + 1)
+    // fft_irfft without n: 2 * (F - 1) points
+    const SymInt points = ctx.out(sym::Expr(2) * (ctx.ex(x.sizes[2]) - sym::Expr(1)));
+    x = fft_c2r(ctx, x, {2}, points);
+    if (!ctx.equal(points, SymInt{n_fft})) {
+      ctx.fail("Expected input.size(2) == n_fft, got " + sym_str(points) +
+               " != " + std::to_string(n_fft));
+    }
+  }
+  const dtype window_type = window != nullptr ? window->dtype : complex_to_real(self.dtype);
+  TensorMeta window_view =
+      make_meta(window_type, {SymInt{std::int64_t{1}}, SymInt{std::int64_t{1}}, SymInt{n_fft}},
+                {SymInt{n_fft}, SymInt{n_fft}, SymInt{std::int64_t{1}}}, self.device);
+  const TensorMeta frames = fft_meta(x, self.device);
+  const dtype y_type =
+      ctx.result_type({Context::tensor_operand(frames), Context::tensor_operand(window_view)});
+  // the overlap-added signal [B, L], L = n_fft + hop * (N - 1), kept from start to end and
+  // divided by the window envelope; an end past L is zero-padded (torch warns), so the result is
+  // a new contiguous [B, max(0, end - start)]
+  const std::int64_t start = ctx.boolean("center") ? n_fft / 2 : 0;
+  const std::optional<std::int64_t> length = ctx.opt_integer("length");
+  SymInt span;
+  try {
+    const sym::Expr len = sym::Expr(n_fft) + sym::Expr(hop) * (ctx.ex(n_frames) - sym::Expr(1));
+    sym::Expr end = len;
+    if (length) {
+      end = sym::Expr(start + *length);
+    } else if (start != 0) {
+      end = len - sym::Expr(n_fft / 2);
+    }
+    const sym::Expr kept = end - sym::Expr(start);  // max(0, end - start): a guard in torch
+    span = ctx.guard_or_false(sym::lt(kept, sym::Expr(0), r)) ? SymInt{std::int64_t{0}}
+                                                              : ctx.out(kept);
+  } catch (const unsupported_meta_error&) {
+    throw;
+  } catch (const value_error& e) {  // the arithmetic overflowed
+    ctx.fail(std::string("istft's signal length: ") + e.what());
+  }
+  // (y / envelope: the envelope has the window's dtype, which y_type already promotes with)
+  return contiguous_meta(ctx, y_type, rank == 2 ? Sizes{span} : Sizes{x.sizes[0], span},
+                         self.device);
 }
 
 }  // namespace infer
