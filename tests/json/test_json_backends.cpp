@@ -308,8 +308,9 @@ TEST_CASE("json backends: malformed and edge-case texts give the same values and
 
 TEST_CASE("json backends: tensor_values entries in every form give the same program or error",
           "[json][backends]") {
-  // simdjson reads the usual entries straight from its document (simdjson_tensor_meta) and leaves
-  // the others to the tree: every form below must load (or fail) as nlohmann's backend loads it.
+  // simdjson's backend reads the entries straight from its document (tensor_meta_from_json_at on
+  // a SimdValue) and leaves to the tree only what needs_tree sends back: every form below must
+  // load (or fail) as nlohmann's backend loads it.
   if (!have_simdjson()) return;
   const std::string program =
       read_text(std::filesystem::path(EPGRAPH_SOURCE_DIR) / "tests/data/json_golden/plain.json");
@@ -462,8 +463,8 @@ TEST_CASE(
   simdjson::dom::element e;
   REQUIRE(parser.parse(padded).get(e) == simdjson::SUCCESS);
   d::CheckedExprs checked;
-  epgraph::TensorMeta m;
-  REQUIRE(d::simdjson_tensor_meta(e, m, checked));
+  const d::Path path = "tensor_values.x";
+  const epgraph::TensorMeta m = d::tensor_meta_from_json_at(d::SimdValue(e), path, &checked);
   CHECK(checked.size() == 1);
   CHECK(checked.contains(s0));
   REQUIRE(m.sizes.size() == 2);
@@ -472,14 +473,22 @@ TEST_CASE(
   CHECK(std::get<epgraph::SymExpr>(m.storage_offset) == epgraph::SymExpr{s0, std::nullopt});
   CHECK(m.dtype == epgraph::dtype::float32);
 
-  // a text sym::parse refuses is left to the tree (which names it), and not remembered
+  // a text sym::parse refuses is named, and not remembered
   const std::string bad = R"({"dtype":7,"sizes":[{"as_expr":{"expr_str":"s0 +* 2"}}],)"
                           R"("requires_grad":false,"device":{"type":"cpu","index":null},)"
                           R"("strides":[1],"storage_offset":0,"layout":7})";
   const simdjson::padded_string padded_bad(bad);
   REQUIRE(parser.parse(padded_bad).get(e) == simdjson::SUCCESS);
-  epgraph::TensorMeta n;
-  CHECK(!d::simdjson_tensor_meta(e, n, checked));
+  CHECK_THROWS_WITH(d::tensor_meta_from_json_at(d::SimdValue(e), path, &checked),
+                    "tensor_values.x.sizes[0].as_expr.expr_str: cannot read the symbolic "
+                    "expression 's0 +* 2': unexpected '*' at offset 4");
+  // a repeated key is the tree's to read (it keeps the last value)
+  const simdjson::padded_string padded_tree(
+      std::string(R"({"dtype":7,"dtype":7,"sizes":[],"requires_grad":false,)"
+                  R"("device":{"type":"cpu","index":null},"strides":[],"storage_offset":0,)"
+                  R"("layout":7})"));
+  REQUIRE(parser.parse(padded_tree).get(e) == simdjson::SUCCESS);
+  CHECK_THROWS_AS(d::tensor_meta_from_json_at(d::SimdValue(e), path, &checked), d::needs_tree);
   CHECK(checked.size() == 1);
 }
 #endif

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -29,20 +30,32 @@ namespace detail {
 // (bench/README.md, "Symbolic sizes on simdjson's path").
 using CheckedExprs = epgraph::detail::StringSet;
 
+// A text read from `j` (`text`): nothing to check in the tree; the SimdValue overload
+// (simd_value.hpp) throws needs_tree for a text simdjson and nlohmann decode differently.
+template <class J>
+void check_text(const J& /*j*/, std::string_view /*text*/) noexcept {}
+
 // The SymExpr {"expr_str": ..., "hint": ...} at `p` (the value of an `as_expr` member), its text
 // checked the way torch.export.load checks it (sympy.sympify in deserialize_sym_int): text
 // sym::parse cannot read is refused, naming `p`.expr_str ("...expr_str: cannot read the symbolic
 // expression 's0 +* 2': ..."). A hint is {"as_int": n} (a bare integer is refused: torch never
 // wrote one, and its loader fails on it); any other hint member is refused when `int_hint_only`,
 // else left out (a SymFloat's or SymBool's hint, which the node record keeps for saving). With
-// `checked`, a text found there is not parsed again, and a text that parses is added. O(length of
-// the text).
+// `checked`, a text found there is not parsed again, and a text that parses is added. J: the
+// tree (ordered_json) or simdjson's document (SimdValue), with the same values and errors.
+// O(length of the text).
 template <class J>
 SymExpr sym_expr_from_json_at(const J& value, const Path& p, bool int_hint_only,
                               CheckedExprs* checked = nullptr) {
+  static constexpr std::array<std::string_view, 2> keys = {"expr_str", "hint"};
+  expect_object(value, p);
+  std::array<member_ref<J>, keys.size()> f{};
+  const auto& obj = fetch_fields(value, keys, f);
   SymExpr e;
   const Path ep = at_key(p, "expr_str");
-  e.expr = get_string(field(value, p, "expr_str"), ep);
+  const auto& text = get_string(required(f[0], p, "expr_str"), ep);
+  check_text(obj, text);
+  e.expr = text;
   if (checked == nullptr || !checked->contains(e.expr)) {
     try {
       (void)sym::parse(e.expr);
@@ -51,7 +64,7 @@ SymExpr sym_expr_from_json_at(const J& value, const Path& p, bool int_hint_only,
     }
     if (checked != nullptr) (void)checked->insert(e.expr);
   }
-  if (const J* hint = opt_field(value, p, "hint"); hint && !hint->is_null()) {
+  if (const member_ref<J>& hint = f[1]; hint && !hint->is_null()) {
     const Path hp = at_key(p, "hint");
     if (hint->is_number_integer()) {
       // every schema version writes the SymExprHint union; torch.export.load fails on a bare
@@ -59,13 +72,13 @@ SymExpr sym_expr_from_json_at(const J& value, const Path& p, bool int_hint_only,
       throw serialization_error(hp, "expected a SymExprHint union such as {\"as_int\": " +
                                         std::to_string(get_int(*hint, hp)) +
                                         "}, got a bare integer");
-    } else {
-      const auto hm_hv = union_member(*hint, hp);
-      if (hm_hv.first == "as_int") {
-        e.hint = get_int(*hm_hv.second, at_key(hp, hm_hv.first));
-      } else if (int_hint_only) {
-        throw serialization_error(hp, "unsupported symbolic size hint '" + hm_hv.first + "'");
-      }
+    }
+    const auto hm_hv = union_member(*hint, hp);
+    if (hm_hv.first == "as_int") {
+      e.hint = get_int(*hm_hv.second, at_key(hp, hm_hv.first));
+    } else if (int_hint_only) {
+      throw serialization_error(
+          hp, "unsupported symbolic size hint '" + std::string(hm_hv.first) + "'");
     }
   }
   return e;
@@ -198,36 +211,46 @@ inline void check_tensor_meta(const TensorMeta& m, const Path& path) {
   }
 }
 
-// (`checked`: see sym_expr_from_json_at.)
+// (`checked`: see sym_expr_from_json_at. J: the tree or simdjson's document, as there.) The fields
+// are read in one pass and checked in the order below, so both give the same first error.
 template <class J>
 TensorMeta tensor_meta_from_json_at(const J& j, const Path& path, CheckedExprs* checked = nullptr) {
+  static constexpr std::array<std::string_view, 7> keys = {
+      "dtype", "sizes", "strides", "requires_grad", "device", "storage_offset", "layout"};
   expect_object(j, path);
+  std::array<member_ref<J>, keys.size()> f{};
+  (void)fetch_fields(j, keys, f);
   TensorMeta m;
   const Path dp = at_key(path, "dtype");
-  const std::int64_t d = get_int(field(j, path, "dtype"), dp);
+  const std::int64_t d = get_int(required(f[0], path, "dtype"), dp);
   check_scalar_type(d, dp);
   m.dtype = static_cast<dtype>(d);
-  const Path sp = at_key(path, "sizes");
-  const auto& sizes = expect_array(field(j, path, "sizes"), sp);
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    m.sizes.push_back(sym_int_from_json_at(sizes[i], at_index(sp, i), checked));
-  }
-  const Path stp = at_key(path, "strides");
-  const auto& strides = expect_array(field(j, path, "strides"), stp);
-  for (std::size_t i = 0; i < strides.size(); ++i) {
-    m.strides.push_back(sym_int_from_json_at(strides[i], at_index(stp, i), checked));
-  }
-  m.requires_grad = get_bool(field(j, path, "requires_grad"), at_key(path, "requires_grad"));
+  auto sym_ints = [&](const auto& member, std::string_view key, std::vector<SymInt>& out) {
+    const Path lp = at_key(path, key);
+    const auto& list = expect_array(required(member, path, key), lp);
+    out.reserve(list.size());
+    for_each_element(list, [&](std::size_t i, const auto& x) {
+      out.push_back(sym_int_from_json_at(x, at_index(lp, i), checked));
+    });
+  };
+  sym_ints(f[1], "sizes", m.sizes);
+  sym_ints(f[2], "strides", m.strides);
+  m.requires_grad = get_bool(required(f[3], path, "requires_grad"), at_key(path, "requires_grad"));
   const Path devp = at_key(path, "device");
-  const auto& dev = expect_object(field(j, path, "device"), devp);
-  m.device.type = get_string(field(dev, devp, "type"), at_key(devp, "type"));
-  if (const J* idx = opt_field(dev, devp, "index"); idx && !idx->is_null()) {
+  const auto& dev = expect_object(required(f[4], path, "device"), devp);
+  static constexpr std::array<std::string_view, 2> device_keys = {"type", "index"};
+  std::array<member_ref<J>, device_keys.size()> df{};
+  const auto& dev_obj = fetch_fields(dev, device_keys, df);
+  const auto& type = get_string(required(df[0], devp, "type"), at_key(devp, "type"));
+  check_text(dev_obj, type);
+  m.device.type = type;
+  if (const member_ref<J>& idx = df[1]; idx && !idx->is_null()) {
     m.device.index = get_int(*idx, at_key(devp, "index"));
   }
-  m.storage_offset = sym_int_from_json_at(field(j, path, "storage_offset"),
+  m.storage_offset = sym_int_from_json_at(required(f[5], path, "storage_offset"),
                                           at_key(path, "storage_offset"), checked);
   const Path lp = at_key(path, "layout");
-  const std::int64_t l = get_int(field(j, path, "layout"), lp);
+  const std::int64_t l = get_int(required(f[6], path, "layout"), lp);
   check_layout(l, lp);
   m.layout = static_cast<Layout>(l);
   check_tensor_meta(m, path);

@@ -152,18 +152,19 @@ bool get_bool(const J& j, const Path& path) {
   return j.template get<bool>();
 }
 
-// The one member of a union object. Accepts the current form (one member) and the legacy form
-// (every member present, the unused ones null).
+// The one member of a union object: its tag (a view of the key in `j`, valid while `j` is) and
+// its value. Accepts the current form (one member) and the legacy form (every member present,
+// the unused ones null).
 template <class J>
-std::pair<std::string, const J*> union_member(const J& j, const Path& path) {
+std::pair<std::string_view, const J*> union_member(const J& j, const Path& path) {
   expect_object(j, path);
   const J* value = nullptr;
-  std::string key;
+  std::string_view key;
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (it.value().is_null()) continue;
     if (value != nullptr) {
-      throw serialization_error(
-          path, "union has more than one member set ('" + key + "' and '" + it.key() + "')");
+      throw serialization_error(path, "union has more than one member set ('" + std::string(key) +
+                                          "' and '" + it.key() + "')");
     }
     key = it.key();
     value = &it.value();
@@ -210,8 +211,8 @@ template <class J>
 using member_ref =
     decltype(opt_field(std::declval<const J&>(), std::declval<const Path&>(), std::string_view()));
 
-[[noreturn]] inline void unknown_member(const Path& path, const std::string& member) {
-  throw serialization_error(path, "unknown union member '" + member + "'");
+[[noreturn]] inline void unknown_member(const Path& path, std::string_view member) {
+  throw serialization_error(path, "unknown union member '" + std::string(member) + "'");
 }
 
 // torch writes infinite and NaN floats as strings.

@@ -124,7 +124,7 @@ class ArgumentReader {
   template <class J>
   Argument read(const J& j, const Path& path, std::string* member_out) {
     const auto m_vp = union_member(j, path);
-    const std::string& m = m_vp.first;
+    const std::string_view m = m_vp.first;
     const J& v = *m_vp.second;
     const Path p = at_key(path, m);
     if (member_out) *member_out = m;
@@ -186,7 +186,7 @@ class ArgumentReader {
   Argument sym_ref(const J& s, const Path& sp, ArgTag tag) const {
     if (s.is_null()) throw serialization_error(sp, "expected a symbolic value, got null");
     const auto sm_sv = union_member(s, sp);
-    const std::string& sm = sm_sv.first;
+    const std::string_view sm = sm_sv.first;
     const J& sv = *sm_sv.second;
     const Path svp = at_key(sp, sm);
     if (sm == "as_name") return Argument(values_.lookup(get_string(sv, svp), svp));

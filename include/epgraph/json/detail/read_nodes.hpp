@@ -113,9 +113,9 @@ class NodeReader {
   static constexpr std::array<std::string_view, 3> kInputKeys = {record_key::name, "arg",
                                                                  record_key::kind};
 
-  // One serialized output of a node: its union tag and value.
+  // One serialized output of a node: its union tag (a view into the node's JSON) and value.
   template <class J>
-  using NodeOutput = std::pair<std::string, member_ref<J>>;
+  using NodeOutput = std::pair<std::string_view, member_ref<J>>;
 
   // What read_node takes from a serialized node besides its inputs.
   template <class J>
@@ -325,7 +325,7 @@ class NodeReader {
     if (outs.size() == 1) {
       if (outs[0].first != "as_tensors") {
         throw serialization_error(at_index(op, 0),
-                                  "unsupported node output '" + outs[0].first + "'");
+                                  "unsupported node output '" + std::string(outs[0].first) + "'");
       }
       read_output_items(node, *outs[0].second, at_key(at_index(op, 0), "as_tensors"));
       return;
@@ -348,7 +348,7 @@ class NodeReader {
         read_output_items(lst, *o.second, at_key(p, o.first));
         items.push_back(lst);
       } else {
-        throw serialization_error(p, "unsupported node output '" + o.first + "'");
+        throw serialization_error(p, "unsupported node output '" + std::string(o.first) + "'");
       }
     }
     set_tuple_value(node, items);

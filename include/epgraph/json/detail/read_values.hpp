@@ -99,8 +99,8 @@ using ValueTable = NamedTable<Node*>;
 // The first bad entry's error is kept and thrown where the tree's reading would have thrown it
 // (GraphReader::read_tables); a duplicate name makes the loader parse again without a sink, so
 // that ordered_json's rule for duplicates (the last value, at the first position) holds.
-// With simdjson, entries in the usual form are read straight from simdjson's document
-// (simdjson_tensor_meta) without building their tree; the others go through the tree as before.
+// With simdjson, entries are read straight from simdjson's document by the same reader, without
+// building their tree; only those needs_tree sends back go through the tree.
 #if EPGRAPH_JSON_HAS_SIMDJSON
 using TensorValuesDirect = SimdjsonMemberSink;
 #else
@@ -130,19 +130,28 @@ class TensorValuesSink final : public MemberSink, public TensorValuesDirect {
   }
 
 #if EPGRAPH_JSON_HAS_SIMDJSON
-  // member() for an entry read straight from simdjson's document: takes it when no earlier entry
-  // was bad and simdjson_tensor_meta reads it (the same TensorMeta member() would give, no error
-  // possible), else returns false (the entry then comes to member() as a tree). Throws
-  // std::bad_alloc and serialization_error beyond NamedTable's limit. O(size of `value`).
+  // member() for an entry read straight from simdjson's document by the same reader
+  // (tensor_meta_from_json_at on a SimdValue: the same value or error): returns false, having
+  // changed nothing, when an earlier entry was bad (member() then counts duplicate names) or
+  // when only the tree gives the entry its meaning (needs_tree: a repeated key, a text with a
+  // surrogate); the entry then comes to member() as a tree. Throws std::bad_alloc and
+  // serialization_error beyond NamedTable's limit. O(size of `value`).
   bool member(std::string_view key, const simdjson::dom::element& value) override {
     if (error_) return false;
     if (tensors_.contains(key)) {
       duplicates_ = true;
       return true;
     }
-    TensorMeta m;
-    if (!simdjson_tensor_meta(value, m, checked_)) return false;
-    (void)tensors_.add(std::string(key), std::move(m));
+    const Path tp = "graph_module.graph.tensor_values";
+    try {
+      TensorMeta m = tensor_meta_from_json_at(SimdValue(value), at_key(tp, key), &checked_);
+      (void)tensors_.add(std::string(key), std::move(m));
+    } catch (const needs_tree&) {
+      return false;
+    } catch (const serialization_error& e) {
+      error_ = e;
+      seen_after_error_.insert(std::string(key));
+    }
     return true;
   }
 #endif
@@ -236,7 +245,7 @@ class GraphValues {
   // serialization_error naming the entry for a member the table's kind does not have (torch:
   // "SymInt has invalid field type as_bool"), a value of the wrong JSON type, or an expression
   // text sym::parse cannot read (naming its expr_str; torch's sympify refuses it too).
-  NodeValue sym_node_value(std::string_view table, const std::string& m, const ojson& v,
+  NodeValue sym_node_value(std::string_view table, std::string_view m, const ojson& v,
                            const Path& ep) {
     const Path mp = at_key(ep, m);
     auto expr = [&]() { return sym_expr_from_json_at(v, mp, false, &checked_); };
@@ -253,8 +262,10 @@ class GraphValues {
       if (m == "as_bool") return SymBoolValue{get_bool(v, mp)};
       if (m == "as_expr") return SymBoolValue{expr()};
     }
-    throw serialization_error(ep, std::string("a ") + kind + " has no member '" + m +
-                                      "' (torch: " + kind + " has invalid field type " + m + ")");
+    const std::string member(m);
+    throw serialization_error(ep, std::string("a ") + kind + " has no member '" + member +
+                                      "' (torch: " + kind + " has invalid field type " + member +
+                                      ")");
   }
 
   // The node producing the value `name`; throws serialization_error at `path` when none does.

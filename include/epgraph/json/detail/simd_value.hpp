@@ -37,6 +37,18 @@
 
 namespace epgraph::json::detail {
 
+// A string nlohmann reads as simdjson does: no UTF-16 surrogate (U+D800..U+DFFF, whose UTF-8
+// encoding starts with 0xED followed by 0xA0..0xBF), which only an escape can produce (simdjson
+// validates the raw text's UTF-8). No allocation. O(size of `s`).
+inline bool simdjson_plain(std::string_view s) noexcept {
+  for (std::size_t i = 0; i + 1 < s.size(); ++i) {
+    if (static_cast<unsigned char>(s[i]) == 0xED && static_cast<unsigned char>(s[i + 1]) >= 0xA0) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // Thrown by a SimdValue (and the readers on it) where only the tree gives the node its meaning:
 // see above. Not an error: the caller reads the node's tree.
 struct needs_tree {};
@@ -196,6 +208,12 @@ class SimdValue {
 // member is returned by value (std::optional for an optional one), a string as a view into the
 // document. Each throws needs_tree where SimdValue's members do.
 
+// check_text (tensor_meta.hpp) for a SimdValue: throws needs_tree for a `text` read from `j`
+// that nlohmann decodes differently (simdjson_plain), so that the tree reads it. O(size).
+inline void check_text(const SimdValue& /*j*/, std::string_view text) {
+  if (!simdjson_plain(text)) throw needs_tree{};
+}
+
 // fetch_fields (checked_access.hpp) for a SimdValue: SimdValue::fetch.
 template <std::size_t N>
 SimdValue fetch_fields(const SimdValue& obj, const std::array<std::string_view, N>& keys,
@@ -220,12 +238,12 @@ inline std::string_view get_string(const SimdValue& j, const Path& path) {
   if (!j.is_string()) throw serialization_error(path, "expected a string, got " + type_of(j));
   return j.str();
 }
-// The one member of a union object (the current form or the legacy one, see checked_access.hpp).
-// O(members^2).
-inline std::pair<std::string, std::optional<SimdValue>> union_member(const SimdValue& j,
-                                                                     const Path& path) {
+// The one member of a union object (the current form or the legacy one, see checked_access.hpp):
+// its tag, a view into the document, and its value. O(members^2).
+inline std::pair<std::string_view, std::optional<SimdValue>> union_member(const SimdValue& j,
+                                                                          const Path& path) {
   expect_object(j, path);
-  std::pair<std::string, std::optional<SimdValue>> out;
+  std::pair<std::string_view, std::optional<SimdValue>> out;
   if (j.size() == 1) {  // the current form: no key to compare
     const simdjson::dom::key_value_pair kv = *j.raw().get_object().value_unsafe().begin();
     if (kv.value.type() == SimdValue::element_type::NULL_VALUE) {
@@ -238,8 +256,9 @@ inline std::pair<std::string, std::optional<SimdValue>> union_member(const SimdV
   j.for_each_member([&](std::string_view key, const SimdValue& value) {
     if (value.is_null()) return;
     if (out.second) {
-      throw serialization_error(path, "union has more than one member set ('" + out.first +
-                                          "' and '" + std::string(key) + "')");
+      throw serialization_error(path, "union has more than one member set ('" +
+                                          std::string(out.first) + "' and '" + std::string(key) +
+                                          "')");
     }
     out.first = key;
     out.second = value;
