@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
+#include "../../../detail/strings.hpp"
 #include "shapes.hpp"
 
 namespace epgraph {
@@ -409,9 +410,13 @@ inline NodeValue rule_upsample(const Context& ctx, std::string_view op) {
   if (n == 1 || !strides_like_channels_last(ctx, input)) return contiguous;
   // Most metas make a contiguous output and then ask for channels-last contiguity, which
   // contiguous strides may already have (one channel, or 1x1 spatial sizes): then they stay.
-  // The 3-D nearest and the anti-aliased metas write channels-last strides in every case.
-  const bool always_restrided = op == "upsample_nearest3d" || op == "_upsample_nearest_exact3d" ||
-                                op == "_upsample_bilinear2d_aa" || op == "_upsample_bicubic2d_aa";
+  // The 3-D nearest and the anti-aliased metas write channels-last strides in every case; but
+  // torch.export computes a 3-D nearest .vec with its Python decomposition (an index, then
+  // contiguous(memory_format)), which keeps them.
+  const bool vec = ends_with(ctx.node().target(), ".vec");
+  const bool always_restrided =
+      ((op == "upsample_nearest3d" || op == "_upsample_nearest_exact3d") && !vec) ||
+      op == "_upsample_bilinear2d_aa" || op == "_upsample_bicubic2d_aa";
   if (!always_restrided && channels_last_contiguous(ctx, contiguous.sizes, contiguous.strides)) {
     return contiguous;
   }
