@@ -506,13 +506,25 @@ inline NodeValue rule_stft(const Context& ctx, std::string_view) {
 // One message differs from torch's on purpose: torch's check that the input is complex prints
 // its device message (and fails evaluating it when no window is given); epgraph prints the C++
 // kernel's.
-inline NodeValue rule_istft(const Context& ctx, std::string_view) {
+// istft's arguments as they are used (hop and win_length with their defaults).
+struct IstftArgs {
+  const TensorMeta& self;
+  const TensorMeta* window;
+  std::int64_t n_fft, hop, win_length;
+  bool onesided;
+};
+
+// istft's checks, in torch._refs.istft's order (its messages, see rule_istft); returns the
+// arguments with `onesided` decided (given, or whether the frequencies are fewer than n_fft).
+inline IstftArgs istft_args(const Context& ctx) {
   const TensorMeta& self = ctx.tensor("self");
-  const sym::Ranges* r = ctx.ranges();
-  const TensorMeta* window = ctx.opt_tensor("window");
   const std::int64_t n_fft = ctx.integer("n_fft");
-  const std::int64_t hop = ctx.opt_integer("hop_length").value_or(n_fft / 4);
-  const std::int64_t win_length = ctx.opt_integer("win_length").value_or(n_fft);
+  IstftArgs a{self,
+              ctx.opt_tensor("window"),
+              n_fft,
+              ctx.opt_integer("hop_length").value_or(n_fft / 4),
+              ctx.opt_integer("win_length").value_or(n_fft),
+              false};
   if (!is_complex(self.dtype)) {
     ctx.fail(
         "istft requires a complex-valued input tensor matching the output from stft with "
@@ -523,89 +535,106 @@ inline NodeValue rule_istft(const Context& ctx, std::string_view) {
     ctx.fail("istft expected a tensor with 2 or 3 dimensions, but got " + std::to_string(rank));
   }
   for (const SymInt& s : self.sizes) {
-    if (ctx.guard_or_false(sym::eq(ctx.ex(s), sym::Expr(0), r))) {
+    if (ctx.guard_or_false(sym::eq(ctx.ex(s), sym::Expr(0), ctx.ranges()))) {
       ctx.fail("istft input tensor cannot be empty");
     }
   }
-  const SymInt n_frames = self.sizes[rank - 1];
   const SymInt fft_size = self.sizes[rank - 2];
-  const bool onesided = ctx.given_arg("onesided") != nullptr ? ctx.boolean("onesided")
-                                                             : !ctx.equal(fft_size, SymInt{n_fft});
-  if (onesided && !ctx.equal(fft_size, SymInt{n_fft / 2 + 1})) {
+  a.onesided = ctx.given_arg("onesided") != nullptr ? ctx.boolean("onesided")
+                                                    : !ctx.equal(fft_size, SymInt{n_fft});
+  if (a.onesided && !ctx.equal(fft_size, SymInt{n_fft / 2 + 1})) {
     ctx.fail(
         "istft expected the frequency dimension (3rd to the last) of the input tensor to match "
         "n_fft / 2 + 1 when onesided=True, but got " +
         sym_str(fft_size));
   }
-  if (!onesided && !ctx.equal(fft_size, SymInt{n_fft})) {
+  if (!a.onesided && !ctx.equal(fft_size, SymInt{n_fft})) {
     ctx.fail(
         "istft expected the frequency dimension (3rd to the last) of the input tensor to match "
         "n_fft when onesided=False, but got " +
         sym_str(fft_size));
   }
-  if (hop <= 0 || hop > win_length) ctx.fail("istft expected 0 < hop_length <= win_length");
-  if (win_length <= 0 || win_length > n_fft) ctx.fail("istft expected 0 < win_length <= n_fft");
-  if (window != nullptr &&
-      (window->sizes.size() != 1 || !ctx.equal(window->sizes[0], SymInt{win_length}))) {
+  if (a.hop <= 0 || a.hop > a.win_length) ctx.fail("istft expected 0 < hop_length <= win_length");
+  if (a.win_length <= 0 || a.win_length > n_fft) {
+    ctx.fail("istft expected 0 < win_length <= n_fft");
+  }
+  if (a.window != nullptr &&
+      (a.window->sizes.size() != 1 || !ctx.equal(a.window->sizes[0], SymInt{a.win_length}))) {
     ctx.fail("Invalid window shape. window has to be 1D and length of `win_length`");
   }
-  const bool return_complex = ctx.boolean("return_complex");
+  return a;
+}
+
+// The frames [B, N, n_fft] after the inverse transform (fft_ifft with return_complex, else
+// fft_irfft of the onesided half) of the input transposed to [B, N, F].
+inline FftTensor istft_frames(const Context& ctx, const IstftArgs& a) {
+  const TensorMeta& self = a.self;
   // [B, N, F]: unsqueeze(0) (stride F * stride[0]) of a 2-D input, then transpose(1, 2)
   FftTensor x = fft_tensor(ctx, self);
-  if (rank == 2) {
+  if (self.sizes.size() == 2) {
     x.sizes.insert(x.sizes.begin(), SymInt{std::int64_t{1}});
     x.strides.insert(x.strides.begin(), ctx.mul(self.sizes[0], self.strides[0], "a stride"));
   }
   std::swap(x.sizes[1], x.sizes[2]);
   std::swap(x.strides[1], x.strides[2]);
-  if (return_complex) {
-    if (onesided) ctx.fail("cannot have onesided output if window or input is complex");
-    x = fft_c2c(ctx, x, {2});
-  } else {
-    if (window != nullptr && is_complex(window->dtype)) {
-      ctx.fail("Complex windows are incompatible with return_complex=False");
-    }
-    if (!onesided) x.sizes[2] = SymInt{n_fft / 2 + 1};  // narrow(-1, 0, n_fft / 2 + 1)
-    // fft_irfft without n: 2 * (F - 1) points
-    const SymInt points = ctx.out(sym::Expr(2) * (ctx.ex(x.sizes[2]) - sym::Expr(1)));
-    x = fft_c2r(ctx, x, {2}, points);
-    if (!ctx.equal(points, SymInt{n_fft})) {
-      ctx.fail("Expected input.size(2) == n_fft, got " + sym_str(points) +
-               " != " + std::to_string(n_fft));
-    }
+  if (ctx.boolean("return_complex")) {
+    if (a.onesided) ctx.fail("cannot have onesided output if window or input is complex");
+    return fft_c2c(ctx, x, {2});
   }
-  const dtype window_type = window != nullptr ? window->dtype : complex_to_real(self.dtype);
-  TensorMeta window_view =
-      make_meta(window_type, {SymInt{std::int64_t{1}}, SymInt{std::int64_t{1}}, SymInt{n_fft}},
-                {SymInt{n_fft}, SymInt{n_fft}, SymInt{std::int64_t{1}}}, self.device);
-  const TensorMeta frames = fft_meta(x, self.device);
-  const dtype y_type =
-      ctx.result_type({Context::tensor_operand(frames), Context::tensor_operand(window_view)});
-  // the overlap-added signal [B, L], L = n_fft + hop * (N - 1), kept from start to end and
-  // divided by the window envelope; an end past L is zero-padded (torch warns), so the result is
-  // a new contiguous [B, max(0, end - start)]
-  const std::int64_t start = ctx.boolean("center") ? n_fft / 2 : 0;
+  if (a.window != nullptr && is_complex(a.window->dtype)) {
+    ctx.fail("Complex windows are incompatible with return_complex=False");
+  }
+  if (!a.onesided) x.sizes[2] = SymInt{a.n_fft / 2 + 1};  // narrow(-1, 0, n_fft / 2 + 1)
+  // fft_irfft without n: 2 * (F - 1) points
+  const SymInt points = ctx.out(sym::Expr(2) * (ctx.ex(x.sizes[2]) - sym::Expr(1)));
+  x = fft_c2r(ctx, x, {2}, points);
+  if (!ctx.equal(points, SymInt{a.n_fft})) {
+    ctx.fail("Expected input.size(2) == n_fft, got " + sym_str(points) +
+             " != " + std::to_string(a.n_fft));
+  }
+  return x;
+}
+
+// The samples kept of the overlap-added signal of L = n_fft + hop * (N - 1): from start
+// (n_fft / 2 when centered, else 0) to end (start + length, or L - n_fft / 2 when centered, or
+// L), max(0, end - start) (a guard in torch). N may be symbolic.
+inline SymInt istft_kept_length(const Context& ctx, const IstftArgs& a, const SymInt& n_frames) {
+  const std::int64_t start = ctx.boolean("center") ? a.n_fft / 2 : 0;
   const std::optional<std::int64_t> length = ctx.opt_integer("length");
-  SymInt span;
   try {
-    const sym::Expr len = sym::Expr(n_fft) + sym::Expr(hop) * (ctx.ex(n_frames) - sym::Expr(1));
+    const sym::Expr len = sym::Expr(a.n_fft) + sym::Expr(a.hop) * (ctx.ex(n_frames) - sym::Expr(1));
     sym::Expr end = len;
     if (length) {
       end = sym::Expr(start + *length);
     } else if (start != 0) {
-      end = len - sym::Expr(n_fft / 2);
+      end = len - sym::Expr(a.n_fft / 2);
     }
-    const sym::Expr kept = end - sym::Expr(start);  // max(0, end - start): a guard in torch
-    span = ctx.guard_or_false(sym::lt(kept, sym::Expr(0), r)) ? SymInt{std::int64_t{0}}
-                                                              : ctx.out(kept);
+    const sym::Expr kept = end - sym::Expr(start);
+    return ctx.guard_or_false(sym::lt(kept, sym::Expr(0), ctx.ranges())) ? SymInt{std::int64_t{0}}
+                                                                         : ctx.out(kept);
   } catch (const unsupported_meta_error&) {
     throw;
   } catch (const value_error& e) {  // the arithmetic overflowed
     ctx.fail(std::string("istft's signal length: ") + e.what());
   }
-  // (y / envelope: the envelope has the window's dtype, which y_type already promotes with)
-  return contiguous_meta(ctx, y_type, rank == 2 ? Sizes{span} : Sizes{x.sizes[0], span},
-                         self.device);
+}
+
+inline NodeValue rule_istft(const Context& ctx, std::string_view) {
+  const IstftArgs a = istft_args(ctx);
+  const TensorMeta& self = a.self;
+  const FftTensor x = istft_frames(ctx, a);
+  // the frames times the window viewed as [1, 1, n_fft] (ones of the real dtype when not given)
+  const dtype window_type = a.window != nullptr ? a.window->dtype : complex_to_real(self.dtype);
+  const TensorMeta window_view =
+      make_meta(window_type, {SymInt{std::int64_t{1}}, SymInt{std::int64_t{1}}, SymInt{a.n_fft}},
+                {SymInt{a.n_fft}, SymInt{a.n_fft}, SymInt{std::int64_t{1}}}, self.device);
+  const dtype y_type = ctx.result_type(
+      {Context::tensor_operand(fft_meta(x, self.device)), Context::tensor_operand(window_view)});
+  // overlap-added, narrowed and divided by the window envelope (whose dtype y_type already
+  // promotes with); an end past L is zero-padded (torch warns): a new contiguous [B, kept]
+  const SymInt span = istft_kept_length(ctx, a, self.sizes.back());
+  return contiguous_meta(
+      ctx, y_type, self.sizes.size() == 2 ? Sizes{span} : Sizes{x.sizes[0], span}, self.device);
 }
 
 }  // namespace infer
