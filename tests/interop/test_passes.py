@@ -298,6 +298,58 @@ def test_quantize_linear(pt2_passes, folder):
         assert not torch.allclose(out, model(x), atol=1e-4)  # the quantization is really there
 
 
+
+def test_quantize_linear_on_the_dynamic_decoder(pt2_passes, folder):
+    """The pass on a program with a dynamic sequence length (the Llama-style decoder of
+    test_propagate_meta.py, default IR): each inserted node gets its value from infer_meta with
+    the symbolic length torch gave the linear's input, torch loads and verifies the result,
+    `validate --meta` finds every value equal to what epgraph recomputes, and the program still
+    runs at other lengths with the numbers of the decoder whose linears read fake-quantized
+    inputs."""
+    from test_propagate_meta import export_decoder, meta_counts
+    model, exported, inputs = export_decoder(sdpa=False, decompose=False)
+    src, dst = folder / "decoder_dynamic.pt2", folder / "decoder_dynamic_quantized.pt2"
+    torch.export.save(exported, str(src))
+    scale, zero_point = 0.02, 3
+    ep = apply_pass(pt2_passes, "quantize-linear", src, dst,
+                    "--scale", scale, "--zero-point", zero_point)
+
+    q = "quantized_decomposed.quantize_per_tensor.default"
+    dq = "quantized_decomposed.dequantize_per_tensor.default"
+    # 2 blocks x (q, k, v, o, gate, up, down) + the head: 15 linears, each behind a pair
+    assert [t for t in targets(ep) if t in (q, dq, "aten.linear.default")] == \
+        [q, dq, "aten.linear.default"] * 15
+    symbolic = 0
+    for node in ep.graph.nodes:
+        if str(node.target) not in (q, dq):
+            continue
+        val, src_val = node.meta["val"], node.args[0].meta["val"]
+        assert [str(s) for s in val.shape] == [str(s) for s in src_val.shape], node.name
+        assert [str(s) for s in val.stride()] == [str(s) for s in src_val.stride()], node.name
+        assert val.dtype == (torch.int8 if str(node.target) == q else torch.float32), node.name
+        symbolic += any(not isinstance(s, int) for s in val.shape)
+    assert symbolic == 30  # every inserted value has the sequence length as a symbol
+
+    proc = pt2_passes.edit.run("validate", dst, "--meta")
+    nodes, computed, equal, differ, uncomputed = meta_counts(proc.stdout)
+    assert differ == 0 and equal == computed == nodes - uncomputed, proc.stdout
+    assert computed == nodes, proc.stdout  # the decoder without SDPA: a rule for every op
+
+    hooks = [m.register_forward_pre_hook(
+        lambda _m, args: (fake_quant(args[0], scale, zero_point),) + tuple(args[1:]))
+        for m in model.modules() if isinstance(m, nn.Linear)]
+    try:
+        module = ep.module()
+        with torch.no_grad():
+            for tokens in inputs:  # lengths 12 (the example), 5 and 33
+                out = module(tokens)
+                torch.testing.assert_close(out, model(tokens), rtol=1e-4, atol=1e-4)
+    finally:
+        for h in hooks:
+            h.remove()
+    with torch.no_grad():  # the quantization is really there
+        assert not torch.allclose(module(inputs[0]), model(inputs[0]), atol=1e-3)
+
 # --- (d) misc-ops ---------------------------------------------------------------------------------
 
 class TwoOutputs(nn.Module):
