@@ -254,6 +254,38 @@ TEST_CASE("infer_meta: a SymInt or SymFloat node for a Tensor argument is a wrap
   }
 }
 
+// Regression: `x.to(torch.complex64) * (1.5 - 2j)` exports mul.Tensor(to, as_complex), which the
+// loader keeps as the list [1.5, -2.0]; infer_meta said "argument 'other' is not a node", so
+// `validate --meta` failed a program torch exported (the zoo's complex_scalar). A Python complex
+// is a wrapped number of the default complex dtype, complex64, as in torch's result_type: a real
+// tensor goes to its complex type (float64 -> complex128, float16 -> complex32), an integer one
+// to complex64 (values checked with torch 2.13).
+TEST_CASE("infer_meta: a Python complex for a Tensor or Scalar argument is a wrapped number",
+          "[infer_meta]") {
+  using epgraph::dtype;
+  Graph g;
+  const epgraph::Argument z = epgraph::ArgumentList{1.5, -2.0};
+  const std::vector<std::pair<dtype, dtype>> cases = {{dtype::complex64, dtype::complex64},
+                                                      {dtype::float32, dtype::complex64},
+                                                      {dtype::float64, dtype::complex128},
+                                                      {dtype::float16, dtype::complex32},
+                                                      {dtype::int32, dtype::complex64}};
+  int k = 0;
+  for (const auto& [in, out] : cases) {
+    const TensorMeta m = meta_of(in, {2, 3});
+    const std::string name = "x" + std::to_string(k);
+    Node* x = input(g, name.c_str(), m);
+    for (const char* op : {"torch.ops.aten.mul.Tensor", "torch.ops.aten.add.Scalar"}) {
+      Node* n = g.call_function(op, {x, z}, {}, "n" + std::to_string(k++));
+      const NodeValue v = epgraph::infer_meta(*n);
+      REQUIRE(v.tensor() != nullptr);
+      CHECK(v.tensor()->dtype == out);
+      CHECK(v.tensor()->sizes == m.sizes);
+      CHECK(v.tensor()->strides == m.strides);
+    }
+  }
+}
+
 TEST_CASE("infer_meta: in-place ops give self's metadata", "[infer_meta]") {
   Graph g;
   TensorMeta m = meta_of(epgraph::dtype::float16, {3, 2});

@@ -135,11 +135,25 @@ struct Operand {
   dtype type;
 };
 
-// The dtype of a Python number as a wrapped-number tensor: bool, int64, or the default float
-// dtype (float32) for float.
+// A Python complex given as an argument: the loader keeps torch's `as_complex` as the list
+// [real, imag] of two floats (json/detail/read_arguments.hpp), which no Tensor or Scalar
+// argument can otherwise hold.
+inline bool is_complex_literal(const Argument& a) {
+  const ArgumentList* l = a.list();
+  return l != nullptr && l->size() == 2 && (*l)[0].is<double>() && (*l)[1].is<double>();
+}
+
+// A Python number (bool, int, float or complex) given for a Tensor or Scalar argument.
+inline bool is_number_literal(const Argument& a) {
+  return a.is<bool>() || a.is<std::int64_t>() || a.is<double>() || is_complex_literal(a);
+}
+
+// The dtype of a Python number as a wrapped-number tensor: bool, int64, the default float
+// dtype (float32) for float, the default complex dtype (complex64) for complex.
 inline dtype wrapped_dtype_of(const Argument& a) {
   if (a.is<bool>()) return dtype::bool_;
   if (a.is<std::int64_t>()) return dtype::int64;
+  if (is_complex_literal(a)) return dtype::complex64;
   return dtype::float32;
 }
 
@@ -347,9 +361,7 @@ class Context {
   [[nodiscard]] std::optional<Operand> scalar_operand(std::string_view name) const {
     const Argument& a = arg(name);
     if (a.is_none()) return std::nullopt;
-    if (a.is<bool>() || a.is<std::int64_t>() || a.is<double>()) {
-      return Operand{Operand::Kind::wrapped, wrapped_dtype_of(a)};
-    }
+    if (is_number_literal(a)) return Operand{Operand::Kind::wrapped, wrapped_dtype_of(a)};
     if (const Node* n = a.node()) {
       const NodeValue& v = n->meta().val;
       if (v.sym_int() != nullptr) return Operand{Operand::Kind::wrapped, dtype::int64};

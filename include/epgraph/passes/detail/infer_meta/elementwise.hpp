@@ -23,8 +23,9 @@ inline Operands collect(const Context& ctx, std::initializer_list<const char*> n
     const std::ptrdiff_t i = ctx.schema().argument_index(name);
     const SchemaType& type = ctx.schema().arguments[static_cast<std::size_t>(i)].type;
     const Argument& a = ctx.arg(name);
-    if (type.is_tensor_like() && (a.is<bool>() || a.is<std::int64_t>() || a.is<double>())) {
-      // a Python number given for a Tensor argument is a wrapped number
+    if (type.is_tensor_like() && is_number_literal(a)) {
+      // a Python number given for a Tensor argument is a wrapped number (a complex one too:
+      // `x.to(torch.complex64) * (1.5 - 2j)` is mul.Tensor(to, as_complex))
       out.ops.push_back(Operand{Operand::Kind::wrapped, wrapped_dtype_of(a)});
     } else if (type.is_tensor_like() && a.node() != nullptr &&
                a.node()->meta().val.is_symbolic_scalar()) {
