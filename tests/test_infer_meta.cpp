@@ -299,6 +299,48 @@ TEST_CASE("infer_meta: in-place ops give self's metadata", "[infer_meta]") {
   CHECK(epgraph::infer_meta(*ic) == NodeValue(m));
 }
 
+// PT2E with per-channel weights (XNNPACKQuantizer, is_per_channel=True) gives
+// dequantize_per_channel on every weight: the issue's list of default-IR ops without a rule. The
+// values are checked against torch in infer_meta_cases.json; here the checks of torch's Meta
+// functions, with their messages (torch/ao/quantization/fx/_decomposed.py).
+TEST_CASE("infer_meta: quantize_per_channel and dequantize_per_channel refuse what torch refuses",
+          "[infer_meta]") {
+  using epgraph::dtype;
+  Graph g;
+  Node* w = input(g, "w", meta_of(dtype::int8, {4, 3}));
+  Node* f = input(g, "f", meta_of(dtype::float32, {4, 3}));
+  Node* d = input(g, "d", meta_of(dtype::float64, {4, 3}));
+  Node* s = input(g, "s", meta_of(dtype::float32, {4}));
+  Node* z = input(g, "z", meta_of(dtype::int64, {4}));
+  const std::string dq = "torch.ops.quantized_decomposed.dequantize_per_channel.default";
+  const std::string q = "torch.ops.quantized_decomposed.quantize_per_channel.default";
+  auto fails = [&](const std::string& target, epgraph::ArgumentList args, const std::string& why) {
+    Node* n = g.call_function(target, std::move(args), {}, "n");
+    const std::string name(n->name());
+    CHECK_THROWS_MATCHES(epgraph::infer_meta(*n), value_error,
+                         Catch::Message("Cannot infer the metadata of node '" + name + "' (" +
+                                        target + "): " + why));
+  };
+  fails(dq, {w, s, z, 0, -128, 127, dtype::uint8},
+        "Expecting input to have dtype torch.uint8, but got dtype: torch.int8");
+  fails(q, {d, s, z, 0, -128, 127, dtype::int8},
+        "Expecting input to have dtype torch.float32, but got dtype: torch.float64");
+  fails(dq, {w, s, z, 2, -128, 127, dtype::int8}, "Expecting axis to be < 2");
+  fails(q, {f, s, z, 0, -129, 127, dtype::int8},
+        "quant_min out of bounds for dtype, quant_min_lower_bound: -128 quant_min: -129");
+  fails(q, {f, s, z, 0, 0, 256, dtype::uint8},
+        "quant_max out of bounds for dtype, quant_max_upper_bound: 255 quant_max: 256");
+  fails(q, {f, s, z, 0, 0, 1, dtype::int64}, "Unsupported dtype: torch.int64");
+
+  // a negative axis passes (torch checks only axis < dim); float16 quantizes as float32
+  Node* h = input(g, "h", meta_of(dtype::float16, {4, 3}));
+  Node* ok = g.call_function(q, {h, s, z, -1, 0, 255, dtype::uint8}, {}, "ok");
+  CHECK(epgraph::infer_meta(*ok) == NodeValue(meta_of(dtype::uint8, {4, 3})));
+  Node* back = g.call_function(dq, {w, s, epgraph::None{}, 0, -127, 127, dtype::int8},
+                               {{"out_dtype", dtype::bfloat16}}, "back");
+  CHECK(epgraph::infer_meta(*back) == NodeValue(meta_of(dtype::bfloat16, {4, 3})));
+}
+
 TEST_CASE("set_inferred_meta: stores the value, leaves the node unchanged on error",
           "[infer_meta]") {
   Graph g;
@@ -314,13 +356,19 @@ TEST_CASE("set_inferred_meta: stores the value, leaves the node unchanged on err
   CHECK(bad->meta().val == NodeValue(epgraph::SymIntValue{std::int64_t{3}}));
 }
 
-TEST_CASE("register_quantized_decomposed_schemas: torch 2.13's six schemas, idempotent",
+TEST_CASE("register_quantized_decomposed_schemas: torch 2.13's eight schemas, idempotent",
           "[infer_meta][schema]") {
   epgraph::OperatorRegistry r;
   epgraph::register_quantized_decomposed_schemas(r);
-  REQUIRE(r.size() == 6);
+  REQUIRE(r.size() == 8);
   epgraph::register_quantized_decomposed_schemas(r);
-  CHECK(r.size() == 6);
+  CHECK(r.size() == 8);
+  const epgraph::FunctionSchema* dqc = r.find("quantized_decomposed::dequantize_per_channel");
+  REQUIRE(dqc != nullptr);
+  CHECK(dqc->str() ==
+        "quantized_decomposed::dequantize_per_channel(Tensor input, Tensor scales, Tensor? "
+        "zero_points, int axis, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? "
+        "out_dtype=None) -> Tensor");
   const epgraph::FunctionSchema* dq = r.find("quantized_decomposed::dequantize_per_tensor.tensor");
   REQUIRE(dq != nullptr);
   CHECK(dq->str() ==

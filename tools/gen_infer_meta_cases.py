@@ -553,6 +553,18 @@ def define_cases() -> None:
          T(f64, []), T(i64, []), -128, 127, i8)
     case("dequantize_per_tensor_tensor_out_dtype", Q + "dequantize_per_tensor.tensor",
          T(i8, [2, 3]), T(f64, []), T(i64, []), -128, 127, i8, out_dtype=bf16)
+    case("quantize_per_channel", Q + "quantize_per_channel.default", T(f32, [4, 3]),
+         T(f64, [4]), T(i64, [4]), 0, -128, 127, i8)
+    case("quantize_per_channel_bf16_axis1", Q + "quantize_per_channel.default",
+         T(bf16, [2, 3, 4]), T(f32, [3]), T(i32, [3]), 1, 0, 255, u8)
+    case("quantize_per_channel_transposed", Q + "quantize_per_channel.default",
+         T(f32, [3, 2], [1, 3]), T(f32, [2]), T(i64, [2]), -1, -128, 127, i8)
+    case("dequantize_per_channel", Q + "dequantize_per_channel.default", T(i8, [4, 3]),
+         T(f32, [4]), T(i64, [4]), 0, -128, 127, i8)
+    case("dequantize_per_channel_no_zero_points", Q + "dequantize_per_channel.default",
+         T(i8, [2, 3, 4]), T(f32, [3]), None, 1, -127, 127, i8, out_dtype=f16)
+    case("dequantize_per_channel_channels_last", Q + "dequantize_per_channel.default",
+         T(u8, [2, 3, 4, 5], [60, 1, 15, 3]), T(f32, [3]), T(i64, [3]), 1, 0, 255, u8)
     # --- the type promotion table: add.Tensor over every pair of common dtypes -----------------
     table = [b, u8, i8, i16, i32, i64, f16, bf16, f32, f64, c64, c128]
     for x in table:

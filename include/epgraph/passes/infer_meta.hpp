@@ -19,11 +19,12 @@
 
 namespace epgraph {
 
-/// Registers the six schemas of `quantized_decomposed::quantize_per_tensor` and
-/// `quantized_decomposed::dequantize_per_tensor` (overloads `default`, `tensor`, `tensor2`) of
-/// torch 2.13 in `registry`, so that Graph::check_call, normalized_arguments, verify and the JSON
-/// writer know them (in Python they exist once `torch.ao.quantization.fx._decomposed` is
-/// imported). infer_meta does not need them registered. Calling it again does nothing.
+/// Registers the eight schemas of `quantized_decomposed::quantize_per_tensor` and
+/// `quantized_decomposed::dequantize_per_tensor` (overloads `default`, `tensor`, `tensor2`),
+/// `quantize_per_channel` and `dequantize_per_channel` of torch 2.13 in `registry`, so that
+/// Graph::check_call, normalized_arguments, verify and the JSON writer know them (in Python they
+/// exist once `torch.ao.quantization.fx._decomposed` is imported). infer_meta does not need them
+/// registered. Calling it again does nothing.
 ///
 /// Arguments: `registry`, the registry to add them to (default: global_registry()).
 /// Returns nothing.

@@ -119,6 +119,64 @@ inline TensorMeta rule_quantize(const Context& ctx, bool quantize) {
   return elementwise_meta(ctx, type, {&input});
 }
 
+// quantized_decomposed's check of quant_min/quant_max against `type`'s range
+// (_quant_min_max_bounds_check in torch/ao/quantization/fx/_decomposed.py), with its messages.
+inline void check_quant_bounds(const Context& ctx, dtype type) {
+  struct Bounds {
+    dtype type;
+    std::int64_t lower, upper;
+  };
+  static constexpr Bounds bounds[] = {{dtype::uint8, 0, 255},
+                                      {dtype::int8, -128, 127},
+                                      {dtype::uint16, 0, 65535},
+                                      {dtype::int16, -32768, 32767},
+                                      {dtype::int32, -2147483648LL, 2147483647},
+                                      {dtype::float8_e5m2, -57344, 57344},
+                                      {dtype::float8_e4m3fn, -448, 448}};
+  const Bounds* b = nullptr;
+  for (const Bounds& x : bounds) {
+    if (x.type == type) b = &x;
+  }
+  if (b == nullptr) ctx.fail("Unsupported dtype: torch." + std::string(dtype_name(type)));
+  const std::int64_t lower = b->lower;
+  const std::int64_t upper = b->upper;
+  const std::int64_t quant_min = ctx.integer("quant_min");
+  const std::int64_t quant_max = ctx.integer("quant_max");
+  if (quant_min < lower) {
+    ctx.fail("quant_min out of bounds for dtype, quant_min_lower_bound: " + std::to_string(lower) +
+             " quant_min: " + std::to_string(quant_min));
+  }
+  if (quant_max > upper) {
+    ctx.fail("quant_max out of bounds for dtype, quant_max_upper_bound: " + std::to_string(upper) +
+             " quant_max: " + std::to_string(quant_max));
+  }
+}
+
+// quantize_per_channel / dequantize_per_channel: torch.empty_like(input, dtype=...) after the
+// checks of their Meta functions (quantize_per_channel_meta, dequantize_per_channel_meta in
+// torch/ao/quantization/fx/_decomposed.py): a quantized input must have `dtype`, a quantized
+// one be float32 (float16 and bfloat16 count as float32), `axis` below the input's rank (a
+// negative one passes, as in torch), quant_min/quant_max within dtype's range.
+inline TensorMeta rule_quantize_per_channel(const Context& ctx, bool quantize) {
+  const TensorMeta& input = ctx.tensor("input");
+  const std::optional<dtype> d = ctx.opt_dtype("dtype");
+  if (!d) ctx.fail("argument 'dtype' is None");
+  const dtype expected = quantize ? dtype::float32 : *d;
+  const dtype got = quantize && (input.dtype == dtype::float16 || input.dtype == dtype::bfloat16)
+                        ? dtype::float32
+                        : input.dtype;
+  if (got != expected) {
+    ctx.fail("Expecting input to have dtype torch." + std::string(dtype_name(expected)) +
+             ", but got dtype: torch." + std::string(dtype_name(input.dtype)));
+  }
+  const auto rank = static_cast<std::int64_t>(input.sizes.size());
+  if (ctx.integer("axis") >= rank) ctx.fail("Expecting axis to be < " + std::to_string(rank));
+  check_quant_bounds(ctx, *d);
+  dtype type = *d;
+  if (!quantize) type = ctx.opt_dtype("out_dtype").value_or(dtype::float32);
+  return elementwise_meta(ctx, type, {&input});
+}
+
 // empty_like(argument `name`): its shape and dtype, its strides when dense (preserve_format).
 inline TensorMeta preserved_like(const Context& ctx, std::string_view name) {
   const TensorMeta& t = ctx.tensor(name);
@@ -183,6 +241,10 @@ inline NodeValue rule_to_op(const Context& ctx, std::string_view op) {
 
 inline NodeValue rule_quantize_op(const Context& ctx, std::string_view op) {
   return rule_quantize(ctx, op == "quantize_per_tensor");
+}
+
+inline NodeValue rule_quantize_per_channel_op(const Context& ctx, std::string_view op) {
+  return rule_quantize_per_channel(ctx, op == "quantize_per_channel");
 }
 
 }  // namespace infer

@@ -39,6 +39,11 @@ inline constexpr const char* quantized_decomposed_schema_texts[] = {
     "quantized_decomposed::dequantize_per_tensor.tensor2(Tensor input, Tensor scale, Tensor "
     "zero_point, Tensor quant_min, Tensor quant_max, ScalarType dtype, *, ScalarType? "
     "out_dtype=None) -> Tensor",
+    "quantized_decomposed::quantize_per_channel(Tensor input, Tensor scales, Tensor "
+    "zero_points, int axis, int quant_min, int quant_max, ScalarType dtype) -> Tensor",
+    "quantized_decomposed::dequantize_per_channel(Tensor input, Tensor scales, Tensor? "
+    "zero_points, int axis, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? "
+    "out_dtype=None) -> Tensor",
 };
 }  // namespace detail
 

@@ -273,6 +273,8 @@ inline void register_factory_and_sym_rules(RuleTable& t) {
   add_aten(t, {"arange"}, &plain_rule<rule_arange>);
   t.emplace("quantized_decomposed.quantize_per_tensor", &rule_quantize_op);
   t.emplace("quantized_decomposed.dequantize_per_tensor", &rule_quantize_op);
+  t.emplace("quantized_decomposed.quantize_per_channel", &rule_quantize_per_channel_op);
+  t.emplace("quantized_decomposed.dequantize_per_channel", &rule_quantize_per_channel_op);
   add_aten(t, {"sym_size", "sym_stride"}, &rule_sym_size);
   add_aten(t, {"sym_numel"}, &rule_sym_numel);
   add_aten(t, {"lstm"}, &plain_rule<rule_lstm>);
