@@ -208,6 +208,37 @@ TEST_CASE("specialize: refused values name the symbol and change nothing", "[spe
                "expression s0 >= 4 on node 'ge'");
 }
 
+// Regression (a break test): `--dim u0=2` folded a data-dependent size to a constant and
+// dropped its checks, and `--dim 2*s0=14` (a derived dimension's range_constraints key) was
+// reported as specialized while nothing was. Both are refused; the list of symbols names the
+// input-size symbols only.
+TEST_CASE("specialize: an unbacked symbol or a derived dimension's key is refused",
+          "[specialize]") {
+  epgraph_test::Program ep = spec_program();
+  ep.metadata().range_constraints.push_back(epgraph::RangeConstraint{"u0", 1, 100});
+  ep.metadata().range_constraints.push_back(epgraph::RangeConstraint{"2*s0", 4, 200});
+  const std::string before = spec_snapshot(ep);
+  CHECK_THROWS_MATCHES(
+      epgraph::specialize(ep, {{"u0", 2}}), epgraph::value_error,
+      Catch::Message("Cannot specialize 'u0': it is a data-dependent (unbacked) symbol, whose "
+                     "value a tensor's data gives at run time, not an input size (its symbols: "
+                     "s0, s1)"));
+  CHECK(spec_snapshot(ep) == before);
+  CHECK_THROWS_MATCHES(
+      epgraph::specialize(ep, {{"s0", 7}, {"2*s0", 14}}), epgraph::value_error,
+      Catch::Message("Cannot specialize '2*s0': it is an expression (a derived dimension), not "
+                     "a symbol; fix the symbols it is made of (its symbols: s0, s1)"));
+  CHECK(spec_snapshot(ep) == before);
+  CHECK_THROWS_MATCHES(epgraph::specialize(ep, {{"s9", 7}}), epgraph::value_error,
+                       Catch::Message("Cannot specialize 's9': it is not a symbol of the program's "
+                                      "range_constraints (its symbols: s0, s1)"));
+  // the derived key follows its symbol: dropped once s0 is fixed; u0's constraint stays
+  const epgraph::SpecializeReport r = epgraph::specialize(ep, {{"s0", 7}});
+  CHECK(r.constraints_dropped == std::vector<std::string>{"s0", "2*s0"});
+  REQUIRE(ep.metadata().range_constraints.size() == 2);
+  CHECK(ep.metadata().range_constraints[1] == epgraph::RangeConstraint{"u0", 1, 100});
+}
+
 TEST_CASE("specialize: a program without symbols says it has none", "[specialize]") {
   epgraph_test::Program ep = spec_program();
   ep.metadata().range_constraints.clear();

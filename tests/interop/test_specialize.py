@@ -184,3 +184,93 @@ def test_specialize_sym_float_expressions(module, decompose, pt2_edit, workdir):
         torch.testing.assert_close(static.module()(x), model(x))
         if module == "truediv":
             assert got["truediv"] == size / 3, (size, got["truediv"])
+
+
+class _CheckedItem(torch.nn.Module if torch else object):
+    """A data-dependent size k = n.item() with runtime checks 1 <= k <= x.shape[0]: torch writes
+    the unbacked symbol u0 with range_constraints u0 in [1, 100] (what the checks establish) and
+    asserts u0 >= 1, u0 <= 100 (from the bound of s77) and u0 <= s77."""
+
+    def forward(self, x, n):
+        k = n.item()
+        torch._check(k >= 1)
+        torch._check(k <= x.shape[0])
+        return x[:k] * 2
+
+
+def _asserts(ep):
+    """The conditions the program's runtime asserts check, as torch prints them."""
+    return sorted(str(n.args[0].meta["val"]) for n in ep.graph.nodes
+                  if n.target is torch.ops.aten._assert_scalar.default)
+
+
+def test_specialize_keeps_the_asserts_that_check_a_data_dependent_size(pt2_edit, workdir):
+    """Regression (found by a break test): fixing the input size s77 to 6 also erased the asserts
+    u0 >= 1 and u0 <= 100, which do not involve s77: they were decided with u0's range [1, 100],
+    which holds only because of them, and the specialized program returned an empty result for
+    n = 0 where the dynamic one raised. Conditions are now decided with the input symbols' ranges
+    only: the two asserts stay, u0 <= s77 becomes u0 <= 6 and stays."""
+    ep = torch.export.export(_CheckedItem(), (torch.randn(6, 3), torch.tensor(2)),
+                             dynamic_shapes={"x": {0: torch.export.Dim("N", min=2, max=100)},
+                                             "n": None})
+    (size,) = [s for s in map(str, ep.range_constraints) if s.startswith("s")]
+    src, dst = workdir / "checked_item.pt2", workdir / "checked_item_static.pt2"
+    torch.export.save(ep, str(src))
+    before = _asserts(ep)
+    assert before == sorted(["u0 >= 1", "u0 <= 100", f"u0 <= {size}"]), before
+    pt2_edit.run("specialize", src, "--dim", f"{size}=6", "-o", dst)
+    static = torch.export.load(str(dst))
+    assert _asserts(static) == sorted(["u0 >= 1", "u0 <= 100", "u0 <= 6"])
+    module, x = static.module(), torch.randn(6, 3)
+    torch.testing.assert_close(module(x, torch.tensor(3)), x[:3] * 2)
+    for bad in (0, 7):  # below 1, above the fixed size: refused at run time as before
+        with pytest.raises(RuntimeError, match="Runtime assertion failed"):
+            module(x, torch.tensor(bad))
+
+
+def test_specialize_refuses_a_data_dependent_symbol_or_a_derived_dimension(pt2_edit, workdir):
+    """Regression (found by a break test): `--dim u0=2` turned item() into the constant 2 and
+    dropped its checks (the program then ignored n), and `--dim 2*s27=14`, a derived dimension's
+    range_constraints key, was reported as specialized while nothing was (an odd value and a
+    contradicting second --dim were accepted too). Both are refused, naming the key."""
+    ep = torch.export.export(_CheckedItem(), (torch.randn(6, 3), torch.tensor(2)),
+                             dynamic_shapes={"x": {0: torch.export.Dim("N", min=2, max=100)},
+                                             "n": None})
+    (size,) = [s for s in map(str, ep.range_constraints) if s.startswith("s")]
+    src = workdir / "checked_item_refused.pt2"
+    torch.export.save(ep, str(src))
+
+    class Two(torch.nn.Module):
+        def forward(self, x, y):
+            return x + y.view(y.shape[0], -1, 2).sum(-1)
+
+    t = torch.export.Dim("T", min=2, max=64)
+    two = torch.export.export(Two(), (torch.randn(3, 5), torch.randn(3, 10)),
+                              dynamic_shapes={"x": {1: t}, "y": {1: 2 * t}})
+    keys = [str(k) for k in two.range_constraints]
+    (base,) = [k for k in keys if k.isidentifier()]
+    (derived,) = [k for k in keys if not k.isidentifier()]
+    src_two = workdir / "derived_dim.pt2"
+    torch.export.save(two, str(src_two))
+
+    dst = workdir / "specialize_refused_keys.pt2"
+    for path, dim, message in [
+        (src, "u0=2", "error: Cannot specialize 'u0': it is a data-dependent (unbacked) symbol, "
+                      "whose value a tensor's data gives at run time, not an input size (its "
+                      f"symbols: {size})\n"),
+        (src_two, f"{derived}=14", f"error: Cannot specialize '{derived}': it is an expression "
+                                   "(a derived dimension), not a symbol; fix the symbols it is "
+                                   f"made of (its symbols: {base})\n"),
+    ]:
+        proc = pt2_edit.run("specialize", path, "--dim", dim, "-o", dst, check=False)
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert proc.stderr == message, proc.stderr
+        assert proc.stdout == ""
+        assert not dst.exists()
+
+    # the derived dimension follows its symbol: fixing s27 to 7 fixes y's size to 14
+    pt2_edit.run("specialize", src_two, "--dim", f"{base}=7", "-o", dst)
+    static = torch.export.load(str(dst))
+    assert static.range_constraints == {}
+    x, y = torch.randn(3, 7), torch.randn(3, 14)
+    torch.testing.assert_close(static.module()(x, y), Two()(x, y))

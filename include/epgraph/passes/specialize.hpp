@@ -169,21 +169,33 @@ inline Values checked_values(const std::vector<RangeConstraint>& constraints,
                              SpecializeReport& report) {
   if (dims.empty()) throw value_error("specialize needs at least one symbol to fix");
   Values values;
+  // The symbols specialize can fix, for messages: the input-size symbols of the constraints.
+  std::string known;
+  for (const RangeConstraint& r : constraints) {
+    if (!detail::infer::is_identifier(r.symbol) || sym::is_unbacked_name(r.symbol)) continue;
+    known += (known.empty() ? "" : ", ") + r.symbol;
+  }
+  const std::string its = known.empty() ? std::string("it has none") : "its symbols: " + known;
   for (const auto& [symbol, value] : dims) {
+    if (!detail::infer::is_identifier(symbol)) {
+      throw value_error("Cannot specialize '" + symbol +
+                        "': it is an expression (a derived dimension), not a symbol; fix the "
+                        "symbols it is made of (" +
+                        its + ")");
+    }
+    if (sym::is_unbacked_name(symbol)) {
+      throw value_error("Cannot specialize '" + symbol +
+                        "': it is a data-dependent (unbacked) symbol, whose value a tensor's "
+                        "data gives at run time, not an input size (" +
+                        its + ")");
+    }
     const RangeConstraint* found = nullptr;
     for (const RangeConstraint& r : constraints) {
       if (r.symbol == symbol) found = &r;
     }
     if (found == nullptr) {
-      std::string known;
-      for (const RangeConstraint& r : constraints) {
-        if (!detail::infer::is_identifier(r.symbol)) continue;
-        known += (known.empty() ? "" : ", ") + r.symbol;
-      }
       throw value_error("Cannot specialize '" + symbol +
-                        "': it is not a symbol of the program's range_constraints (" +
-                        (known.empty() ? std::string("it has none") : "its symbols: " + known) +
-                        ")");
+                        "': it is not a symbol of the program's range_constraints (" + its + ")");
     }
     if (values.count(symbol) != 0) {
       throw value_error("Cannot specialize '" + symbol + "': the value is given twice");
@@ -242,6 +254,14 @@ inline void substitute_values(Graph& g, const Values& values, const sym::Ranges&
                               const SpecializeReport& report) {
   MetaContext ctx(ranges);
   ValueSubstituter subst(ctx, values, &ranges);
+  // Conditions (the SymBools runtime asserts check) are decided with the backed symbols' ranges
+  // only, which torch checks on the inputs: an unbacked symbol's range (u0 in [1, 100]) is what
+  // the asserts on it establish (`torch._check(k >= 1)`), so `u0 >= 1` must stay an assert.
+  sym::Ranges backed;
+  for (const auto& [symbol, range] : ranges) {
+    if (!sym::is_unbacked_name(symbol)) backed.emplace(symbol, range);
+  }
+  subst.set_condition_ranges(&backed);
   for (const Node& n : g.nodes()) subst.learn(n.meta().val);
   for (const SpecializedSymbol& s : report.symbols) ctx.set_hint(s.symbol, s.value);
   for (Node& n : g.nodes()) {
@@ -384,7 +404,9 @@ void recompute_values(ExportedProgram<Tensor>& work, SpecializeReport& report) {
 ///    remaining symbols' ranges (`2*s0` becomes 32, `s0*s1` becomes `16*s1` with its hint);
 /// 3. every runtime assert whose condition became constant is checked and erased
 ///    (`_assert_scalar` of a SymBool, `sym_constrain_range_for_size` / `sym_constrain_range` of a
-///    SymInt against its `min`/`max`);
+///    SymInt against its `min`/`max`); a condition is decided with the input-size symbols' ranges
+///    only, never with an unbacked symbol's (u0's range is what the asserts on it establish:
+///    `u0 >= 1` stays an assert);
 /// 4. every call_function node whose value became a constant SymInt or SymBool (`sym_size.int`,
 ///    `sym_numel`, `operator.mul` of sizes, comparisons) is folded: its uses in other nodes'
 ///    arguments hold the constant (as torch writes a concrete SymInt: `arange(sym_size_int)`
@@ -405,6 +427,11 @@ void recompute_values(ExportedProgram<Tensor>& work, SpecializeReport& report) {
 /// - "specialize needs at least one symbol to fix" for empty `dims`;
 /// - "Cannot specialize 's9': it is not a symbol of the program's range_constraints (its
 ///   symbols: s0, s1)" (or "(it has none)");
+/// - "Cannot specialize 'u0': it is a data-dependent (unbacked) symbol, whose value a tensor's
+///   data gives at run time, not an input size (its symbols: s0, s1)";
+/// - "Cannot specialize '2*s0': it is an expression (a derived dimension), not a symbol; fix the
+///   symbols it is made of (its symbols: s0, s1)" for a range_constraints key that is an
+///   expression (it is dropped when its symbols are fixed);
 /// - "Cannot specialize 's0': the value is given twice";
 /// - "Cannot specialize s0 to 1: outside its range constraint [2, 100]";
 /// - "Cannot specialize s0 to 5: the runtime assert 'assert_1'

@@ -38,6 +38,14 @@ class ValueSubstituter {
   // evaluating the result under ctx's hints: torch's SymNode keeps the hint it was made with, so
   // a size computed through an unbacked symbol has none after the replacement too.
   void keep_hints() noexcept { keep_hints_ = true; }
+  // The ranges a SymBool's condition is decided with (default: those of the constructor).
+  // specialize passes the backed symbols' ranges only: an unbacked symbol's range comes from
+  // the runtime asserts on it, so deciding their conditions with it would remove the checks
+  // that make it hold.
+  void set_condition_ranges(const sym::Ranges* ranges) noexcept {
+    condition_ranges_ = ranges;
+    own_condition_ranges_ = true;
+  }
 
   // Teaches ctx the symbols' export-time values from every expression with a hint.
   void learn(const NodeValue& v) {
@@ -79,7 +87,8 @@ class ValueSubstituter {
     if (const SymBoolValue* sb = v.sym_bool()) {
       const auto* e = std::get_if<SymExpr>(&sb->value);
       if (e == nullptr) return v;
-      const sym::Expr x = sym::substitute(ctx_.parse(e->expr, std::nullopt), values_, ranges_);
+      const sym::Expr x = sym::substitute(ctx_.parse(e->expr, std::nullopt), values_,
+                                          own_condition_ranges_ ? condition_ranges_ : ranges_);
       SymBoolValue out;
       if (const auto b = x.as_boolean()) {
         out.value = *b;
@@ -123,6 +132,8 @@ class ValueSubstituter {
   const MetaContext& ctx_;
   const std::map<std::string, sym::Expr, std::less<>>& values_;
   const sym::Ranges* ranges_;
+  const sym::Ranges* condition_ranges_ = nullptr;
+  bool own_condition_ranges_ = false;
   bool keep_hints_ = false;
 };
 
