@@ -150,3 +150,90 @@ TEST_CASE("edits refuse state targets ep.module() cannot register, changing noth
   CHECK(dotted->name() == "a_forward");
   CHECK(target_violations(ep).empty());
 }
+
+// Found by a break test: `pt2_edit add-buffer --name b_lin` on a program with a Linear `lin`
+// gave the buffer the target 'lin' beside 'lin.weight'; verify said OK, torch loaded it, and
+// ep.module() failed ("Node lin_weight target lin.weight references nonexistent attribute
+// weight of lin"). The same with `b_true_graph_0` on a torch.cond program (KeyError "attribute
+// 'true_graph_0' already exists"). tests/interop/test_cli_errors.py runs both through torch.
+TEST_CASE("module_paths_clash / falls_on_submodule: one target is the other's module",
+          "[verify][state]") {
+  using epgraph::falls_on_submodule;
+  using epgraph::module_paths_clash;
+  CHECK(module_paths_clash("lin", "lin.weight"));
+  CHECK(module_paths_clash("layers.0.attn.k", "layers.0"));
+  CHECK_FALSE(module_paths_clash("lin", "lin"));  // the same key: the duplicate rules' business
+  CHECK_FALSE(module_paths_clash("lin", "linear.weight"));
+  CHECK_FALSE(module_paths_clash("lin", "lin_weight"));
+  CHECK(falls_on_submodule("true_graph_0", "true_graph_0"));
+  CHECK(falls_on_submodule("true_graph_0.w", "true_graph_0"));
+  CHECK_FALSE(falls_on_submodule("true_graph_01", "true_graph_0"));
+  CHECK_FALSE(falls_on_submodule("x.true_graph_0", "true_graph_0"));
+}
+
+namespace {
+
+// params_and_buffers_program with the parameter at 'lin.weight' and the buffer at `buffer`.
+Program lin_program(const std::string& buffer) {
+  Program ep = epgraph_test::params_and_buffers_program();
+  const epgraph_test::Tensor weight = *ep.state_dict().find("weight");
+  const epgraph_test::Tensor scale = *ep.state_dict().find("scale");
+  ep.state_dict().erase("weight");
+  ep.state_dict().erase("scale");
+  ep.state_dict().insert_or_assign("lin.weight", weight);
+  ep.state_dict().insert_or_assign(buffer, scale);
+  auto& specs = ep.graph_signature().input_specs;
+  specs[0] = epgraph_test::parameter("p_weight", "lin.weight");
+  specs[1] = epgraph_test::buffer("b_scale", buffer);
+  return ep;
+}
+
+}  // namespace
+
+TEST_CASE("verify reports state targets that are another's module path", "[verify][state]") {
+  CHECK(target_violations(lin_program("scale")).empty());
+  CHECK(target_violations(lin_program("lin")) ==
+        TargetList{"Input spec 'b_scale' (BUFFER) has target 'lin', which ep.module() cannot "
+                   "register: target 'lin.weight' of input spec 'p_weight' needs a submodule "
+                   "'lin' there"});
+  CHECK(target_violations(lin_program("lin.weight.scale")) ==
+        TargetList{"Input spec 'p_weight' (PARAMETER) has target 'lin.weight', which ep.module() "
+                   "cannot register: target 'lin.weight.scale' of input spec 'b_scale' needs a "
+                   "submodule 'lin.weight' there"});
+}
+
+TEST_CASE("edits refuse a target on another's module path or a nested graph, changing nothing",
+          "[edit][state]") {
+  Program ep = lin_program("scale");
+  (void)ep.add_nested_graph("body", std::make_unique<epgraph::Graph>());
+  Node* branch = ep.graph().get_attr("true_graph_0");
+  branch->mutable_meta().serialized = R"({"inputs": [], "outputs": [], "nodes": []})";
+  const auto before = epgraph_test::snapshot(ep);
+  const std::string clash =
+      " cannot be used: target 'lin.weight' of input spec 'p_weight' is already there, and "
+      "ep.module() cannot register 'lin' as a tensor and as the module of 'lin.weight'";
+  CHECK_THROWS_MATCHES(epgraph::create_mutable_buffer(ep, "b_lin", tensor({2})),
+                       epgraph::value_error,
+                       Catch::Message("Buffer target 'lin' (from name 'b_lin')" + clash));
+  CHECK_THROWS_MATCHES(
+      epgraph::create_constant_placeholder(ep, "lin", InputKind::CONSTANT_TENSOR, tensor({2})),
+      epgraph::value_error, Catch::Message("Constant target 'lin'" + clash));
+  CHECK_THROWS_MATCHES(
+      epgraph::create_mutable_buffer(ep, "b_body", tensor({2})), epgraph::value_error,
+      Catch::Message("Buffer target 'body' (from name 'b_body') cannot be used: 'body' is the "
+                     "submodule of the program's nested graph 'body' in ep.module()"));
+  CHECK_THROWS_MATCHES(
+      epgraph::create_mutable_buffer(ep, "b_true_graph_0", tensor({2})), epgraph::value_error,
+      Catch::Message("Buffer target 'true_graph_0' (from name 'b_true_graph_0') cannot be used: "
+                     "'true_graph_0' is the submodule of the nested graph get_attr node "
+                     "'true_graph_0' reads in ep.module()"));
+  CHECK(epgraph_test::snapshot(ep) == before);
+  // a name beside them is free
+  Node* ok = epgraph::create_mutable_buffer(ep, "b_lin_cache", tensor({2}));
+  CHECK(ok->name() == "b_lin_cache");
+  std::optional<std::string> target;
+  for (const epgraph::InputSpec& spec : ep.graph_signature().input_specs) {
+    if (spec.name() == "b_lin_cache") target = spec.target();
+  }
+  CHECK(target == std::optional<std::string>("lin_cache"));
+}

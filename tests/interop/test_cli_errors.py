@@ -259,3 +259,48 @@ def test_add_buffer_keeps_the_name_or_refuses(pt2_edit, tmp_path):
     assert proc.stdout == f"added buffer placeholder 'kv_cache' -> {out}\n"
     ep = torch.export.load(str(out))
     assert "kv_cache" in [n.name for n in ep.graph.nodes]
+
+
+def test_add_buffer_refuses_a_target_on_a_module_path(pt2_edit, tmp_path):
+    """Regression (found by a break test): `--name b_lin` beside a Linear `lin` gave the buffer
+    the target 'lin' next to 'lin.weight', and `--name b_true_graph_0` on a torch.cond program
+    the target of the true branch's submodule: pt2_edit wrote both and said OK, torch loaded
+    them, and ep.module() failed ("Node lin_weight target lin.weight references nonexistent
+    attribute weight of lin"; KeyError "attribute 'true_graph_0' already exists"). Both are
+    refused, nothing written."""
+
+    class Lin(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return self.lin(x)
+
+    class Cond(nn.Module):
+        def forward(self, x):
+            return torch.cond(x.sum() > 0, lambda t: t * 2, lambda t: t - 1, (x,))
+
+    lin, cond = tmp_path / "lin.pt2", tmp_path / "cond.pt2"
+    torch.export.save(torch.export.export(Lin(), (torch.randn(3, 4),)), str(lin))
+    torch.export.save(torch.export.export(Cond(), (torch.randn(2, 4),)), str(cond))
+    out = tmp_path / "out.pt2"
+    for path, name, message in [
+        (lin, "b_lin", "error: Buffer target 'lin' (from name 'b_lin') cannot be used: target "
+                       "'lin.weight' of input spec 'p_lin_weight' is already there, and "
+                       "ep.module() cannot register 'lin' as a tensor and as the module of "
+                       "'lin.weight'\n"),
+        (cond, "b_true_graph_0", "error: Buffer target 'true_graph_0' (from name "
+                                 "'b_true_graph_0') cannot be used: 'true_graph_0' is the "
+                                 "submodule of the nested graph get_attr node 'true_graph_0' "
+                                 "reads in ep.module()\n"),
+    ]:
+        proc = pt2_edit.run("add-buffer", path, "--name", name, "--shape", "2", "-o", out,
+                            check=False)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", message), proc.stderr
+        assert not out.exists()
+    # a name beside them is free, and the program builds and runs
+    pt2_edit.run("add-buffer", lin, "--name", "b_lin_cache", "--shape", "2", "-o", out)
+    ep = torch.export.load(str(out))
+    assert ep.state_dict["lin_cache"].shape == (2,)
+    assert ep.module()(torch.randn(3, 4)).shape == (3, 4)

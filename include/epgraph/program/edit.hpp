@@ -100,6 +100,41 @@ inline void check_registrable(const std::string& target, std::string_view name, 
       "' already exists\")");
 }
 
+// Refuses a new state target that clashes with the module path of a state target the program
+// has (module_paths_clash: `lin` beside `lin.weight`) or falls on a nested graph's submodule
+// (falls_on_submodule: `true_graph_0`): torch and ExecuTorch write such a program, torch's
+// loader and verifier accept it, and building its module fails. The nested graphs looked at
+// are the program's own and the record of the get_attr node named like the target's first
+// component (verify reports the rest). `what` is "Buffer" / "Constant"; `name` the requested
+// name. O(input specs + log nested graphs).
+template <class T>
+void check_module_path_free(const ExportedProgram<T>& ep, const std::string& target,
+                            std::string_view name, const char* what) {
+  std::string message = std::string(what) + " target '" + target + "'";
+  if (name != target) message += " (from name '" + std::string(name) + "')";
+  for (const InputSpec& s : ep.graph_signature().input_specs) {
+    if (!s.target() || !module_paths_clash(target, *s.target())) continue;
+    const bool longer = s.target()->size() > target.size();
+    throw value_error(message + " cannot be used: target '" + *s.target() + "' of input spec '" +
+                      s.name() + "' is already there, and ep.module() cannot register '" +
+                      (longer ? target : *s.target()) + "' as a tensor and as the module of '" +
+                      (longer ? *s.target() : target) + "'");
+  }
+  const std::string_view first = std::string_view(target).substr(0, target.find('.'));
+  std::string owner;
+  if (ep.nested_graph(first) != nullptr) {
+    owner = "the program's nested graph '" + std::string(first) + "'";
+  } else if (const Node* n = ep.graph().find_node(first);
+             n != nullptr && n->op() == OpCode::get_attr && n->target() == first &&
+             !n->meta().serialized.empty()) {
+    owner = "the nested graph get_attr node '" + std::string(n->name()) + "' reads";
+  }
+  if (!owner.empty()) {
+    throw value_error(message + " cannot be used: '" + std::string(first) +
+                      "' is the submodule of " + owner + " in ep.module()");
+  }
+}
+
 inline bool is_blank(std::string_view s) noexcept {
   return s.find_first_not_of(" \t\n\r\f\v") == std::string_view::npos;
 }
@@ -391,6 +426,13 @@ inline void note_new_placeholder(EditIndex& ix, std::size_t target_hash, std::st
 ///   exists")" (with "(from name 'b_forward')" when the name differs) when the target names an
 ///   attribute of the module ep.module() builds (see module_attribute_in; torch and ExecuTorch
 ///   write such a program, and only building its module fails);
+/// - value_error "Buffer target 'lin' (from name 'b_lin') cannot be used: target 'lin.weight' of
+///   input spec 'p_lin_weight' is already there, and ep.module() cannot register 'lin' as a
+///   tensor and as the module of 'lin.weight'" when the target and an existing state target
+///   are one another's module path (module_paths_clash), and "... cannot be used:
+///   'true_graph_0' is the submodule of the nested graph get_attr node 'true_graph_0' reads in
+///   ep.module()" when it falls on a nested graph's submodule (torch and ExecuTorch write both;
+///   building the module fails);
 /// - runtime_error "Buffer target '<t>' already exists in state_dict" / "... in constants" /
 ///   "... as the target of input spec '<spec>'" when the buffer's target (from the assigned
 ///   name) is taken. A requested target taken only in `constants` or by an input spec is no
@@ -445,6 +487,7 @@ Node* create_mutable_buffer(ExportedProgram<T>& ep, std::string_view name, T dat
     throw value_error("Buffer target cannot be empty (from name '" + node_name + "')");
   }
   detail::check_registrable(target, name, "Buffer");
+  detail::check_module_path_free(ep, target, name, "Buffer");
   const bool requested = target == requested_target;
   const std::size_t target_hash = requested ? requested_hash : detail::target_hash(target);
   detail::check_target_free_indexed(ep, ix, target, target_hash, "Buffer", requested);
@@ -540,6 +583,9 @@ Node* create_mutable_buffer(ExportedProgram<T>& ep, std::string_view name, T dat
 /// - value_error "Constant target 'training' cannot be used: ep.module() registers it on a module
 ///   that already has an attribute 'training' (...)" when the assigned name (the target) names an
 ///   attribute of the module ep.module() builds (see module_attribute_in);
+/// - value_error "Constant target 'lin' cannot be used: target 'lin.weight' of input spec
+///   'p_lin_weight' is already there, ..." / "... is the submodule of ..." as for
+///   create_mutable_buffer;
 /// - runtime_error "Constant target '<t>' already exists in state_dict" / "... in constants" /
 ///   "... as the target of input spec '<spec>'" when the assigned name is already a key;
 /// - runtime_error "Failed to insert <name>; Const placeholder nodes must be inserted before user
@@ -580,6 +626,7 @@ Node* create_constant_placeholder(ExportedProgram<T>& ep, std::string_view name,
   detail::check_bindable(name, node_name, "Placeholder");
   std::string target = node_name;
   detail::check_registrable(target, name, "Constant");
+  detail::check_module_path_free(ep, target, name, "Constant");
   const std::size_t target_hash = detail::target_hash(target);
   detail::check_target_free_indexed(ep, ix, target, target_hash, "Constant");
 

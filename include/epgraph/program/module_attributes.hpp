@@ -47,4 +47,28 @@ namespace epgraph {
   }
 }
 
+/// Whether state targets `a` and `b` cannot both be registered on the module ep.module() builds:
+/// one is the other followed by a dot and more (`lin` and `lin.weight`), so its last component
+/// would be both a tensor attribute and the submodule the other is registered in. torch's
+/// loader and verifier accept such a program; building its module fails ("Node lin_weight
+/// target lin.weight references nonexistent attribute weight of lin"). Throws nothing.
+/// O(length of the shorter).
+[[nodiscard]] inline bool module_paths_clash(std::string_view a, std::string_view b) noexcept {
+  if (a.size() == b.size()) return false;
+  const std::string_view shorter = a.size() < b.size() ? a : b;
+  const std::string_view longer = a.size() < b.size() ? b : a;
+  return longer.substr(0, shorter.size()) == shorter && longer[shorter.size()] == '.';
+}
+
+/// Whether state target `target` falls on the root-level submodule `submodule` (a nested graph
+/// the program registers under a get_attr target, e.g. `true_graph_0`): the target is the
+/// submodule's name (torch: KeyError "attribute 'true_graph_0' already exists") or lies inside
+/// it (`true_graph_0.w` would become an attribute of the branch's module). Throws nothing.
+/// O(length of `submodule`).
+[[nodiscard]] inline bool falls_on_submodule(std::string_view target,
+                                             std::string_view submodule) noexcept {
+  if (target.substr(0, submodule.size()) != submodule) return false;
+  return target.size() == submodule.size() || target[submodule.size()] == '.';
+}
+
 }  // namespace epgraph

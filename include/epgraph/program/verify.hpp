@@ -248,6 +248,58 @@ inline void check_registrable_targets(const ExportGraphSignature& sig,
   }
 }
 
+// Rule 5, the targets among themselves: a state target that is another's module path
+// (module_paths_clash: `lin` beside `lin.weight`), or that falls on a nested graph's submodule
+// (falls_on_submodule: `true_graph_0`). Sorted, so that the targets under `t.` are one range:
+// O(specs log specs + nested graphs + clashes).
+template <class T>
+void check_target_paths(const ExportedProgram<T>& ep, std::vector<std::string>& out) {
+  std::vector<const InputSpec*> specs;
+  for (const InputSpec& s : ep.graph_signature().input_specs) {
+    if (!s.target()) continue;
+    switch (s.kind()) {
+      case InputKind::PARAMETER:
+      case InputKind::BUFFER:
+      case InputKind::CONSTANT_TENSOR:
+      case InputKind::CUSTOM_OBJ: specs.push_back(&s); break;
+      default: break;
+    }
+  }
+  auto said = [](const InputSpec& s) {
+    return "Input spec '" + s.name() + "' (" + std::string(kind_name(s.kind())) + ") has target '" +
+           *s.target() + "', which ep.module() cannot register: ";
+  };
+  std::vector<const InputSpec*> sorted = specs;
+  std::sort(sorted.begin(), sorted.end(),
+            [](const InputSpec* a, const InputSpec* b) { return *a->target() < *b->target(); });
+  for (const InputSpec* s : specs) {
+    const std::string under = *s->target() + ".";
+    const auto it = std::lower_bound(
+        sorted.begin(), sorted.end(), under,
+        [](const InputSpec* x, const std::string& key) { return *x->target() < key; });
+    if (it == sorted.end() || !module_paths_clash(*s->target(), *(*it)->target())) continue;
+    out.push_back(said(*s) + "target '" + *(*it)->target() + "' of input spec '" + (*it)->name() +
+                  "' needs a submodule '" + *s->target() + "' there");
+  }
+  // the nested graphs' submodules: the program's own, and the records of get_attr nodes
+  std::vector<std::pair<std::string_view, std::string>> submodules;
+  for (const auto& entry : ep.nested_graphs()) {
+    submodules.emplace_back(entry.first, "the program's nested graph '" + entry.first + "'");
+  }
+  for (const Node& n : ep.graph().nodes()) {
+    if (n.op() != OpCode::get_attr || n.meta().serialized.empty()) continue;
+    submodules.emplace_back(n.target(),
+                            "the nested graph get_attr node '" + std::string(n.name()) + "' reads");
+  }
+  for (const InputSpec* s : specs) {
+    for (const auto& [name, what] : submodules) {
+      if (!falls_on_submodule(*s->target(), name)) continue;
+      out.push_back(said(*s) + "'" + std::string(name) + "' is the submodule of " + what);
+      break;
+    }
+  }
+}
+
 template <class T>
 void check_state(const ExportedProgram<T>& ep, std::vector<std::string>& out) {
   for (const InputSpec& s : ep.graph_signature().input_specs) {
@@ -734,6 +786,11 @@ void check_nested_graphs(const ExportedProgram<T>& ep, const VerifyOptions& opti
 /// 5. state targets ep.module() cannot register (module_attribute_in): "Input spec 'b_forward'
 ///    (BUFFER) has target 'forward', which ep.module() cannot register: its module already has
 ///    an attribute 'forward'" (torch's verifier accepts it; building the module raises KeyError);
+///    and state targets that clash with each other or with a nested graph's submodule
+///    (module_paths_clash, falls_on_submodule): "Input spec 'b_lin' (BUFFER) has target 'lin',
+///    which ep.module() cannot register: target 'lin.weight' of input spec 'p_lin_weight' needs
+///    a submodule 'lin' there", "... target 'true_graph_0', which ep.module() cannot register:
+///    'true_graph_0' is the submodule of the nested graph get_attr node 'true_graph_0' reads";
 /// 6. only at `options.level == VerifyLevel::canonical_order`: the departures from torch's
 ///    canonical input order that input_order_departures lists ("Input 'b_offset' (persistent
 ///    BUFFER) comes after input 'c_gain' (CONSTANT_TENSOR): inputs must be ordered TOKEN < ... <
@@ -808,6 +865,7 @@ void verify(const ExportedProgram<T>& ep, const VerifyOptions& options = {}) {
   detail::check_outputs_match(ep.graph(), sig, problems);
   if (options.check_state) detail::check_state(ep, problems);
   detail::check_registrable_targets(sig, problems);
+  detail::check_target_paths(ep, problems);
   if (options.level == VerifyLevel::canonical_order) {
     std::vector<std::string> departures = input_order_departures(sig);
     problems.insert(problems.end(), std::make_move_iterator(departures.begin()),
