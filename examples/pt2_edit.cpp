@@ -111,6 +111,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <csignal>
 #include <cstdint>
 #include <cstdlib>
 #include <epgraph/archive/archive.hpp>
@@ -1069,6 +1070,12 @@ int outline(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+#ifdef SIGXFSZ
+  // A write past the file-size limit (ulimit -f) then fails with EFBIG and is reported, the
+  // temporary file removed and the output untouched, instead of the signal killing the tool
+  // with its temporary files left behind.
+  (void)std::signal(SIGXFSZ, SIG_IGN);
+#endif
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") return usage(std::cout, 0);

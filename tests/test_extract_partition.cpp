@@ -234,6 +234,17 @@ TEST_CASE("extract_partition / replace_partition_with_call: refusals change noth
       ep, replace({"sub", "scaled"}, "extract_test::sub.graph"),
       "replace_partition_with_call: op name 'extract_test::sub.graph' is not of the form "
       "namespace::name (each a Python identifier)");
+  // torch's own namespaces (a break test: `pt2_edit extract --op-namespace aten` wrote a host
+  // program that verify then refused as calling an operator torch 2.13 does not have).
+  for (const char* op :
+       {"aten::subgraph_0", "prim::subgraph_0", "prims::subgraph_0", "higher_order::subgraph_0"}) {
+    const std::string ns = std::string(op).substr(0, std::string(op).find("::"));
+    check_refused<value_error>(ep, replace({"sub", "scaled"}, op),
+                               "replace_partition_with_call: op name '" + std::string(op) +
+                                   "': namespace '" + ns +
+                                   "' is torch's own (its operators are torch's; verify refuses "
+                                   "any other): give the backend's namespace");
+  }
   // A name registered with another schema: refused before anything changes.
   (void)epgraph::global_registry().register_schema("extract_test::taken(Tensor a) -> Tensor");
   check_refused<value_error>(

@@ -304,3 +304,30 @@ def test_add_buffer_refuses_a_target_on_a_module_path(pt2_edit, tmp_path):
     ep = torch.export.load(str(out))
     assert ep.state_dict["lin_cache"].shape == (2,)
     assert ep.module()(torch.randn(3, 4)).shape == (3, 4)
+
+
+def test_a_write_past_the_file_size_limit_is_an_error(pt2_edit, tmp_path):
+    """Regression (found by a break test): under `ulimit -f`, SIGXFSZ killed pt2_edit (exit 153)
+    and left its temporary files beside the output. The signal is ignored, so the write fails
+    with EFBIG: an error naming the file, exit 2, no output and no temporary file left."""
+    import subprocess
+
+    class Big(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin = nn.Linear(256, 256)  # 256 KiB of weights
+
+        def forward(self, x):
+            return self.lin(x)
+
+    src = tmp_path / "big.pt2"
+    torch.export.save(torch.export.export(Big(), (torch.randn(2, 256),)), str(src))
+    folder = tmp_path / "out"
+    folder.mkdir()
+    out = folder / "copy.pt2"
+    proc = subprocess.run(["bash", "-c", 'ulimit -f 64 && exec "$0" copy "$1" -o "$2"',
+                           pt2_edit.path, str(src), str(out)], capture_output=True, text=True)
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    assert proc.stderr.startswith("error: ") and "File too large" in proc.stderr, proc.stderr
+    assert str(out) in proc.stderr, proc.stderr
+    assert list(folder.iterdir()) == []  # neither the output nor a temporary file

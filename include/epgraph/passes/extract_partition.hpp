@@ -579,6 +579,9 @@ template <class T>
 /// Throws, changing nothing:
 /// - value_error "replace_partition_with_call: op name 'x' is not of the form namespace::name
 ///   (each a Python identifier)";
+/// - value_error "replace_partition_with_call: op name 'aten::subgraph_0': namespace 'aten' is
+///   torch's own (its operators are torch's; verify refuses any other): give the backend's
+///   namespace" for `aten`, `prim`, `prims` and `higher_order`;
 /// - what partition_boundary throws, its messages starting "replace_partition_with_call: "
 ///   (validate_partition's start "validate_partition: ");
 /// - value_error "replace_partition_with_call: the program already calls
@@ -615,6 +618,11 @@ Node* replace_partition_with_call(ExportedProgram<T>& ep, const std::vector<cons
   if (!detail::is_python_identifier(ns) || !detail::is_python_identifier(name)) {
     throw value_error(what + ": op name '" + std::string(op) +
                       "' is not of the form namespace::name (each a Python identifier)");
+  }
+  if (ns == "aten" || ns == "prim" || ns == "prims" || ns == "higher_order") {
+    throw value_error(what + ": op name '" + std::string(op) + "': namespace '" + std::string(ns) +
+                      "' is torch's own (its operators are torch's; verify refuses any other): "
+                      "give the backend's namespace");
   }
   const PartitionBoundary b = detail::partition_boundary_impl(std::as_const(ep), nodes, what);
   const std::string target = "torch.ops." + std::string(ns) + "." + std::string(name) + ".default";
