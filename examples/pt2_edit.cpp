@@ -476,6 +476,25 @@ int validate(const std::string& file, bool strict, bool data, bool meta) {
   return 0;
 }
 
+// Reads the value of option `a` at argv[i + 1] into `value` (advancing i): false, having said
+// why, when it is missing or is another option of the command (`--name --dtype f32`) or when
+// the option was given before (`value` not empty).
+bool option_value(int argc, char** argv, int& i, const std::string& cmd, const std::string& a,
+                  std::string& value) {
+  if (!value.empty()) {
+    std::cerr << "error: " << cmd << ": " << a << " given twice\n";
+    return false;
+  }
+  const std::string next = i + 1 < argc ? argv[i + 1] : "";
+  if (i + 1 >= argc || (next.size() > 1 && next[0] == '-' && next != "-")) {
+    std::cerr << "error: " << cmd << ": " << a << " needs a value"
+              << (i + 1 < argc ? " (got the option '" + next + "')" : std::string()) << "\n";
+    return false;
+  }
+  value = argv[++i];
+  return true;
+}
+
 int add_buffer(int argc, char** argv) {
   const std::string file = argv[2];
   if (!file.empty() && file[0] == '-') {
@@ -490,27 +509,27 @@ int add_buffer(int argc, char** argv) {
     if (a != "--name" && a != "--dtype" && a != "--shape" && a != "--fill" && a != "-o") {
       return unknown_option("add-buffer", a);
     }
-    if (i + 1 >= argc) {
-      std::cerr << "error: add-buffer: " << a << " needs a value\n";
-      return usage();
-    }
     if (std::find(given.begin(), given.end(), a) != given.end()) {
       std::cerr << "error: add-buffer: " << a << " given twice\n";
       return usage();
     }
     given.push_back(a);
-    if (a == "--name")
-      name = argv[++i];
-    else if (a == "--dtype")
-      dtype_name = argv[++i];
-    else if (a == "--shape")
-      shape = argv[++i];
-    else if (a == "--fill")
-      fill = argv[++i];
-    else if (a == "-o")
-      out = argv[++i];
-    else
+    std::string value;  // (a negative --fill is a value, not an option)
+    if (a == "--fill" && i + 1 < argc) {
+      value = argv[++i];
+    } else if (!option_value(argc, argv, i, "add-buffer", a, value)) {
       return usage();
+    }
+    if (a == "--name")
+      name = value;
+    else if (a == "--dtype")
+      dtype_name = value;
+    else if (a == "--shape")
+      shape = value;
+    else if (a == "--fill")
+      fill = value;
+    else
+      out = value;
   }
   for (const auto& [value, option] : {std::pair<const std::string&, const char*>{name, "--name"},
                                       {shape, "--shape"},
@@ -561,19 +580,29 @@ int add_buffer(int argc, char** argv) {
   return 0;
 }
 
+// `copy FILE -o OUT` (the option before or after FILE).
 int copy(int argc, char** argv) {
-  for (int i = 3; i < argc; ++i) {
+  std::string file, out;
+  for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
-    if (!a.empty() && a[0] == '-' && a != "-o") return unknown_option("copy", a);
+    if (a == "-o") {
+      if (!option_value(argc, argv, i, "copy", a, out)) return usage();
+    } else if (!a.empty() && a[0] == '-') {
+      return unknown_option("copy", a);
+    } else if (file.empty()) {
+      file = a;
+    } else {
+      std::cerr << "error: copy: unexpected argument '" << a << "' (FILE is '" << file << "')\n";
+      return usage();
+    }
   }
-  if (argc != 5 || std::string(argv[3]) != "-o") {
+  if (file.empty() || out.empty()) {
     std::cerr << "error: copy needs FILE -o OUT\n";
     return usage();
   }
-  const std::string out = argv[4];
-  const auto ep = load(argv[2]);
-  save(ep, argv[2], out);
-  std::cout << "copied " << argv[2] << " -> " << out << "\n";
+  const auto ep = load(file);
+  save(ep, file, out);
+  std::cout << "copied " << file << " -> " << out << "\n";
   return 0;
 }
 
@@ -831,10 +860,12 @@ int specialize(int argc, char** argv) {
   std::vector<std::pair<std::string, std::int64_t>> dims;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--dim" && i + 1 < argc) {
-      dims.push_back(parse_dim(argv[++i]));
-    } else if (a == "-o" && i + 1 < argc) {
-      out = argv[++i];
+    if (a == "--dim") {
+      std::string dim;
+      if (!option_value(argc, argv, i, "specialize", a, dim)) return usage();
+      dims.push_back(parse_dim(dim));
+    } else if (a == "-o") {
+      if (!option_value(argc, argv, i, "specialize", a, out)) return usage();
     } else if (file.empty() && !a.empty() && a[0] != '-') {
       file = a;
     } else if (!a.empty() && a[0] == '-' && a != "--dim" && a != "-o") {

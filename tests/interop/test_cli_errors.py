@@ -139,6 +139,37 @@ def test_unknown_options_are_named(pt2_edit, tmp_path):
         assert not out.exists()
 
 
+def test_option_mistakes_are_named(pt2_edit, tmp_path):
+    """Regression (found by a break test): `copy FILE -o a -o b` said "copy needs FILE -o OUT",
+    `copy -o OUT FILE` was refused, `specialize FILE --dim` said "unexpected argument '--dim'",
+    and `add-buffer --name --dtype float32` took '--dtype' for the name."""
+    path = block(tmp_path)
+    out = tmp_path / "out.pt2"
+    cases = [
+        (["copy", path, "-o", out, "-o", tmp_path / "b.pt2"], "error: copy: -o given twice\n"),
+        (["copy", path, "-o"], "error: copy: -o needs a value\n"),
+        (["copy", path, path, "-o", out],
+         f"error: copy: unexpected argument '{path}' (FILE is '{path}')\n"),
+        (["specialize", path, "--dim"], "error: specialize: --dim needs a value\n"),
+        (["specialize", path, "--dim", "-o", out],
+         "error: specialize: --dim needs a value (got the option '-o')\n"),
+        (["add-buffer", path, "--name", "--dtype", "float32", "--shape", "2", "-o", out],
+         "error: add-buffer: --name needs a value (got the option '--dtype')\n"),
+    ]
+    for args, first_line in cases:
+        proc = pt2_edit.run(*args, check=False)
+        assert proc.returncode == 2, args
+        assert proc.stderr.startswith(first_line + "usage:\n"), (args, proc.stderr)
+        assert proc.stdout == ""
+        assert not out.exists()
+    # the option before FILE; a negative --fill is a value
+    proc = pt2_edit.run("copy", "-o", out, path)
+    assert proc.stdout == f"copied {path} -> {out}\n"
+    out.unlink()
+    pt2_edit.run("add-buffer", path, "--name", "b_neg", "--fill", "-1.5", "--shape", "2", "-o", out)
+    assert torch.equal(torch.export.load(str(out)).state_dict["neg"], torch.full((2,), -1.5))
+
+
 def test_validate_reports_unknown_aten_targets(pt2_edit, tmp_path):
     path = block(tmp_path)
     good = tmp_path / "block.json"
