@@ -875,11 +875,26 @@ int specialize(int argc, char** argv) {
       return usage();
     }
   }
-  if (file.empty() || dims.empty()) {
+  if (file.empty()) {
     std::cerr << "error: specialize needs FILE and at least one --dim SYMBOL=VALUE\n";
     return usage();
   }
   auto ep = load(file);
+  if (dims.empty()) {  // say which symbols there are: `show` prints the graph only, as torch
+    std::string symbols;
+    for (const epgraph::RangeConstraint& c : ep.metadata().range_constraints) {
+      if (epgraph::sym::is_unbacked_name(c.symbol)) continue;
+      if (c.symbol.find_first_of(" *+-/()") != std::string::npos) continue;  // a derived key
+      symbols += (symbols.empty() ? "" : ", ") + c.symbol + " [" +
+                 (c.min_val ? std::to_string(*c.min_val) : std::string("-int_oo")) + ", " +
+                 (c.max_val ? std::to_string(*c.max_val) : std::string("int_oo")) + "]";
+    }
+    std::cerr << "error: specialize needs at least one --dim SYMBOL=VALUE ("
+              << (symbols.empty() ? std::string("the program has no symbols to fix")
+                                  : "the symbols of " + file + ": " + symbols)
+              << ")\n";
+    return usage();
+  }
   const epgraph::SpecializeReport r = epgraph::specialize(ep, dims);
   for (const epgraph::SpecializedSymbol& s : r.symbols) {
     std::cout << "specialized " << s.symbol << " = " << s.value << " (range ["
@@ -916,6 +931,8 @@ int specialize(int argc, char** argv) {
   if (!out.empty()) {
     save(ep, file, out);
     std::cout << "specialized -> " << out << "\n";
+  } else {
+    std::cout << "nothing written (no -o OUT: a dry run)\n";
   }
   return 0;
 }

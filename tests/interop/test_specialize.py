@@ -268,6 +268,16 @@ def test_specialize_refuses_a_data_dependent_symbol_or_a_derived_dimension(pt2_e
         assert proc.stdout == ""
         assert not dst.exists()
 
+    # without --dim: the symbols that can be fixed, with their ranges (not u0, not 2*s27)
+    for path, listed in [(src, f"{size} [2, 100]"), (src_two, f"{base} [2, 64]")]:
+        proc = pt2_edit.run("specialize", path, check=False)
+        assert proc.returncode == 2
+        assert proc.stderr.startswith("error: specialize needs at least one --dim SYMBOL=VALUE "
+                                      f"(the symbols of {path}: {listed})\nusage:"), proc.stderr
+    # without -o: a dry run, which says so
+    proc = pt2_edit.run("specialize", src_two, "--dim", f"{base}=7")
+    assert proc.stdout.endswith("nothing written (no -o OUT: a dry run)\n"), proc.stdout
+
     # the derived dimension follows its symbol: fixing s27 to 7 fixes y's size to 14
     pt2_edit.run("specialize", src_two, "--dim", f"{base}=7", "-o", dst)
     static = torch.export.load(str(dst))
