@@ -104,6 +104,17 @@ def test_getitem_in_both_spellings_and_ids_are_torchs(pt2_edit, tmp_path):
             "tags\n   them: they need not start at 0 nor be consecutive)\n") in usage
 
 
+def assert_usage_errors(pt2_edit, cases, out) -> None:
+    """Each (args, first line) case exits 2 with that line and the usage on stderr, prints
+    nothing on stdout and writes nothing to `out`."""
+    for args, first_line in cases:
+        proc = pt2_edit.run(*args, check=False)
+        assert proc.returncode == 2, args
+        assert proc.stderr.startswith(first_line + "usage:\n"), (args, proc.stderr)
+        assert proc.stdout == ""
+        assert not out.exists()
+
+
 def test_unknown_options_are_named(pt2_edit, tmp_path):
     path = block(tmp_path)
     out = tmp_path / "out.pt2"
@@ -131,12 +142,7 @@ def test_unknown_options_are_named(pt2_edit, tmp_path):
          "pt2_edit: unknown option '--bogus' for command 'add-buffer'\n"),
         (["frobnicate", path], "pt2_edit: unknown command 'frobnicate'\n"),
     ]
-    for args, first_line in cases:
-        proc = pt2_edit.run(*args, check=False)
-        assert proc.returncode == 2, args
-        assert proc.stderr.startswith(first_line + "usage:\n"), (args, proc.stderr)
-        assert proc.stdout == ""
-        assert not out.exists()
+    assert_usage_errors(pt2_edit, cases, out)
 
 
 def test_option_mistakes_are_named(pt2_edit, tmp_path):
@@ -156,12 +162,7 @@ def test_option_mistakes_are_named(pt2_edit, tmp_path):
         (["add-buffer", path, "--name", "--dtype", "float32", "--shape", "2", "-o", out],
          "error: add-buffer: --name needs a value (got the option '--dtype')\n"),
     ]
-    for args, first_line in cases:
-        proc = pt2_edit.run(*args, check=False)
-        assert proc.returncode == 2, args
-        assert proc.stderr.startswith(first_line + "usage:\n"), (args, proc.stderr)
-        assert proc.stdout == ""
-        assert not out.exists()
+    assert_usage_errors(pt2_edit, cases, out)
     # the option before FILE; a negative --fill is a value
     proc = pt2_edit.run("copy", "-o", out, path)
     assert proc.stdout == f"copied {path} -> {out}\n"
