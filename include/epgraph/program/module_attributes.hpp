@@ -53,6 +53,8 @@ namespace epgraph {
 /// loader and verifier accept such a program; building its module fails ("Node lin_weight
 /// target lin.weight references nonexistent attribute weight of lin"). Throws nothing.
 /// O(length of the shorter).
+/// Mirrors, ahead of time, the walk of torch's `_assign_attr` (torch/export/unflatten.py) through
+/// a dotted target's submodules, which fails on a component that is a tensor.
 [[nodiscard]] inline bool module_paths_clash(std::string_view a, std::string_view b) noexcept {
   if (a.size() == b.size()) return false;
   const std::string_view shorter = a.size() < b.size() ? a : b;
@@ -65,6 +67,8 @@ namespace epgraph {
 /// submodule's name (torch: KeyError "attribute 'true_graph_0' already exists") or lies inside
 /// it (`true_graph_0.w` would become an attribute of the branch's module). Throws nothing.
 /// O(length of `submodule`).
+/// Mirrors, ahead of time, torch.nn.Module.register_module / register_buffer's "attribute
+/// already exists" check (torch/nn/modules/module.py) when ep.module() registers both.
 [[nodiscard]] inline bool falls_on_submodule(std::string_view target,
                                              std::string_view submodule) noexcept {
   if (target.substr(0, submodule.size()) != submodule) return false;
