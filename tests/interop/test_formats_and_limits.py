@@ -336,3 +336,27 @@ def test_state_targets_torch_loads_but_cannot_build_a_module_for(workdir, pt2_ed
     loaded = torch.export.load(str(out))
     assert torch.equal(loaded.state_dict["forward_cache"], torch.zeros(3))
     assert torch.equal(loaded.module()(x), x * 2.0)
+
+
+def test_a_byte_order_mark_before_the_program_json_is_refused_as_torch_refuses_it(
+        exported, pt2_edit):
+    """Regression (found by a break test): an archive whose models/model.json starts with a
+    UTF-8 byte order mark passed `pt2_edit validate` and `copy` passed it on; torch.export.load
+    refuses it. epgraph refuses it too, naming the entry, and writes nothing."""
+    prog = exported("multi_io")
+    bom = prog.folder / "bom.pt2"
+    with zipfile.ZipFile(prog.path) as z, zipfile.ZipFile(bom, "w") as out:
+        for info in z.infolist():
+            data = z.read(info.filename)
+            if info.filename.endswith("models/model.json"):
+                data = b"\xef\xbb\xbf" + data
+            out.writestr(info.filename, data)
+    with pytest.raises(Exception, match="Unexpected UTF-8 BOM"):
+        torch.export.load(str(bom))
+    proc = pt2_edit.run("validate", bom, check=False)
+    assert proc.returncode != 0 and proc.stdout == ""
+    assert "models/model.json" in proc.stderr and "UTF-8 byte order mark" in proc.stderr, \
+        proc.stderr
+    out = prog.folder / "bom_copy.pt2"
+    proc = pt2_edit.run("copy", bom, "-o", out, check=False)
+    assert proc.returncode != 0 and not out.exists()

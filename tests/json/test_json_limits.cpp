@@ -59,6 +59,27 @@ TEST_CASE("limits: truncated strings and arrays are malformed JSON", "[json][lim
                   epgraph::json::serialization_error);
 }
 
+// Found by a break test: a model.json starting with a UTF-8 byte order mark loaded (nlohmann
+// skips it), `pt2_edit validate` said OK and `copy` passed it on, while torch.export.load refuses
+// it (json.loads: "Unexpected UTF-8 BOM"). Refused, with both parsers.
+TEST_CASE("limits: a byte order mark before the JSON text is refused, as torch refuses it",
+          "[json][limits]") {
+  const std::string text =
+      epgraph::json::save_exported_program_to_string(epgraph_test::plain_program());
+  CHECK_NOTHROW(epgraph::json::load_exported_program_from_string(text));
+  const std::string message =
+      "the text starts with a UTF-8 byte order mark, which torch.export.load refuses (json.loads: "
+      "\"Unexpected UTF-8 BOM\"); JSON text must not start with one (RFC 8259)";
+  CHECK_THROWS_MATCHES(epgraph::json::load_exported_program_from_string("\xEF\xBB\xBF" + text),
+                       epgraph::json::serialization_error, Catch::Message(message));
+  using epgraph::json::detail::parser_backend;
+  for (parser_backend b : {parser_backend::nlohmann, parser_backend::simdjson}) {
+    CHECK_THROWS_MATCHES(
+        epgraph::json::detail::load_program<epgraph::HostTensor>("\xEF\xBB\xBF" + text, b),
+        epgraph::json::serialization_error, Catch::Message(message));
+  }
+}
+
 TEST_CASE("limits: a number too large for a double is malformed JSON", "[json][limits]") {
   // nlohmann throws out_of_range (406), not parse_error, for such a number: it escaped the
   // loader as a non-epgraph exception (fuzz_json regression number_overflow.json).

@@ -244,6 +244,15 @@ template <class Tensor>
 #else
   (void)cache;
 #endif
+  // JSON text must not start with a byte order mark (RFC 8259, 8.1); nlohmann skips one, and
+  // torch's loader refuses it (json.loads), so a file with one would pass epgraph and fail torch
+  // (found by a break test: `pt2_edit validate` said OK, `copy` passed it on).
+  if (json_text.substr(0, 3) == "\xEF\xBB\xBF") {
+    throw serialization_error("",
+                              "the text starts with a UTF-8 byte order mark, which "
+                              "torch.export.load refuses (json.loads: \"Unexpected UTF-8 "
+                              "BOM\"); JSON text must not start with one (RFC 8259)");
+  }
   detail::parse_document(json_text, parsed, backend);
   ojson& doc = parsed.doc;
   detail::expect_object(doc, "");
