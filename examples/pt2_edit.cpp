@@ -882,9 +882,8 @@ int specialize(int argc, char** argv) {
   auto ep = load(file);
   if (dims.empty()) {  // say which symbols there are: `show` prints the graph only, as torch
     std::string symbols;
-    for (const epgraph::RangeConstraint& c : ep.metadata().range_constraints) {
-      if (epgraph::sym::is_unbacked_name(c.symbol)) continue;
-      if (c.symbol.find_first_of(" *+-/()") != std::string::npos) continue;  // a derived key
+    for (const epgraph::RangeConstraint& c :
+         epgraph::specializable_symbols(ep.metadata().range_constraints)) {
       symbols += (symbols.empty() ? "" : ", ") + c.symbol + " [" +
                  (c.min_val ? std::to_string(*c.min_val) : std::string("-int_oo")) + ", " +
                  (c.max_val ? std::to_string(*c.max_val) : std::string("int_oo")) + "]";

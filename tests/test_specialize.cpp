@@ -217,6 +217,10 @@ TEST_CASE("specialize: an unbacked symbol or a derived dimension's key is refuse
   epgraph_test::Program ep = spec_program();
   ep.metadata().range_constraints.push_back(epgraph::RangeConstraint{"u0", 1, 100});
   ep.metadata().range_constraints.push_back(epgraph::RangeConstraint{"2*s0", 4, 200});
+  const std::vector<epgraph::RangeConstraint> fixable =
+      epgraph::specializable_symbols(ep.metadata().range_constraints);
+  CHECK(fixable == std::vector<epgraph::RangeConstraint>{epgraph::RangeConstraint{"s0", 2, 100},
+                                                         epgraph::RangeConstraint{"s1", 1, 8}});
   const std::string before = spec_snapshot(ep);
   CHECK_THROWS_MATCHES(
       epgraph::specialize(ep, {{"u0", 2}}), epgraph::value_error,

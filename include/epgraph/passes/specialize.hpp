@@ -39,6 +39,24 @@ struct SpecializedSymbol {
   }
 };
 
+/// The range constraints of `constraints` whose symbol specialize() can fix: the input-size
+/// symbols (`s70`), not a data-dependent one (`u0`, see sym::is_unbacked_name) nor a derived
+/// dimension's expression key (`2*s70`). In the program's order; the entries are copies.
+/// Arguments: a program's `metadata().range_constraints`. Throws std::bad_alloc only.
+/// O(constraints * length of a key).
+/// Mirrors: the symbols torch.export's `dynamic_shapes` makes for input dimensions (the backed
+/// `s<k>` of ShapeEnv, torch/fx/experimental/symbolic_shapes.py), the ones `Dim.STATIC` would fix.
+[[nodiscard]] inline std::vector<RangeConstraint> specializable_symbols(
+    const std::vector<RangeConstraint>& constraints) {
+  std::vector<RangeConstraint> out;
+  for (const RangeConstraint& r : constraints) {
+    if (detail::infer::is_identifier(r.symbol) && !sym::is_unbacked_name(r.symbol)) {
+      out.push_back(r);
+    }
+  }
+  return out;
+}
+
 /// What specialize() did.
 struct SpecializeReport {
   /// The symbols fixed, in the order they were given.
@@ -171,8 +189,7 @@ inline Values checked_values(const std::vector<RangeConstraint>& constraints,
   Values values;
   // The symbols specialize can fix, for messages: the input-size symbols of the constraints.
   std::string known;
-  for (const RangeConstraint& r : constraints) {
-    if (!detail::infer::is_identifier(r.symbol) || sym::is_unbacked_name(r.symbol)) continue;
+  for (const RangeConstraint& r : specializable_symbols(constraints)) {
     known += (known.empty() ? "" : ", ") + r.symbol;
   }
   const std::string its = known.empty() ? std::string("it has none") : "its symbols: " + known;

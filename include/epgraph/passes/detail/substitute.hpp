@@ -33,7 +33,7 @@ class ValueSubstituter {
   ValueSubstituter(const MetaContext& ctx,
                    const std::map<std::string, sym::Expr, std::less<>>& values,
                    const sym::Ranges* ranges)
-      : ctx_(ctx), values_(values), ranges_(ranges) {}
+      : ctx_(ctx), values_(values), ranges_(ranges), condition_ranges_(ranges) {}
   // Keeps each SymInt's hint as it was (an expression without one stays without), rather than
   // evaluating the result under ctx's hints: torch's SymNode keeps the hint it was made with, so
   // a size computed through an unbacked symbol has none after the replacement too.
@@ -42,10 +42,7 @@ class ValueSubstituter {
   // specialize passes the backed symbols' ranges only: an unbacked symbol's range comes from
   // the runtime asserts on it, so deciding their conditions with it would remove the checks
   // that make it hold.
-  void set_condition_ranges(const sym::Ranges* ranges) noexcept {
-    condition_ranges_ = ranges;
-    own_condition_ranges_ = true;
-  }
+  void set_condition_ranges(const sym::Ranges* ranges) noexcept { condition_ranges_ = ranges; }
 
   // Teaches ctx the symbols' export-time values from every expression with a hint.
   void learn(const NodeValue& v) {
@@ -87,8 +84,8 @@ class ValueSubstituter {
     if (const SymBoolValue* sb = v.sym_bool()) {
       const auto* e = std::get_if<SymExpr>(&sb->value);
       if (e == nullptr) return v;
-      const sym::Expr x = sym::substitute(ctx_.parse(e->expr, std::nullopt), values_,
-                                          own_condition_ranges_ ? condition_ranges_ : ranges_);
+      const sym::Expr x =
+          sym::substitute(ctx_.parse(e->expr, std::nullopt), values_, condition_ranges_);
       SymBoolValue out;
       if (const auto b = x.as_boolean()) {
         out.value = *b;
@@ -132,8 +129,7 @@ class ValueSubstituter {
   const MetaContext& ctx_;
   const std::map<std::string, sym::Expr, std::less<>>& values_;
   const sym::Ranges* ranges_;
-  const sym::Ranges* condition_ranges_ = nullptr;
-  bool own_condition_ranges_ = false;
+  const sym::Ranges* condition_ranges_;
   bool keep_hints_ = false;
 };
 
