@@ -151,11 +151,15 @@ class ArgumentReader {
                         get_float(field(v, p, "imag"), at_key(p, "imag"))};
       case ArgTag::as_string_to_argument: return read_string_to_argument(v, p);
       case ArgTag::as_graph:
+#if EPGRAPH_JSON_HAS_SIMDJSON
         if constexpr (std::is_same_v<J, ojson>) {
           return graphs_.read(v, p);
         } else {
           throw needs_tree{};  // NestedGraphs keeps the graph as a tree
         }
+#else
+        return graphs_.read(v, p);  // (needs_tree exists only with simdjson)
+#endif
       case ArgTag::as_tensors:
       case ArgTag::as_ints:
       case ArgTag::as_floats:
