@@ -87,9 +87,12 @@ class NodeReader {
     if (f.outs.empty()) {
       // no value
     } else if (hop_tuple_of_one) {
-      make_getitem(node, 0,
-                   out_name.empty() ? output_value_name(f.outs[0], at_index(op, 0)) : out_name,
-                   at_index(op, 0), true);
+      // the node's value is the tuple of its one output's, as for several outputs (torch's
+      // deserialize_multiple_outputs gives `cond` and `map_impl` `(FakeTensor(...),)`)
+      const Node* item = make_getitem(
+          node, 0, out_name.empty() ? output_value_name(f.outs[0], at_index(op, 0)) : out_name,
+          at_index(op, 0), true);
+      set_tuple_value(node, {item});
       (void)values_.add(std::string(node->name()), node);
     } else if (single_value) {
       GraphValues::append_extra(values_.register_value(out_name, node, at_index(op, 0)),
