@@ -73,7 +73,9 @@
 // `specialize` fixes symbols of a dynamic program to values with epgraph::specialize
 // (epgraph/passes/specialize.hpp): `--dim s70=16` makes every size `s70` 16, folds the
 // `sym_size` nodes and runtime asserts that become constant, drops the symbol's range constraint
-// and recomputes every value, so that a backend without dynamic shapes can take the program. It
+// and recomputes every value, nested graphs included (cond's branches, map's body: made Graphs
+// of the program with epgraph::json::materialize_nested_graphs), so that a backend without
+// dynamic shapes can take the program. It
 // prints one line per symbol ("specialized s70 = 16 (range [2, 64])"), the counts of folded
 // nodes and removed asserts, the dropped range constraints and the recomputed values, and with
 // `-o OUT` writes the result. A symbol not in the program's range_constraints, a value outside
@@ -391,13 +393,16 @@ void check_archive_data(const std::string& file) {
             << " bytes, every CRC and size checked\n";
 }
 
-// `validate --meta`: propagate_meta's check of every node's stored value. Prints the counts, each
+// `validate --meta`: propagate_meta's check of every node's stored value, nested graphs
+// included (materialized from their records first). Prints the counts, each
 // node whose stored value differs (both values), each node whose op refuses its arguments (torch's
 // message), and each node it cannot compute: those of an op without a rule once per target with
 // their count, the others one by one with the reason. Returns whether no value differs and no op
 // refuses its arguments.
 template <class Program>
 bool check_meta(Program& ep) {
+  // the nested graphs kept as records (cond's branches, map's body) made Graphs it can enter
+  (void)epgraph::json::materialize_nested_graphs(ep);
   const epgraph::MetaReport r = epgraph::propagate_meta(ep, epgraph::MetaMode::check_only);
   std::cout << "meta: nodes=" << r.nodes << " computed=" << r.computed << " equal=" << r.equal
             << " differ=" << r.differences.size() << " uncomputed=" << r.uncomputed.size()
@@ -894,6 +899,9 @@ int specialize(int argc, char** argv) {
               << ")\n";
     return usage();
   }
+  // the nested graphs kept as records (cond's branches, map's body) made Graphs, so that they
+  // are specialized too and saved from them
+  (void)epgraph::json::materialize_nested_graphs(ep);
   const epgraph::SpecializeReport r = epgraph::specialize(ep, dims);
   for (const epgraph::SpecializedSymbol& s : r.symbols) {
     std::cout << "specialized " << s.symbol << " = " << s.value << " (range ["

@@ -50,6 +50,7 @@
 #include <epgraph/archive/archive.hpp>
 #include <epgraph/epgraph.hpp>
 #include <epgraph/ir/bind.hpp>
+#include <epgraph/json/nested_graphs.hpp>
 #include <epgraph/passes/infer_meta.hpp>
 #include <epgraph/passes/pass_manager.hpp>
 #include <epgraph/passes/program_passes.hpp>
@@ -881,10 +882,13 @@ int usage() {
 }
 
 // recompute-meta: recomputes the value of every node epgraph can compute from the placeholders'
-// values with propagate_meta (torch's FakeTensorProp); the nodes whose op has no rule keep
-// torch's value. Prints "recompute-meta: C of N values recomputed (U kept: their op has no
-// rule)".
+// values with propagate_meta (torch's FakeTensorProp), nested graphs included; the nodes it
+// cannot compute (no rule for their op, a cond inside a cond's branch) keep torch's value.
+// Prints "recompute-meta: C of N values recomputed (U kept: epgraph cannot compute them)".
 void recompute_meta(Program& ep) {
+  // nested graphs (cond's branches, map's body) are recomputed too: made Graphs of the program
+  // from their records, and saved from them
+  (void)epgraph::json::materialize_nested_graphs(ep);
   const epgraph::MetaReport check = epgraph::propagate_meta(ep, epgraph::MetaMode::check_only);
   if (check.uncomputed.empty()) {
     // every value recomputed in place: a data-dependent node keeps the unbacked symbol torch
@@ -892,20 +896,24 @@ void recompute_meta(Program& ep) {
     // asserted equality solved)
     const epgraph::MetaReport r = epgraph::propagate_meta(ep, epgraph::MetaMode::recompute_all);
     std::cout << "recompute-meta: " << r.computed << " of " << r.nodes
-              << " values recomputed (0 kept: their op has no rule)\n";
+              << " values recomputed (0 kept)\n";
     return;
   }
   // the nodes without a rule keep their value; the others are forgotten and filled in
   std::unordered_set<std::string> kept;
   for (const epgraph::MetaDifference& d : check.uncomputed) kept.insert(d.node);
-  for (Node& n : ep.graph().nodes()) {
-    if (n.op() != OpCode::call_function) continue;
-    if (kept.count(std::string(n.name())) != 0) continue;
-    n.mutable_meta().val.reset();
-  }
+  auto forget = [&](Graph& g, const std::string& scope) {
+    for (Node& n : g.nodes()) {
+      if (n.op() != OpCode::call_function) continue;
+      if (kept.count(scope + std::string(n.name())) != 0) continue;
+      n.mutable_meta().val.reset();
+    }
+  };
+  forget(ep.graph(), "");
+  for (const auto& [target, nested] : ep.nested_graphs()) forget(*nested, target + ".");
   const epgraph::MetaReport r = epgraph::propagate_meta(ep, epgraph::MetaMode::fill_unset);
   std::cout << "recompute-meta: " << r.computed << " of " << r.nodes << " values recomputed ("
-            << kept.size() << " kept: their op has no rule)\n";
+            << kept.size() << " kept: epgraph cannot compute them)\n";
 }
 
 }  // namespace

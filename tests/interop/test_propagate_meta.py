@@ -1,11 +1,14 @@
 # propagate_meta against torch 2.13 on real architectures. SPDX-License-Identifier: BSD-3-Clause
 """A Llama-style decoder (RMSNorm, RoPE, causal SDPA in its matmul/softmax form and as
 scaled_dot_product_attention, SwiGLU MLP) exported with a dynamic sequence length, and a small
-CNN, are checked by `pt2_edit validate --meta` (propagate_meta in check mode: every value epgraph
+CNN, and programs calling nested graphs (torch.cond with two outputs on a dynamic batch, functorch's
+map over dynamic rows, while_loop, a nested_compile_region called twice) are checked by
+`pt2_edit validate --meta` (propagate_meta in check mode: every value epgraph
 can compute must equal torch's stored value); the count of equal nodes must cover every node whose
 op has a rule. Then `pt2_passes recompute-meta` recomputes every such value from the placeholders
 and saves: torch.export.load accepts the file, its values equal torch's (sympy expressions compared
-with sympy, strides included), and it runs and gives eager's numbers.
+with sympy, strides included, the nested graphs' values too), and it runs and gives eager's
+numbers.
 
 Environment: EPGRAPH_PT2_EDIT and EPGRAPH_PT2_PASSES (set by ctest; skipped without them).
 """
@@ -452,6 +455,91 @@ def export_pt2e_cnn(decompose: bool):
     return model, ep, [torch.randn(2, 3, 16, 16) for _ in range(2)]
 
 
+class CondBranches(nn.Module):
+    """torch.cond on a dynamic batch, two operands and two outputs, a reduction in each branch."""
+    def forward(self, x, y):
+        def then(a, b):
+            return a + b, a.sum(1)
+
+        def other(a, b):
+            return a * b, a.mean(1)
+
+        r = torch.cond(x.shape[0] > 4, then, other, (x, y))
+        return r[0] * 2, r[1]
+
+
+def export_cond_branches(decompose: bool):
+    model = CondBranches()
+    batch = torch.export.Dim("batch", min=2, max=64)
+    ep = torch.export.export(model, (torch.randn(6, 3), torch.randn(6, 3)),
+                             dynamic_shapes={"x": {0: batch}, "y": {0: batch}})
+    if decompose:
+        ep = ep.run_decompositions()
+    return model, ep, [(torch.randn(n, 3), torch.randn(n, 3)) for n in (6, 3, 9)]
+
+
+class MapBody(nn.Module):
+    """functorch's map over a dynamic batch of dynamic-length rows, with a closed-over weight."""
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(4, 3))
+
+    def forward(self, xs):
+        from functorch.experimental.control_flow import map as cf_map
+        return cf_map(lambda x, w: (x @ w).sin(), xs, self.w)
+
+
+def export_map_body(decompose: bool):
+    torch.manual_seed(0)
+    model = MapBody()
+    dims = {0: torch.export.Dim("batch", min=2, max=64), 1: torch.export.Dim("n", min=1, max=9)}
+    ep = torch.export.export(model, (torch.randn(5, 2, 4),), dynamic_shapes={"xs": dims})
+    if decompose:
+        ep = ep.run_decompositions()
+    return model, ep, [torch.randn(5, 2, 4), torch.randn(3, 7, 4)]
+
+
+class WhileLoop(nn.Module):
+    """torch's while_loop carrying a counter and a tensor."""
+    def forward(self, it, x):
+        return torch._higher_order_ops.while_loop(
+            lambda i, v: i < 3, lambda i, v: (i + 1, v.cos() + 1), (it, x))
+
+
+def export_while_loop(decompose: bool):
+    model = WhileLoop()
+    ep = torch.export.export(model, (torch.tensor(0), torch.randn(3, 4)))
+    if decompose:
+        ep = ep.run_decompositions()
+    return model, ep, [(torch.tensor(0), torch.randn(3, 4)), (torch.tensor(2), torch.randn(3, 4))]
+
+
+@torch.compiler.nested_compile_region
+def _block(x, w):
+    return torch.relu(x @ w) + 1
+
+
+class RepeatedBlock(nn.Module):
+    """One nested_compile_region called twice: invoke_subgraph of one graph from two nodes."""
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(8, 8))
+
+    def forward(self, x):
+        return _block(_block(x, self.w), self.w)
+
+
+def export_repeated_block(decompose: bool):
+    torch.manual_seed(0)
+    model = RepeatedBlock()
+    with torch._dynamo.config.patch(inline_single_use_invoke_subgraph=False):
+        ep = torch.export.export(model, (torch.randn(5, 8),),
+                                 dynamic_shapes={"x": {0: torch.export.Dim("batch", min=2, max=64)}})
+    if decompose:
+        ep = ep.run_decompositions()
+    return model, ep, [torch.randn(n, 8) for n in (5, 2, 11)]
+
+
 PROGRAMS = {
     "checked_equal": export_checked_equal,
     "checked_solved": export_checked_solved,
@@ -460,6 +548,10 @@ PROGRAMS = {
     "decoder_matmul": lambda d: export_decoder(False, d),
     "decoder_sdpa": lambda d: export_decoder(True, d),
     "cnn": export_cnn,
+    "cond_branches": export_cond_branches,
+    "map_body": export_map_body,
+    "while_loop": export_while_loop,
+    "repeated_block": export_repeated_block,
     "expand_leading": export_expand_leading,
     "resnet_train": export_resnet_train,
     "gpt2_style": export_gpt2_style,
@@ -485,9 +577,22 @@ def program_json(path):
 
 
 def graph_tables(path):
-    """The tensor_values and sym_int_values of the program JSON in the archive `path`."""
-    graph = program_json(path)["graph_module"]["graph"]
-    return graph["tensor_values"], graph.get("sym_int_values", {})
+    """The tensor_values and sym_int_values of the program JSON in the archive `path`, those of
+    its nested graphs (cond's branches, map's body: `as_graph` arguments) included, keyed
+    `<graph>.<value>`."""
+    tensors, symints = {}, {}
+
+    def walk(graph, prefix):
+        tensors.update({prefix + k: v for k, v in graph["tensor_values"].items()})
+        symints.update({prefix + k: v for k, v in graph.get("sym_int_values", {}).items()})
+        for node in graph["nodes"]:
+            for arg in node["inputs"]:
+                sub = arg["arg"].get("as_graph")
+                if sub is not None:
+                    walk(sub["graph"], prefix + sub["name"] + ".")
+
+    walk(program_json(path)["graph_module"]["graph"], "")
+    return tensors, symints
 
 
 def range_table(path):
@@ -580,7 +685,8 @@ def test_propagate_meta_on_real_architectures(name, decompose, pt2_edit, passes,
     out = passes.run("recompute-meta", src, "-o", dst).stdout
     assert f"recompute-meta: {equal} of {nodes} values recomputed ({uncomputed} kept" in out, out
     loaded = torch.export.load(str(dst))
-    # every value as torch wrote it (torch's loader drops storage offsets, so the files are compared)
+    # every value as torch wrote it (torch's loader drops storage offsets, so the files are
+    # compared), the nested graphs' values too
     # (equal under the program's range constraints: see same_symint)
     want_t, want_s = graph_tables(src)
     got_t, got_s = graph_tables(dst)
@@ -602,6 +708,8 @@ def test_propagate_meta_on_real_architectures(name, decompose, pt2_edit, passes,
         for x in inputs:
             args = x if isinstance(x, tuple) else (x,)
             torch.testing.assert_close(module(*args), model(*args), rtol=1e-4, atol=1e-4)
+    if any(k.count(".") for k in want_t):
+        print(f"{tag}: nested graph values compared: {sum(1 for k in want_t if '.' in k)}")
 
 
 class AssertedBounds(nn.Module):
@@ -767,3 +875,42 @@ def test_validate_meta_reports_a_stale_value(pt2_edit, workdir):
             "stride [2048, 256, 16, 1] offset 0 computed: float32[2, 8, 16, 16] stride "
             "[2048, 256, 16, 1] offset 0") in proc.stdout, proc.stdout
     assert bad.read_bytes() == before
+
+
+class CondInCond(nn.Module):
+    """A cond inside a cond's branch: torch names the inner branches in the outer branch's own
+    namespace (`true_graph_0` inside `true_graph_0`)."""
+    def forward(self, x):
+        def inner(a):
+            return torch.cond(a.mean() > 0, lambda t: t + 1, lambda t: t - 1, (a,)) * 3
+
+        return torch.cond(x.sum() > 0, inner, lambda a: a.sin(), (x,))
+
+
+def test_validate_meta_names_a_cond_inside_a_cond_branch(pt2_edit, passes, workdir):
+    """The outer cond's branches are run; the inner cond's branches stay records of the file
+    (materialize_nested_graphs makes the program's own nested graphs Graphs, not those inside
+    them), so the inner cond is reported as not computed, naming why, its stored value is used
+    below it (its getitem is computed from it), and nothing differs.
+    recompute-meta keeps its value; torch loads the result and runs both paths."""
+    model = CondInCond()
+    ep = torch.export.export(model, (torch.randn(5, 4),),
+                             dynamic_shapes={"x": {0: torch.export.Dim("batch", min=2, max=64)}})
+    src = workdir / "cond_in_cond.pt2"
+    torch.export.save(ep, str(src))
+    proc = pt2_edit.run("validate", src, "--meta")
+    nodes, computed, equal, differ, uncomputed = meta_counts(proc.stdout)
+    outer = sum(1 for n in ep.graph.nodes if n.op == "call_function")
+    branches = sum(1 for g in (ep.graph_module.true_graph_0, ep.graph_module.false_graph_0)
+                   for n in g.graph.nodes if n.op == "call_function")
+    assert (nodes, differ, uncomputed) == (outer + branches, 0, 1), proc.stdout
+    assert equal == computed == nodes - 1
+    assert ("meta: not computed: Cannot infer the metadata of node 'cond' "
+            "(torch.ops.higher_order.cond): its nested graph 'true_graph_0' is kept as the record "
+            "of the file it was read from") in proc.stdout, proc.stdout
+    dst = workdir / "cond_in_cond_recomputed.pt2"
+    out = passes.run("recompute-meta", src, "-o", dst).stdout
+    assert f"recompute-meta: {equal} of {nodes} values recomputed (1 kept" in out, out
+    loaded = torch.export.load(str(dst))
+    for x in (torch.randn(5, 4).abs(), -torch.randn(7, 4).abs(), torch.randn(3, 4)):
+        torch.testing.assert_close(loaded.module()(x), model(x))

@@ -284,3 +284,61 @@ def test_specialize_refuses_a_data_dependent_symbol_or_a_derived_dimension(pt2_e
     assert static.range_constraints == {}
     x, y = torch.randn(3, 7), torch.randn(3, 14)
     torch.testing.assert_close(static.module()(x, y), Two()(x, y))
+
+
+def nested_graph_values(gm, prefix=""):
+    """(name, meta["val"]) of every node of `gm`'s nested graphs (submodules), recursively."""
+    out = []
+    for name, sub in gm.named_children():
+        if isinstance(sub, torch.fx.GraphModule):
+            out += [(f"{prefix}{name}.{n.name}", n.meta.get("val")) for n in sub.graph.nodes]
+            out += nested_graph_values(sub, f"{prefix}{name}.")
+    return out
+
+
+@pytest.mark.parametrize("name", ["cond_branches", "map_body", "repeated_block"])
+def test_specialize_enters_nested_graphs(name, pt2_edit, workdir):
+    """specialize on programs whose dynamic sizes flow into nested graphs (cond's branches,
+    map's body, invoke_subgraph's subgraph): the branches' values become concrete too (they are
+    made Graphs of the program, specialized and recomputed), torch loads the result and gives
+    the dynamic program's numbers at the fixed size; ExecuTorch lowers the map one."""
+    from test_propagate_meta import PROGRAMS
+    model, ep, _ = PROGRAMS[name](False)
+    src = workdir / f"specialize_nested_{name}.pt2"
+    torch.export.save(ep, str(src))
+    dims = {str(s): int(vr.lower) + 3 for s, vr in ep.range_constraints.items()}
+    args = [a for s, v in dims.items() for a in ("--dim", f"{s}={v}")]
+    dst = workdir / f"specialize_nested_{name}_static.pt2"
+    out = pt2_edit.run("specialize", src, *args, "-o", dst).stdout
+    print(out)
+    assert "symbolic_values=0\n" in out, out
+    static = torch.export.load(str(dst))
+    assert dict(static.range_constraints) == {}
+    nested = nested_graph_values(static.graph_module)
+    assert nested, "the program has nested graphs"
+    for node, val in nested + [(n.name, n.meta.get("val")) for n in static.graph.nodes]:
+        if isinstance(val, torch.Tensor):
+            assert all(isinstance(s, int) for s in val.shape), (node, val.shape)
+            assert all(isinstance(s, int) for s in val.stride()), (node, val.stride())
+        assert not isinstance(val, (torch.SymInt, torch.SymBool)), (node, val)
+    # the inputs at the fixed sizes
+    dynamic = torch.export.load(str(src))
+    sizes = list(dims.values())
+    inputs = {"cond_branches": lambda: (torch.randn(sizes[0], 3), torch.randn(sizes[0], 3)),
+              "map_body": lambda: (torch.randn(sizes[0], sizes[1], 4),),
+              "repeated_block": lambda: (torch.randn(sizes[0], 8),)}[name]
+    torch.manual_seed(2)
+    for _ in range(2):
+        x = inputs()
+        torch.testing.assert_close(static.module()(*x), dynamic.module()(*x))
+    api = executorch_api()
+    if api is None or name != "map_body":
+        return  # ExecuTorch 1.5.1's emitter: no invoke_subgraph, and cond needs a tensor predicate
+    to_edge, load_pte = api
+    runtime = load_pte(to_edge(static).to_executorch().buffer)
+    x = inputs()
+    got = runtime.forward(x)
+    want = dynamic.module()(*x)
+    want = want if isinstance(want, (tuple, list)) else (want,)
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-5)

@@ -340,15 +340,11 @@ def before_state_keys(original, target):
 # graphs propagate_meta could enter. `validate --meta` reports their nodes as not computed and
 # uses their stored values below them.
 NO_RULE = {
-    "cond": {"torch.ops.higher_order.cond"},
     "effect_tokens": {"torch.ops.higher_order.with_effects"},
     "custom_ops": {"torch.ops.epgraph_zoo.accumulate_.default",
                    "torch.ops.epgraph_zoo.scaled_add.default"},
     "custom_ops_decomposed": {"torch.ops.epgraph_zoo.scaled_add.default",
                               "torch.ops.higher_order.auto_functionalized_v2"},
-    "no_grad_region": {"torch.ops.higher_order.wrap_with_set_grad_enabled"},
-    "while_loop": {"torch.ops.higher_order.while_loop"},
-    "map": {"torch.ops.higher_order.map_impl"},
     "autocast_region": {"torch.ops.higher_order.wrap_with_autocast"},
     "torchbind": {"torch.ops._TorchScriptTesting.takes_foo.default",
                   "torch.ops.higher_order.call_torchbind"},
@@ -357,6 +353,25 @@ NO_RULE = {
     "effect_only": {"torch.ops.higher_order.with_effects"},
     "custom_obj_first": {"torch.ops._TorchScriptTesting.takes_foo.default"},
 }
+# The higher-order ops whose nested graphs propagate_meta runs (each graph once).
+ENTERED = {"cond", "while_loop", "map_impl", "invoke_subgraph", "wrap_with_set_grad_enabled"}
+
+
+def meta_node_count(ep):
+    """The call_function nodes propagate_meta visits: the program's graph's, and those of each
+    nested graph a higher-order op of ENTERED calls from it (once per graph)."""
+    count = sum(1 for n in ep.graph.nodes if n.op == "call_function")
+    entered = set()
+    for n in ep.graph.nodes:
+        if n.op == "call_function" and getattr(n.target, "__name__", "") in ENTERED:
+            for a in n.args:
+                if isinstance(a, torch.fx.Node) and a.op == "get_attr" and a.target not in entered:
+                    entered.add(a.target)
+                    sub = getattr(ep.graph_module, a.target)
+                    count += sum(1 for m in sub.graph.nodes if m.op == "call_function")
+    return count
+
+
 META_SUMMARY = re.compile(r"meta: nodes=(\d+) computed=(\d+) equal=(\d+) differ=(\d+) "
                           r"uncomputed=(\d+) invalid=(\d+)")
 
@@ -364,15 +379,16 @@ META_SUMMARY = re.compile(r"meta: nodes=(\d+) computed=(\d+) equal=(\d+) differ=
 @pytest.mark.parametrize("name", NAMES)
 def test_5_validate_meta(name, exported, pt2_edit):
     """propagate_meta in check mode (`pt2_edit validate --meta`) on the program torch saved:
-    every value epgraph computes equals torch's stored one, every call_function node is computed
-    but those of the ops above, and none is refused."""
+    every value epgraph computes equals torch's stored one, nested graphs included (cond's
+    branches, map's and while_loop's bodies, no_grad regions), every call_function node is
+    computed but those of the ops above, and none is refused."""
     prog = exported(name)
     proc = pt2_edit.run("validate", prog.path, "--meta", check=False)
     summary = META_SUMMARY.search(proc.stdout)
     assert summary, proc.stdout + proc.stderr
     nodes, computed, equal, differ, uncomputed, invalid = map(int, summary.groups())
     print(f"{name}: nodes={nodes} equal={equal}")
-    assert nodes == sum(1 for n in prog.load_fresh().graph.nodes if n.op == "call_function")
+    assert nodes == meta_node_count(prog.load_fresh())
     assert (differ, invalid) == (0, 0), proc.stdout
     assert equal == computed == nodes - uncomputed, proc.stdout
     no_rule = set(re.findall(r"meta: no value computed for \d+ node\(s\) of (\S+)", proc.stdout))

@@ -9,6 +9,7 @@
 #include "deserializer.hpp"
 #include "error.hpp"
 #include "load.hpp"
+#include "nested_graphs.hpp"
 #include "save.hpp"
 #include "serialize.hpp"
 #include "tensor_meta.hpp"

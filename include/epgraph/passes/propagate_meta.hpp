@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -17,8 +18,10 @@
 #include "../ir/symbolic.hpp"
 #include "../ir/value.hpp"
 #include "../program/exported_program.hpp"
+#include "detail/nested_meta.hpp"
 #include "detail/substitute.hpp"
 #include "infer_meta.hpp"
+#include "same_value.hpp"
 
 namespace epgraph {
 
@@ -41,7 +44,7 @@ struct MetaDifference {
 
 /// What propagate_meta did.
 struct MetaReport {
-  std::size_t nodes = 0;     ///< call_function nodes of the program's graph
+  std::size_t nodes = 0;     ///< call_function nodes of the program's graph and nested graphs
   std::size_t computed = 0;  ///< of them, the ones whose value was computed
   std::size_t equal = 0;     ///< of the computed ones, those equal to the stored value
   /// Nodes whose stored value differs from the computed one, in graph order (check_only and
@@ -80,172 +83,20 @@ template <class Tensor>
 namespace detail {
 namespace propagate {
 
-// A size in the form a message shows it: the str form of its expression (with the hint).
-inline std::string size_text(const SymInt& s) {
-  if (const auto* v = std::get_if<std::int64_t>(&s)) return std::to_string(*v);
-  const SymExpr& e = std::get<SymExpr>(s);
-  std::string text = e.expr;
-  try {
-    text = sym::str(sym::parse(e.expr));
-  } catch (const value_error&) {
-    // shown as written
-  }
-  return e.hint ? text + "{" + std::to_string(*e.hint) + "}" : text;
-}
-inline std::string sizes_text(const std::vector<SymInt>& v) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + size_text(v[i]);
-  return out + "]";
-}
-
-// Two sizes are the same when they are the same integer, or expressions that parse to the same
-// canonical form (torch compares sympy expressions, not their text), each simplified under the
-// symbols' bounds and axioms first: torch writes Min(16, 16*s27) for a stride its value-range
-// analysis knows to be 16 (s27 >= 1). Hints must agree when both sides have one; a missing hint
-// is no difference (torch writes none for a size it computed through an unbacked symbol, e.g.
-// `s77` for cat([x[:u0], x[u0:]]), where epgraph knows s77's). Floor divisions are compared in
-// sym::floordiv_normal_form: torch keeps (2*s6 + 1)//4 for rfft(x[:, ::2]) where epgraph
-// computes s6//2.
-inline bool same_size(const SymInt& a, const SymInt& b, const MetaContext& symbols) {
-  if (a.index() == 0 && b.index() == 0) {
-    return std::get<std::int64_t>(a) == std::get<std::int64_t>(b);
-  }
-  // An expression and an integer: the same when the expression is that constant under the
-  // bounds (torch keeps the stride Min(16, 16*s27) where epgraph computes 16).
-  if (a.index() != b.index()) {
-    const SymExpr& x = std::get<SymExpr>(a.index() == 0 ? b : a);
-    const std::int64_t n = std::get<std::int64_t>(a.index() == 0 ? a : b);
-    try {
-      const sym::Expr e = sym::simplify(symbols.parse(x.expr, std::nullopt), symbols.ranges());
-      return e.as_integer() == std::optional<std::int64_t>(n);
-    } catch (const value_error&) {
-      return false;
-    }
-  }
-  const SymExpr& x = std::get<SymExpr>(a);
-  const SymExpr& y = std::get<SymExpr>(b);
-  if (x.hint && y.hint && *x.hint != *y.hint) return false;
-  if (x.expr == y.expr) return true;
-  try {
-    const sym::Expr ex = symbols.parse(x.expr, std::nullopt);
-    const sym::Expr ey = symbols.parse(y.expr, std::nullopt);
-    if (ex == ey) return true;
-    const sym::Expr sx = sym::simplify(ex, symbols.ranges());
-    const sym::Expr sy = sym::simplify(ey, symbols.ranges());
-    // (2*s0 + 1)//4 as torch keeps it and s0//2 as epgraph computes it are the same size
-    return sx == sy || sym::floordiv_normal_form(sx) == sym::floordiv_normal_form(sy);
-  } catch (const value_error&) {
-    return false;
-  }
-}
-inline bool same_sizes(const std::vector<SymInt>& a, const std::vector<SymInt>& b,
-                       const MetaContext& symbols) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (!same_size(a[i], b[i], symbols)) return false;
-  }
-  return true;
-}
-inline bool same_expr(const SymExpr& x, const SymExpr& y, const MetaContext& symbols) {
-  return same_size(SymInt{x}, SymInt{y}, symbols);
-}
-
-}  // namespace propagate
-}  // namespace detail
-
-/// Whether two node values are the same as torch would compare them: equal, with symbolic sizes
-/// and SymInt/SymBool expressions compared as expressions (canonical form and hint), not text.
-/// `symbols` caches the parsed expressions. O(size of the values).
-[[nodiscard]] inline bool same_value(const NodeValue& a, const NodeValue& b,
-                                     const MetaContext& symbols) {
-  using detail::propagate::same_expr;
-  using detail::propagate::same_size;
-  using detail::propagate::same_sizes;
-  if (a.variant().index() != b.variant().index()) return false;
-  if (const TensorMeta* x = a.tensor()) {
-    const TensorMeta* y = b.tensor();
-    return x->dtype == y->dtype && x->device == y->device && x->layout == y->layout &&
-           x->requires_grad == y->requires_grad && same_sizes(x->sizes, y->sizes, symbols) &&
-           same_sizes(x->strides, y->strides, symbols) &&
-           same_size(x->storage_offset, y->storage_offset, symbols);
-  }
-  if (const NodeValue::List* x = a.elements()) {
-    const NodeValue::List* y = b.elements();
-    if (x->size() != y->size()) return false;
-    for (std::size_t i = 0; i < x->size(); ++i) {
-      if (!same_value((*x)[i], (*y)[i], symbols)) return false;
-    }
-    return true;
-  }
-  if (const SymIntValue* x = a.sym_int()) return same_size(x->value, b.sym_int()->value, symbols);
-  if (const SymBoolValue* x = a.sym_bool()) {
-    const SymBoolValue* y = b.sym_bool();
-    if (x->value.index() != y->value.index()) {
-      // a constant and an expression: the same when the expression folds to it (torch stores
-      // the True its value ranges prove for Piecewise(...) <= 1)
-      const bool constant = std::get<bool>(x->value.index() == 0 ? x->value : y->value);
-      const SymExpr& e = std::get<SymExpr>(x->value.index() == 0 ? y->value : x->value);
-      try {
-        return sym::simplify(symbols.parse(e.expr, std::nullopt), symbols.ranges()).as_boolean() ==
-               std::optional<bool>(constant);
-      } catch (const value_error&) {
-        return false;
-      }
-    }
-    if (x->value.index() == 0) return x->value == y->value;
-    return same_expr(std::get<SymExpr>(x->value), std::get<SymExpr>(y->value), symbols);
-  }
-  if (const SymFloatValue* x = a.sym_float()) {
-    // expressions compare parsed (torch writes 2.0*zuf0 as Mul(Float('2.0', precision=53), ...),
-    // epgraph as Mul(Integer(2), ...)); a double and an expression differ
-    const SymFloatValue* y = b.sym_float();
-    if (x->value.index() != y->value.index()) return false;
-    if (x->value.index() == 0) return x->value == y->value;
-    return same_expr(std::get<SymExpr>(x->value), std::get<SymExpr>(y->value), symbols);
-  }
-  return a == b;
-}
-
-/// A node value in one line, for reports: `float32[2, s0{8}] stride [s0{8}, 1] offset 0` (a
-/// symbolic size in sympy's str form with its hint in braces), `SymInt 2*s0{16}`, `SymBool
-/// s0 > 4`, `(float32[2] stride [1] offset 0, None)`, `unset`. O(size of the value).
-[[nodiscard]] inline std::string value_text(const NodeValue& v) {
-  using detail::propagate::size_text;
-  using detail::propagate::sizes_text;
-  if (const TensorMeta* t = v.tensor()) {
-    std::string out = std::string(dtype_name(t->dtype)) + sizes_text(t->sizes) + " stride " +
-                      sizes_text(t->strides) + " offset " + size_text(t->storage_offset);
-    if (t->device != Device{}) out += " device " + t->device.str();
-    if (t->requires_grad) out += " requires_grad";
-    return out;
-  }
-  if (const NodeValue::List* l = v.elements()) {
-    std::string out = "(";
-    for (std::size_t i = 0; i < l->size(); ++i) out += (i ? ", " : "") + value_text((*l)[i]);
-    return out + ")";
-  }
-  if (const SymIntValue* s = v.sym_int()) return "SymInt " + size_text(s->value);
-  if (const SymBoolValue* s = v.sym_bool()) {
-    if (const bool* b = std::get_if<bool>(&s->value)) return *b ? "SymBool True" : "SymBool False";
-    return "SymBool " + size_text(SymInt{std::get<SymExpr>(s->value)});
-  }
-  if (const SymFloatValue* s = v.sym_float()) {
-    if (const double* d = std::get_if<double>(&s->value)) return "SymFloat " + std::to_string(*d);
-    return "SymFloat " + size_text(SymInt{std::get<SymExpr>(s->value)});
-  }
-  return v.describe();
-}
-
-namespace detail {
-namespace propagate {
-
 // A node whose stored value propagate_meta replaced, with the value before: moved back on an
-// error, and always in check_only.
+// error, and always in check_only. `scope`: the target of the nested graph it is in (a key of
+// the program's NestedGraphs, stable), or nullptr for the program's graph.
 struct Replaced {
   const Node* node;
   NodeMeta* meta;
   NodeValue before;
+  const std::string* scope;
 };
+
+// A node's name as reports give it: `add`, or `true_graph_0.add` in a nested graph.
+inline std::string scoped_name(const std::string* scope, const Node& n) {
+  return scope == nullptr ? std::string(n.name()) : *scope + "." + std::string(n.name());
+}
 
 // The values propagation starts from (placeholders, get_attr nodes) must be readable; every
 // stored value is read here first, so that a new unbacked symbol takes a name none of them uses.
@@ -263,34 +114,176 @@ inline void check_start_values(const Graph& graph, const MetaContext& symbols, M
   }
 }
 
-// The value infer_meta computes for `n`. In check_only a node it cannot compute (no rule, or a
-// stored value that cannot be read) or whose op refuses its arguments is listed in
-// report.uncomputed / report.invalid, and nullopt returned; the other modes throw.
-inline std::optional<NodeValue> compute_value(const Node& n, const MetaContext& symbols,
-                                              MetaMode mode, MetaReport& report) {
-  if (mode != MetaMode::check_only) return infer_meta(n, symbols);
-  const NodeValue& stored = n.meta().val;
-  if (std::string why = symbols.unreadable(stored); !why.empty()) {
-    report.invalid.push_back(
-        MetaDifference{std::string(n.name()),
-                       std::string(n.target()),
-                       stored,
-                       {},
-                       "Node '" + std::string(n.name()) + "' (" + std::string(n.target()) +
-                           ") has a stored value epgraph cannot read: " + std::move(why)});
+// Runs infer_meta over a graph and the nested graphs its higher-order ops call, into the
+// nodes' values, keeping each replaced value in `replaced` (the caller restores them).
+class Propagator {
+ public:
+  Propagator(const NestedGraphs& nested, const MetaContext& symbols, MetaMode mode,
+             MetaReport& report, std::vector<Replaced>& replaced)
+      : nested_(nested), symbols_(symbols), mode_(mode), report_(report), replaced_(replaced) {}
+
+  // Every call_function node of `g` in order (`scope`: see Replaced).
+  void run_graph(Graph& g, const std::string* scope) {
+    for (Node& n : g.nodes()) {
+      if (n.op() != OpCode::call_function) continue;
+      ++report_.nodes;
+      const NodeValue& stored = std::as_const(n).meta().val;
+      if (mode_ == MetaMode::fill_unset && stored.has_value()) continue;
+      std::optional<NodeValue> computed = compute_value(n, scope);
+      if (!computed) continue;
+      ++report_.computed;
+      if (!stored.has_value() && computed->is_none()) {
+        // an op without outputs (`_assert_tensor_metadata`): torch's file has no value to keep
+        // for it, so its unset value is the None it computes
+        ++report_.equal;
+        continue;
+      }
+      store(n, std::move(*computed), scope);
+    }
+  }
+
+ private:
+  // `value` into `n`'s meta().val, the value before kept in replaced_.
+  void store(Node& n, NodeValue value, const std::string* scope) {
+    NodeMeta& meta = n.mutable_meta();  // may allocate: before anything is moved
+    replaced_.push_back(Replaced{&n, &meta, NodeValue{}, scope});
+    replaced_.back().before = std::move(meta.val);
+    meta.val = std::move(value);
+  }
+
+  // The value infer_meta (or, for a higher-order op, the nested graph it calls) computes for
+  // `n`. In check_only a node it cannot compute (no rule, or a stored value that cannot be read)
+  // or whose op refuses its arguments is listed in report.uncomputed / report.invalid, and nullopt
+  // returned; the other modes throw.
+  std::optional<NodeValue> compute_value(const Node& n, const std::string* scope) {
+    if (mode_ != MetaMode::check_only) return value_of(n);
+    const NodeValue& stored = n.meta().val;
+    const std::string name = scoped_name(scope, n);
+    if (std::string why = symbols_.unreadable(stored); !why.empty()) {
+      report_.invalid.push_back(
+          MetaDifference{name,
+                         std::string(n.target()),
+                         stored,
+                         {},
+                         "Node '" + name + "' (" + std::string(n.target()) +
+                             ") has a stored value epgraph cannot read: " + std::move(why)});
+      return std::nullopt;
+    }
+    try {
+      return value_of(n);
+    } catch (const unsupported_meta_error& e) {
+      report_.uncomputed.push_back(
+          MetaDifference{name, std::string(n.target()), stored, {}, e.what()});
+    } catch (const value_error& e) {
+      report_.invalid.push_back(
+          MetaDifference{name, std::string(n.target()), stored, {}, e.what()});
+    }
     return std::nullopt;
   }
-  try {
-    return infer_meta(n, symbols);
-  } catch (const unsupported_meta_error& e) {
-    report.uncomputed.push_back(
-        MetaDifference{std::string(n.name()), std::string(n.target()), stored, {}, e.what()});
-  } catch (const value_error& e) {
-    report.invalid.push_back(
-        MetaDifference{std::string(n.name()), std::string(n.target()), stored, {}, e.what()});
+
+  NodeValue value_of(const Node& n) {
+    const NestedOp op = nested_op_of(n.target());
+    if (op == NestedOp::none) return infer_meta(n, symbols_);
+    const infer::Context ctx(n, nullptr, symbols_);
+    auto run = [&](const Node& attr, const std::vector<NodeValue>& operands) {
+      return run_nested(ctx, attr, operands);
+    };
+    return nested_op_value(op, ctx, symbols_, run);
   }
-  return std::nullopt;
-}
+
+  // The nested graph the get_attr node `attr` reads, run with its placeholders bound to
+  // `operands`: its outputs' values. A graph is run once per propagation; a later call with the
+  // same operand values gets the same outputs.
+  NodeValue::List run_nested(const infer::Context& ctx, const Node& attr,
+                             const std::vector<NodeValue>& operands) {
+    const std::string target(attr.target());
+    const auto it = nested_.find(target);
+    if (it == nested_.end() || !attr.meta().serialized.empty()) {
+      if (!attr.meta().serialized.empty()) {
+        ctx.cannot("its nested graph '" + target +
+                   "' is kept as the record of the file it was read from: "
+                   "epgraph::json::materialize_nested_graphs(program) makes those of the "
+                   "program's graph Graphs (one nested in another stays a record)");
+      }
+      ctx.fail("the program has no nested graph '" + target + "' (node '" +
+               std::string(attr.name()) + "')");
+    }
+    Graph& g = *it->second;
+    const std::vector<Node*> inputs = g.find_nodes(OpCode::placeholder);
+    if (inputs.size() != operands.size()) {
+      ctx.fail("the nested graph '" + target + "' has " + std::to_string(inputs.size()) +
+               " inputs and the node gives it " + std::to_string(operands.size()));
+    }
+    std::vector<NodeValue> bound;
+    bound.reserve(operands.size());
+    for (const NodeValue& v : operands) {
+      const TensorMeta* t = v.tensor();
+      if (t == nullptr || !t->requires_grad) {
+        bound.push_back(v);
+        continue;
+      }
+      // torch traces a nested graph on detached copies of the operands: its placeholders'
+      // values never require grad (a parameter passed to a cond branch included)
+      TensorMeta copy = *t;
+      copy.requires_grad = false;
+      bound.emplace_back(std::move(copy));
+    }
+    if (const auto first = entered_.find(&g); first != entered_.end()) {
+      if (first->second.empty()) ctx.fail("the nested graph '" + target + "' calls itself");
+      for (std::size_t i = 0; i < inputs.size(); ++i) {
+        if (!same_value(inputs[i]->meta().val, bound[i], symbols_)) {
+          ctx.cannot("it calls the nested graph '" + target + "' with input " + std::to_string(i) +
+                     " " + value_text(bound[i]) + ", which node '" + first->second +
+                     "' called with " + value_text(inputs[i]->meta().val) +
+                     ": epgraph keeps one value per node");
+        }
+      }
+      return outputs(ctx, g, target);
+    }
+    entered_.emplace(&g, std::string());  // running: a call from inside is a cycle
+    const std::string* scope = &it->first;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      if (mode_ == MetaMode::fill_unset && inputs[i]->meta().val.has_value()) continue;
+      store(*inputs[i], std::move(bound[i]), scope);
+    }
+    run_graph(g, scope);
+    entered_[&g] = std::string(ctx.node().name());
+    return outputs(ctx, g, target);
+  }
+
+  // The values of the outputs of the nested graph `g`.
+  static NodeValue::List outputs(const infer::Context& ctx, const Graph& g,
+                                 const std::string& target) {
+    const Node* out = g.output_node();
+    if (out == nullptr || out->args().empty()) {
+      ctx.fail("the nested graph '" + target + "' has no output node");
+    }
+    NodeValue::List values;
+    const Argument& a = out->args()[0];
+    const ArgumentList* list = a.list();
+    const std::size_t count = list != nullptr ? list->size() : 1;
+    for (std::size_t i = 0; i < count; ++i) {
+      const Argument& r = list != nullptr ? (*list)[i] : a;
+      if (r.is_none()) {
+        values.emplace_back(None{});
+      } else if (const Node* n = r.node(); n != nullptr && n->meta().val.has_value()) {
+        values.push_back(n->meta().val);
+      } else {
+        ctx.cannot("output " + std::to_string(i) + " of the nested graph '" + target +
+                   "' has no value");
+      }
+    }
+    return values;
+  }
+
+  const NestedGraphs& nested_;
+  const MetaContext& symbols_;
+  MetaMode mode_;
+  MetaReport& report_;
+  std::vector<Replaced>& replaced_;
+  // The nested graphs run so far, with the node that ran them ("" while running).
+  std::map<const Graph*, std::string> entered_;
+};
 
 // An asserted equality that solved an unbacked symbol (`Eq(u0, s77)`: u0 -> s77) applies to
 // every value computed, before it as after it, as torch prints every SymInt through its
@@ -342,6 +335,20 @@ void add_new_symbols(ExportedProgram<Tensor>& program, const MetaContext& symbol
 ///   without a value; its stored value is used for the nodes below it), report.invalid each node
 ///   whose op refuses its arguments (the program is wrong; its stored value is used below it).
 ///
+/// Nested graphs: the higher-order ops `cond`, `while_loop`, `map_impl`, `invoke_subgraph` and
+/// `wrap_with_set_grad_enabled` run the nested graphs they call (the program's nested_graphs(),
+/// read through the op's get_attr arguments) with the graphs' placeholders bound to the
+/// operands' values, and take their values from the graphs' outputs as torch's FakeTensorMode
+/// implementations do (torch/_higher_order_ops/): cond's two branches must give the same values
+/// (torch merges differing sizes into new unbacked symbols: unsupported_meta_error), while_loop's
+/// body must give its carried inputs' dtypes and sizes (value_error otherwise) and carry tensors
+/// only, map_impl's body runs on the first slice of `xs` and its outputs get the batch size in
+/// front. Every node of a nested graph counts in the report, named `<graph>.<node>`
+/// (`true_graph_0.add`); a placeholder bound to a value other than its stored one is listed in
+/// differences (not counted in nodes). A graph is run once: a second call with other operand
+/// values (invoke_subgraph) is unsupported_meta_error, a graph calling itself value_error.
+/// `wrap_with_autocast` has no rule (autocast changes the ops' dtypes).
+///
 /// Returns the MetaReport (nodes, computed, equal; differences: the nodes whose value differs, in
 /// recompute_all the ones it changed).
 ///
@@ -354,9 +361,12 @@ void add_new_symbols(ExportedProgram<Tensor>& program, const MetaContext& symbol
 /// arguments, and value_error "Node 'x' (placeholder) has a value epgraph cannot read:
 /// sizes[0]: cannot read the symbolic expression 's0 +* 2': ..." for a placeholder or get_attr
 /// node whose value has an expression sym::parse cannot read (a node reading such a value
-/// names it likewise). Nested
-/// graphs (the branches of `cond`, the body of `map`) are not entered: a higher-order op has no
-/// rule. std::bad_alloc. Strong guarantee: on any error every node has its value back (values
+/// names it likewise); unsupported_meta_error "... (torch.ops.higher_order.cond): its nested
+/// graph 'true_graph_0' is kept as the record of the file it was read from:
+/// epgraph::json::materialize_nested_graphs(program) makes those of the program's graph Graphs
+/// (one nested in another stays a record)" for a higher-order op whose graph the program does not
+/// own; value_error for a higher-order op whose nested graph does not fit it (see
+/// below). std::bad_alloc. Strong guarantee: on any error every node has its value back (values
 /// are computed into the nodes one by one, the replaced ones kept, and moved back, which cannot
 /// fail); check_only always moves them back.
 ///
@@ -381,33 +391,18 @@ MetaReport propagate_meta(ExportedProgram<Tensor>& program, MetaMode mode) {
     }
   };
   try {
-    for (Node& n : program.graph().nodes()) {
-      if (n.op() != OpCode::call_function) continue;
-      ++report.nodes;
-      const NodeValue& stored = std::as_const(n).meta().val;
-      if (mode == MetaMode::fill_unset && stored.has_value()) continue;
-      std::optional<NodeValue> computed =
-          detail::propagate::compute_value(n, symbols, mode, report);
-      if (!computed) continue;
-      ++report.computed;
-      if (!stored.has_value() && computed->is_none()) {
-        // an op without outputs (`_assert_tensor_metadata`): torch's file has no value to keep
-        // for it, so its unset value is the None it computes
-        ++report.equal;
-        continue;
-      }
-      NodeMeta& meta = n.mutable_meta();  // may allocate: before anything is moved
-      replaced.push_back(Replaced{&n, &meta, NodeValue{}});
-      replaced.back().before = std::move(meta.val);
-      meta.val = std::move(*computed);
-    }
+    detail::propagate::Propagator(program.nested_graphs(), symbols, mode, report, replaced)
+        .run_graph(program.graph(), nullptr);
     detail::propagate::apply_solved_equalities(symbols, replaced);
     for (const Replaced& r : replaced) {
+      // a nested graph's placeholder, bound to its operand's value, counts only when it differs
+      const bool counted = r.node->op() == OpCode::call_function;
       if (same_value(r.before, r.meta->val, symbols)) {
-        ++report.equal;
+        if (counted) ++report.equal;
       } else {
-        report.differences.push_back(MetaDifference{
-            std::string(r.node->name()), std::string(r.node->target()), r.before, r.meta->val, ""});
+        report.differences.push_back(
+            MetaDifference{detail::propagate::scoped_name(r.scope, *r.node),
+                           std::string(r.node->target()), r.before, r.meta->val, ""});
       }
     }
     if (mode != MetaMode::check_only) detail::propagate::add_new_symbols(program, symbols);

@@ -394,19 +394,30 @@ inline void fold_constant_symbols(Graph& g, SpecializeReport& report) {
 // differences written); the counts into the report.
 template <class Tensor>
 void recompute_values(ExportedProgram<Tensor>& work, SpecializeReport& report) {
-  Graph& g = work.graph();
   const MetaReport meta = propagate_meta(work, MetaMode::check_only);
   report.recomputed = meta.computed;
   report.recomputed_changed = meta.differences.size();
   for (const MetaDifference& d : meta.differences) {
-    Node* n = g.find_node(d.node);
+    // a node of a nested graph the program owns is named `<graph>.<node>` (node names have no
+    // dot)
+    Node* n = nullptr;
+    const std::size_t dot = d.node.find('.');
+    if (dot == std::string::npos) {
+      n = work.graph().find_node(d.node);
+    } else if (Graph* nested = work.nested_graph(std::string_view(d.node).substr(0, dot))) {
+      n = nested->find_node(std::string_view(d.node).substr(dot + 1));
+    }
     if (n != nullptr) n->mutable_meta().val = d.computed;
     report.changed.push_back(d.node);
   }
   for (const MetaDifference& d : meta.uncomputed) report.substituted_only.push_back(d.node);
-  for (const Node& n : g.nodes()) {
-    if (is_symbolic(n.meta().val)) ++report.symbolic_values;
-  }
+  auto count = [&](const Graph& g) {
+    for (const Node& n : g.nodes()) {
+      if (is_symbolic(n.meta().val)) ++report.symbolic_values;
+    }
+  };
+  count(work.graph());
+  for (const auto& entry : work.nested_graphs()) count(*entry.second);
 }
 
 }  // namespace specialize
@@ -463,9 +474,12 @@ void recompute_values(ExportedProgram<Tensor>& work, SpecializeReport& report) {
 /// signature and metadata, swapped in (no-throw) only on success. On success the program holds a
 /// new Graph object: Node pointers and references taken before the call are invalid afterwards
 /// (names are kept, so find_node finds the nodes that remain). The nested graphs the program
-/// owns (nested_graphs(), built in C++) are kept and get step 2; nested graphs read from a file
-/// (the records of the get_attr nodes of `cond`/`map`/`invoke_subgraph`) are not entered: their
-/// values keep the symbols (as SymInt placeholders keep their SymIntArgument input spec).
+/// owns (nested_graphs(): built in C++, or read from a file and made Graphs by
+/// epgraph::json::materialize_nested_graphs) are kept and get steps 2 and 6 (a `sym_size` node in
+/// a nested graph keeps its node, with a constant value); nested graphs kept as records (the
+/// get_attr nodes of `cond`/`map`/`invoke_subgraph` of a program read from a file, not
+/// materialized) are not entered: their values keep the symbols (as SymInt placeholders keep
+/// their SymIntArgument input spec).
 ///
 /// SymFloat expressions (`Float('1.5', precision=53)`, `ToFloat`, `IntTrueDiv`, `FloatTrueDiv`,
 /// `TruncToInt`/`FloorToInt`/`CeilToInt`) are read and evaluated in float64, as
