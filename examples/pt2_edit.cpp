@@ -77,7 +77,8 @@
 // of the program with epgraph::json::materialize_nested_graphs), so that a backend without
 // dynamic shapes can take the program. It
 // prints one line per symbol ("specialized s70 = 16 (range [2, 64])"), the counts of folded
-// nodes and removed asserts, the dropped range constraints and the recomputed values, and with
+// nodes and removed asserts, the conds whose predicate became constant (replaced by the branch
+// they take), the dropped range constraints and the recomputed values, and with
 // `-o OUT` writes the result. A symbol not in the program's range_constraints, a value outside
 // its range, or a runtime assert that the value makes false is an error (stderr, exit 2) naming
 // it; nothing is written then. A node whose recomputed value differs from its stored value with
@@ -918,6 +919,11 @@ int specialize(int argc, char** argv) {
   std::cout << "removed " << r.asserts_removed.size() << " runtime assert(s)";
   if (!r.asserts_removed.empty()) std::cout << ": " << names_text(r.asserts_removed);
   std::cout << "\n";
+  if (!r.conds_inlined.empty()) {
+    std::cout << "took the branch of " << r.conds_inlined.size()
+              << " cond(s) whose predicate became constant: " << names_text(r.conds_inlined)
+              << "\n";
+  }
   std::cout << "dropped " << r.constraints_dropped.size()
             << " range constraint(s): " << names_text(r.constraints_dropped) << "\n";
   std::cout << "meta: recomputed=" << r.recomputed << " changed=" << r.recomputed_changed

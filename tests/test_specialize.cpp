@@ -381,3 +381,82 @@ TEST_CASE("specialize: the nested graphs the program owns are kept and specializ
   CHECK(epgraph::value_text(kept->find_node("x")->meta().val) ==
         "float32[2, 16] stride [16, 1] offset 0");
 }
+
+namespace {
+
+// forward(x) = cond(x.shape[1] > 4, relu, neg, [x])[0] + 1 with x: float32[2, s0], as
+// torch.export writes `torch.cond(x.shape[1] > 4, ...)`; the branches are the program's own
+// nested graphs, every value computed by propagate_meta.
+epgraph_test::Program spec_cond_program() {
+  auto g = std::make_unique<epgraph::Graph>();
+  const epgraph::SymExpr s0{kSpecS0, 8};
+  epgraph::Node* x = g->placeholder("x");
+  x->mutable_meta().val = spec_meta({std::int64_t{2}, s0}, {s0, std::int64_t{1}});
+  epgraph::Node* n = g->call_function("torch.ops.aten.sym_size.int", {x, 1}, {}, "sym_size_int");
+  epgraph::Node* gt = g->call_function("operator.gt", {n, 4}, {}, "gt");
+  epgraph::Node* t = g->get_attr("true_graph_0");
+  epgraph::Node* f = g->get_attr("false_graph_0");
+  epgraph::Node* c =
+      g->call_function("torch.ops.higher_order.cond",
+                       {gt, t, f, epgraph::Argument(epgraph::ArgumentList{x})}, {}, "cond");
+  epgraph::Node* item = g->call_function("operator.getitem", {c, 0}, {}, "getitem");
+  epgraph::Node* add = g->call_function("torch.ops.aten.add.Tensor", {item, 1}, {}, "add");
+  g->output({add});
+  epgraph::ExportGraphSignature sig;
+  sig.input_specs = {epgraph_test::user_input("x")};
+  sig.output_specs = {epgraph_test::user_output("add")};
+  epgraph::ProgramMetadata md;
+  md.range_constraints = {epgraph::RangeConstraint{"s0", 2, 100}};
+  epgraph_test::Program ep(std::move(g), std::move(sig), {}, {}, std::move(md));
+  for (const char* op : {"relu", "neg"}) {
+    auto branch = std::make_unique<epgraph::Graph>();
+    epgraph::Node* bx = branch->placeholder("x");
+    epgraph::Node* r =
+        branch->call_function(std::string("torch.ops.aten.") + op + ".default", {bx}, {}, op);
+    branch->output({r});
+    (void)ep.add_nested_graph(op == std::string("relu") ? "true_graph_0" : "false_graph_0",
+                              std::move(branch));
+  }
+  (void)epgraph::propagate_meta(ep, epgraph::MetaMode::fill_unset);
+  return ep;
+}
+
+}  // namespace
+
+TEST_CASE("specialize: a cond whose predicate becomes constant takes its branch",
+          "[specialize][nested]") {
+  SECTION("s0 = 16: x.shape[1] > 4 holds, the true branch's relu replaces the cond") {
+    epgraph_test::Program ep = spec_cond_program();
+    const epgraph::SpecializeReport r = epgraph::specialize(ep, {{"s0", 16}});
+    CHECK(r.folded == std::vector<std::string>{"sym_size_int", "gt"});
+    CHECK(r.conds_inlined == std::vector<std::string>{"cond (true_graph_0)"});
+    CHECK(spec_node_names(ep) == std::vector<std::string>{"x", "relu", "add", "output"});
+    CHECK(ep.nested_graphs().empty());  // neither branch is read any more
+    CHECK(epgraph::value_text(ep.graph().find_node("relu")->meta().val) ==
+          "float32[2, 16] stride [16, 1] offset 0");
+    CHECK(ep.graph().find_node("add")->args()[0].node() == ep.graph().find_node("relu"));
+    CHECK(ep.graph_signature().output_specs[0].name() == "add");
+    CHECK(r.symbolic_values == 0);
+    CHECK_NOTHROW(epgraph::verify(ep));
+  }
+  SECTION("s0 = 3: it does not, the false branch's neg replaces it") {
+    epgraph_test::Program ep = spec_cond_program();
+    const epgraph::SpecializeReport r = epgraph::specialize(ep, {{"s0", 3}});
+    CHECK(r.conds_inlined == std::vector<std::string>{"cond (false_graph_0)"});
+    CHECK(spec_node_names(ep) == std::vector<std::string>{"x", "neg", "add", "output"});
+    CHECK(epgraph::value_text(ep.graph().find_node("neg")->meta().val) ==
+          "float32[2, 3] stride [3, 1] offset 0");
+  }
+  SECTION("a cond read by the output directly is left as it is") {
+    epgraph_test::Program ep = spec_cond_program();
+    epgraph::Graph& g = ep.graph();
+    g.output_node()->update_arg(
+        0, epgraph::Argument(epgraph::ArgumentList{g.find_node("add"), g.find_node("cond")}));
+    ep.graph_signature().output_specs.push_back(epgraph_test::user_output("cond"));
+    const epgraph::SpecializeReport r = epgraph::specialize(ep, {{"s0", 16}});
+    CHECK(r.conds_inlined.empty());
+    CHECK(ep.graph().find_node("cond") != nullptr);
+    CHECK(ep.graph().find_node("cond")->args()[0].as<bool>() == true);
+    CHECK(ep.nested_graphs().size() == 2);
+  }
+}

@@ -37,6 +37,10 @@ TEST_CASE("materialize_nested_graphs: a cond's branches become Graphs and save u
   const std::string saved_before = epgraph::json::save_exported_program_to_string(ep);
   CHECK(ep.nested_graphs().empty());
   CHECK_FALSE(ep.graph().find_node("true_graph_0")->meta().serialized.empty());
+  // the loader gives the cond (one output, is_hop_single_tensor_return false) the tuple of its
+  // output's value, as torch.export.load does: it was unset (41fd629)
+  CHECK(epgraph::value_text(ep.graph().find_node("cond")->meta().val) ==
+        "(float32[4] stride [1] offset 0)");
   CHECK(epgraph::json::materialize_nested_graphs(ep) == 2);
   CHECK(owned_targets(ep) == std::vector<std::string>{"false_graph_0", "true_graph_0"});
   CHECK(ep.graph().find_node("true_graph_0")->meta().serialized.empty());

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -67,6 +68,9 @@ struct SpecializeReport {
   std::vector<std::string> folded;
   /// The constant nodes kept because the graph's output returns them (their value is concrete).
   std::vector<std::string> kept_for_output;
+  /// The `cond` nodes whose predicate became a constant, replaced by the branch it takes (the
+  /// branch's nodes copied in its place), in graph order: "cond (true_graph_0)".
+  std::vector<std::string> conds_inlined;
   /// The runtime asserts (`_assert_scalar`, `sym_constrain_range_for_size`,
   /// `sym_constrain_range`) whose condition became constant true, erased, in graph order.
   std::vector<std::string> asserts_removed;
@@ -390,6 +394,99 @@ inline void fold_constant_symbols(Graph& g, SpecializeReport& report) {
   }
 }
 
+// The getitem users of `cond` by index, or an empty vector when a user is something else (the
+// cond is then left as it is).
+inline std::vector<std::pair<Node*, std::size_t>> getitem_users(Graph& g, const Node& cond,
+                                                                std::size_t outputs) {
+  std::vector<std::pair<Node*, std::size_t>> out;
+  for (const Node* u : cond.users()) {
+    const ArgumentView a = u->args();
+    if (u->target() != "operator.getitem" || a.size() != 2 || a[0].node() != &cond ||
+        !a[1].is<std::int64_t>() || a[1].as<std::int64_t>() < 0 ||
+        static_cast<std::size_t>(a[1].as<std::int64_t>()) >= outputs) {
+      return {};
+    }
+    out.emplace_back(g.writable(u), static_cast<std::size_t>(a[1].as<std::int64_t>()));
+  }
+  return out;
+}
+
+// Step 4b: a `cond` whose predicate became a constant (step 4 wrote True or False into its
+// argument) is replaced by the branch it takes: the branch's nodes are copied before it
+// (Graph::graph_copy, its placeholders standing for the operands), each getitem of the cond
+// replaced by the copy of the branch's output, and the cond, its get_attr nodes and the nested
+// graphs nothing reads any more erased. torch.export does the same for a predicate it decides
+// while tracing (torch.cond with a Python bool calls the branch, torch/_higher_order_ops/cond.py),
+// so the result is what exporting with the static size gives; ExecuTorch's emitter refuses a
+// cond whose predicate is not a tensor. A cond whose branch is kept as a record, or whose users
+// are not all getitem nodes, is left as it is.
+template <class Tensor>
+void inline_constant_conds(ExportedProgram<Tensor>& work, SpecializeReport& report) {
+  Graph& g = work.graph();
+  std::vector<Node*> conds;
+  for (Node& n : g.nodes()) {
+    if (n.op() == OpCode::call_function && n.target() == "torch.ops.higher_order.cond" &&
+        n.args().size() == 4 && n.args()[0].is<bool>() && n.args()[3].list() != nullptr) {
+      conds.push_back(&n);
+    }
+  }
+  std::vector<std::string> targets;  // of the get_attr nodes erased
+  for (Node* c : conds) {
+    const Node* attr = c->args()[c->args()[0].as<bool>() ? 1 : 2].node();
+    const Graph* branch =
+        attr != nullptr && attr->op() == OpCode::get_attr && attr->meta().serialized.empty()
+            ? work.nested_graph(attr->target())
+            : nullptr;
+    if (branch == nullptr || branch->output_node() == nullptr) continue;
+    const ArgumentList& operands = *c->args()[3].list();
+    std::unordered_map<const Node*, Node*> remap;
+    std::size_t inputs = 0;
+    for (const Node& n : branch->nodes()) {
+      if (n.op() != OpCode::placeholder) continue;
+      if (inputs < operands.size() && operands[inputs].node() != nullptr) {
+        remap.emplace(&n, g.writable(operands[inputs].node()));
+      }
+      ++inputs;
+    }
+    const ArgumentList* outs =
+        branch->output_node()->args().empty() ? nullptr : branch->output_node()->args()[0].list();
+    if (inputs != operands.size() || remap.size() != inputs || outs == nullptr) continue;
+    const std::vector<std::pair<Node*, std::size_t>> items = getitem_users(g, *c, outs->size());
+    if (items.empty() && !c->users().empty()) continue;
+    Argument copied;
+    {
+      const auto at = g.inserting_before(c);
+      copied = g.graph_copy(*branch, remap);
+    }
+    for (const auto& [item, index] : items) {
+      item->replace_all_uses_with(g.writable(copied.list()->at(index).node()));
+      g.erase_node(item);
+    }
+    report.conds_inlined.push_back(std::string(c->name()) + " (" + std::string(attr->target()) +
+                                   ")");
+    std::vector<Node*> attrs;
+    for (std::size_t k : {std::size_t{1}, std::size_t{2}}) {
+      if (const Node* a = c->args()[k].node()) attrs.push_back(g.writable(a));
+    }
+    g.erase_node(c);
+    for (Node* a : attrs) {
+      if (a->op() != OpCode::get_attr || !a->users().empty()) continue;
+      targets.emplace_back(a->target());
+      g.erase_node(a);
+    }
+  }
+  for (const std::string& t : targets) {
+    bool read = false;
+    for (const Node& n : g.nodes()) read = read || (n.op() == OpCode::get_attr && n.target() == t);
+    for (const auto& entry : work.nested_graphs()) {
+      for (const Node& n : entry.second->nodes()) {
+        read = read || (n.op() == OpCode::get_attr && n.target() == t);
+      }
+    }
+    if (!read) (void)work.remove_nested_graph(t);
+  }
+}
+
 // Step 6: every value the rules can compute recomputed (propagate_meta's check, then the
 // differences written); the counts into the report.
 template <class Tensor>
@@ -440,6 +537,9 @@ void recompute_values(ExportedProgram<Tensor>& work, SpecializeReport& report) {
 ///    arguments hold the constant (as torch writes a concrete SymInt: `arange(sym_size_int)`
 ///    becomes `arange(16)`, `view(x, [2, sym_size_int, 4, 8])` becomes `view(x, [2, 16, 4, 8])`)
 ///    and the node is erased; one the graph's output returns is kept (its value is concrete);
+/// 4b. every `cond` whose predicate became constant is replaced by the branch it takes (its nodes
+///    copied in its place, the untaken branch and the get_attr nodes dropped: what torch.export
+///    gives for a predicate it decides while tracing; report.conds_inlined);
 /// 5. the range constraints of the fixed symbols, and those whose key is an expression that
 ///    became constant, are dropped;
 /// 6. every call_function node's value is recomputed from the placeholders with
@@ -523,6 +623,7 @@ SpecializeReport specialize(ExportedProgram<Tensor>& program,
   }
   sp::remove_constant_asserts(g, report);               // 3.
   sp::fold_constant_symbols(g, report);                 // 4.
+  sp::inline_constant_conds(work, report);              // 4b.
   work.metadata().range_constraints = std::move(kept);  // 5.
   sp::recompute_values(work, report);                   // 6.
 
