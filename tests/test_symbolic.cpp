@@ -300,13 +300,13 @@ TEST_CASE("axioms: the relations runtime assertions establish decide Min, Max an
   CHECK(sym::simplify(sym::parse("Min(s2, s1)"), eq) == sym::parse("s2"));
 
   // what teaches nothing: Ne, Or, Not, constants, SymFloat relations
-  sym::Ranges none{{"s0", {2, 64}}, {"s1", {2, 64}}};
+  sym::Ranges unlearned{{"s0", {2, 64}}, {"s1", {2, 64}}};
   for (const char* c : {"Ne(s0, s1)", "(s0 <= s1) | (s1 <= s0)", "True", "s0 >= 1"}) {
     INFO(c);
-    CHECK(!sym::add_axiom(none, sym::parse(c)));
+    CHECK(!sym::add_axiom(unlearned, sym::parse(c)));
   }
-  CHECK(!sym::add_axiom(none, sym::parse("ToFloat(s0) <= 2.5")));
-  CHECK(none.axioms.empty());
+  CHECK(!sym::add_axiom(unlearned, sym::parse("ToFloat(s0) <= 2.5")));
+  CHECK(unlearned.axioms.empty());
   CHECK(eq.replacements.empty());  // Eq(s0, 2*s1) has no unbacked symbol to solve for
 }
 
