@@ -910,7 +910,20 @@ void recompute_meta(Program& ep) {
     }
   };
   forget(ep.graph(), "");
-  for (const auto& [target, nested] : ep.nested_graphs()) forget(*nested, target + ".");
+  // a nested graph called by a kept node (a cond whose branches disagree) keeps its values too:
+  // the fill below does not enter it
+  std::unordered_set<std::string> called_by_kept;
+  for (const Node& n : ep.graph().nodes()) {
+    if (n.op() != OpCode::call_function || kept.count(std::string(n.name())) == 0) continue;
+    for (const Argument& a : n.args()) {
+      if (a.node() != nullptr && a.node()->op() == OpCode::get_attr) {
+        called_by_kept.emplace(a.node()->target());
+      }
+    }
+  }
+  for (const auto& [target, nested] : ep.nested_graphs()) {
+    if (called_by_kept.count(target) == 0) forget(*nested, target + ".");
+  }
   const epgraph::MetaReport r = epgraph::propagate_meta(ep, epgraph::MetaMode::fill_unset);
   std::cout << "recompute-meta: " << r.computed << " of " << r.nodes << " values recomputed ("
             << kept.size() << " kept: epgraph cannot compute them)\n";

@@ -400,3 +400,52 @@ TEST_CASE("propagate_meta: a nested graph it cannot run is named", "[propagate_m
     CHECK(nest_values(ep) == before);
   }
 }
+
+// Found by a break test: a cond whose predicate is not boolean, and a grad region whose flag is
+// not a bool, passed validate --meta; torch fails to run both.
+TEST_CASE("propagate_meta: cond's predicate and set_grad_enabled's flag are checked",
+          "[propagate_meta][nested]") {
+  epgraph_test::Program ep =
+      nest_cond_program(nest_unary_graph("relu", "relu"), nest_unary_graph("neg", "neg"));
+  epgraph::Node* c = ep.graph().find_node("cond");
+  c->update_arg(0, ep.graph().find_node("x"));  // float32[s0, 4]
+  CHECK_THROWS_AS(epgraph::propagate_meta(ep, epgraph::MetaMode::recompute_all),
+                  epgraph::value_error);
+  CHECK_THROWS_WITH(epgraph::propagate_meta(ep, epgraph::MetaMode::recompute_all),
+                    "Cannot infer the metadata of node 'cond' (torch.ops.higher_order.cond): the "
+                    "predicate must be a bool, a SymBool or a boolean tensor of one element, not "
+                    "float32[s0{5}, 4] stride [4, 1] offset 0");
+  c->update_arg(0, true);  // a decided predicate is fine
+  CHECK(epgraph::propagate_meta(ep, epgraph::MetaMode::recompute_all).computed == 4);
+  c->update_arg(0, 1);  // an int: torch's cond refuses it too
+  const epgraph::MetaReport check = epgraph::propagate_meta(ep, epgraph::MetaMode::check_only);
+  REQUIRE(check.invalid.size() == 1);
+  CHECK(check.invalid[0].node == "cond");
+  CHECK(check.invalid[0].reason ==
+        "Cannot infer the metadata of node 'cond' (torch.ops.higher_order.cond): the predicate "
+        "must be a bool, a SymBool or a boolean tensor of one element, not a constant of another "
+        "type");
+  // wrap_with_set_grad_enabled(enabled, graph, *args) with a string flag
+  auto g = std::make_unique<epgraph::Graph>();
+  epgraph::Node* x = g->placeholder("x");
+  x->mutable_meta().val = nest_tensor({std::int64_t{3}}, {std::int64_t{1}});
+  epgraph::Node* sub = g->get_attr("submod_1");
+  epgraph::Node* w = g->call_function("torch.ops.higher_order.wrap_with_set_grad_enabled",
+                                      {"no", sub, x}, {}, "wrap_with_set_grad_enabled");
+  epgraph::Node* item = g->call_function("operator.getitem", {w, 0}, {}, "getitem");
+  g->output({item});
+  epgraph::ExportGraphSignature sig;
+  sig.input_specs = {epgraph_test::user_input("x")};
+  sig.output_specs = {epgraph_test::user_output("getitem")};
+  epgraph_test::Program region(std::move(g), std::move(sig), {}, {}, {});
+  (void)region.add_nested_graph("submod_1", nest_unary_graph("relu", "relu"));
+  CHECK_THROWS_WITH(epgraph::propagate_meta(region, epgraph::MetaMode::recompute_all),
+                    "Cannot infer the metadata of node 'wrap_with_set_grad_enabled' "
+                    "(torch.ops.higher_order.wrap_with_set_grad_enabled): argument 0 (enabled) "
+                    "must be a bool");
+  region.graph().find_node("wrap_with_set_grad_enabled")->update_arg(0, false);
+  CHECK(epgraph::value_text(region.graph().find_node("getitem")->meta().val) == "unset");
+  CHECK(epgraph::propagate_meta(region, epgraph::MetaMode::recompute_all).computed == 3);
+  CHECK(epgraph::value_text(region.graph().find_node("getitem")->meta().val) ==
+        "float32[3] stride [1] offset 0");
+}

@@ -460,3 +460,48 @@ TEST_CASE("specialize: a cond whose predicate becomes constant takes its branch"
     CHECK(ep.nested_graphs().size() == 2);
   }
 }
+
+// Found by a break test: specialize wrote programs whose recomputation found an op refusing its
+// arguments (exit 0, torch then failed to run them), and left a nested graph kept as a record
+// (a cond inside a cond's branch) with the fixed symbol in its values after dropping its range.
+TEST_CASE("specialize: an invalid node or a record using the symbol is refused, nothing changed",
+          "[specialize][nested]") {
+  SECTION("a cond giving its branch two operands for one input") {
+    epgraph_test::Program ep = spec_cond_program();
+    epgraph::Node* c = ep.graph().find_node("cond");
+    epgraph::Node* x = ep.graph().find_node("x");
+    c->update_arg(3, epgraph::Argument(epgraph::ArgumentList{x, x}));
+    const std::string before = spec_snapshot(ep);
+    REQUIRE_THROWS_MATCHES(
+        epgraph::specialize(ep, {{"s0", 3}}), epgraph::value_error,
+        Catch::Message("Cannot specialize: node 'cond' is invalid: Cannot infer the metadata of "
+                       "node 'cond' (torch.ops.higher_order.cond): the nested graph "
+                       "'true_graph_0' has 1 inputs and the node gives it 2"));
+    CHECK(spec_snapshot(ep) == before);
+  }
+  SECTION("a nested graph kept as a record whose values use s0") {
+    epgraph_test::Program ep = spec_cond_program();
+    // the true branch holds a get_attr node of a cond of its own, kept as the file's record
+    epgraph::Graph& branch = *ep.nested_graph("true_graph_0");
+    epgraph::Node* inner = nullptr;
+    {
+      const auto at = branch.inserting_before(branch.output_node());
+      inner = branch.get_attr("true_graph_0");
+    }
+    inner->mutable_meta().serialized =
+        std::string(R"({"graph":{"tensor_values":{"x":{"sizes":[{"as_expr":{"expr_str":")") +
+        kSpecS0 + R"("}}]}}}})";
+    const std::string before = spec_snapshot(ep);
+    REQUIRE_THROWS_MATCHES(
+        epgraph::specialize(ep, {{"s0", 16}}), epgraph::value_error,
+        Catch::Message("Cannot specialize s0: the nested graph 'true_graph_0' that get_attr node "
+                       "'true_graph_0' of nested graph 'true_graph_0' reads is kept as the record "
+                       "of the file it was read from (a nested graph inside another, or a program "
+                       "not given to epgraph::json::materialize_nested_graphs) and its values use "
+                       "s0; epgraph does not enter it"));
+    CHECK(spec_snapshot(ep) == before);
+    // a record without the symbol does not stop it (s01 is another symbol)
+    inner->mutable_meta().serialized = R"({"graph":{"tensor_values":{"x":"s01"}}})";
+    CHECK_NOTHROW(epgraph::specialize(ep, {{"s0", 16}}));
+  }
+}

@@ -914,3 +914,35 @@ def test_validate_meta_names_a_cond_inside_a_cond_branch(pt2_edit, passes, workd
     loaded = torch.export.load(str(dst))
     for x in (torch.randn(5, 4).abs(), -torch.randn(7, 4).abs(), torch.randn(3, 4)):
         torch.testing.assert_close(loaded.module()(x), model(x))
+
+
+class CondDifferentShapes(nn.Module):
+    """Branches returning different sizes: torch merges them into a new unbacked size."""
+    def forward(self, x):
+        return torch.cond(x.sum() > 0, lambda t: (t[:2] * 2).sin(), lambda t: t[:3] + 1, (x,))
+
+
+def test_recompute_meta_keeps_a_cond_whose_branches_differ(pt2_edit, passes, workdir):
+    """epgraph does not merge differing branch outputs into unbacked sizes: the cond is listed as
+    not computed, and recompute-meta keeps its value and its branches' (it used to forget the
+    branches' values and then refuse to save, naming a branch node as if it were the program's)."""
+    model = CondDifferentShapes()
+    ep = torch.export.export(model, (torch.randn(5, 3),),
+                             dynamic_shapes={"x": {0: torch.export.Dim("batch", min=4, max=64)}})
+    src = workdir / "cond_different_shapes.pt2"
+    torch.export.save(ep, str(src))
+    proc = pt2_edit.run("validate", src, "--meta")
+    nodes, computed, equal, differ, uncomputed = meta_counts(proc.stdout)
+    assert (differ, uncomputed) == (0, 1) and equal == computed == nodes - 1, proc.stdout
+    assert ("output 0 differs between the branches (true: float32[2, 3] stride [3, 1] offset 0; "
+            "false: float32[3, 3] stride [3, 1] offset 0): torch merges such outputs into new "
+            "unbacked sizes, which epgraph does not") in proc.stdout, proc.stdout
+    dst = workdir / "cond_different_shapes_recomputed.pt2"
+    out = passes.run("recompute-meta", src, "-o", dst).stdout
+    # the branches the kept cond calls are not run by the fill: they are not counted there
+    counts = re.search(r"recompute-meta: (\d+) of (\d+) values recomputed \(1 kept", out)
+    assert counts and int(counts.group(1)) == int(counts.group(2)) - 1, out
+    assert graph_tables(dst) == graph_tables(src)
+    loaded = torch.export.load(str(dst))
+    for x in (torch.randn(5, 3).abs(), -torch.randn(6, 3).abs()):
+        torch.testing.assert_close(loaded.module()(x), model(x))

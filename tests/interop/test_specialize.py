@@ -351,3 +351,26 @@ def test_specialize_enters_nested_graphs(name, pt2_edit, workdir):
     want = want if isinstance(want, (tuple, list)) else (want,)
     for g, w in zip(got, want):
         torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-5)
+
+
+def test_specialize_refuses_a_nested_graph_it_cannot_enter(pt2_edit, workdir):
+    """A cond inside a cond's branch stays a record of the file (epgraph enters the program's own
+    nested graphs, not those inside them): specializing the symbol its values use is refused,
+    naming it, nothing written. (It wrote a program with the inner cond's values still over the
+    dropped symbol, which validate --meta then failed and ExecuTorch refused.)"""
+    from test_propagate_meta import CondInCond
+    ep = torch.export.export(CondInCond(), (torch.randn(5, 4),),
+                             dynamic_shapes={"x": {0: torch.export.Dim("batch", min=2, max=64)}})
+    src = workdir / "specialize_cond_in_cond.pt2"
+    torch.export.save(ep, str(src))
+    ((sym, _),) = ep.range_constraints.items()
+    dst = workdir / "specialize_cond_in_cond_static.pt2"
+    proc = pt2_edit.run("specialize", src, "--dim", f"{sym}=12", "-o", dst, check=False)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr == (
+        f"error: Cannot specialize {sym}: the nested graph 'true_graph_0' that get_attr node "
+        f"'true_graph_0' of nested graph 'true_graph_0' reads is kept as the record of the file "
+        f"it was read from (a nested graph inside another, or a program not given to "
+        f"epgraph::json::materialize_nested_graphs) and its values use {sym}; epgraph does not "
+        f"enter it\n"), proc.stderr
+    assert not dst.exists()

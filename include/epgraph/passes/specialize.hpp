@@ -17,6 +17,7 @@
 #include "../error.hpp"
 #include "../ir/argument.hpp"
 #include "../ir/graph.hpp"
+#include "../ir/names.hpp"
 #include "../ir/node.hpp"
 #include "../ir/symbolic.hpp"
 #include "../ir/tensor.hpp"
@@ -394,6 +395,46 @@ inline void fold_constant_symbols(Graph& g, SpecializeReport& report) {
   }
 }
 
+// Whether `text` names the symbol `name` (`s77` in `Symbol('s77', ...)` or `s77*2`, not in
+// `s770`).
+inline bool names_symbol(std::string_view text, std::string_view name) {
+  for (std::size_t at = text.find(name); at != std::string_view::npos;
+       at = text.find(name, at + 1)) {
+    const std::size_t end = at + name.size();
+    const bool starts = at == 0 || !is_ident_char(text[at - 1]);
+    const bool ends = end == text.size() || !is_ident_char(text[end]);
+    if (starts && ends) return true;
+  }
+  return false;
+}
+
+// Step 1b: a nested graph kept as a record (one inside a nested graph: a cond in a cond's branch,
+// which json::materialize_nested_graphs leaves as it is) is not entered, so values in it that use
+// a symbol being fixed would keep it after its range constraint is dropped: refused, naming it.
+template <class Tensor>
+void check_records(const ExportedProgram<Tensor>& program, const Values& values) {
+  auto check = [&](const Graph& g, const std::string& where) {
+    for (const Node& n : g.nodes()) {
+      const std::string& record = n.meta().serialized;
+      if (n.op() != OpCode::get_attr || record.find("\"graph\"") == std::string::npos) continue;
+      for (const auto& entry : values) {
+        if (!names_symbol(record, entry.first)) continue;
+        throw value_error("Cannot specialize " + entry.first + ": the nested graph '" +
+                          std::string(n.target()) + "' that get_attr node '" +
+                          std::string(n.name()) + "' of " + where +
+                          " reads is kept as the record of the file it was read from (a nested "
+                          "graph inside another, or a program not given to "
+                          "epgraph::json::materialize_nested_graphs) and its values use " +
+                          entry.first + "; epgraph does not enter it");
+      }
+    }
+  };
+  check(program.graph(), "the program's graph");
+  for (const auto& [target, nested] : program.nested_graphs()) {
+    check(*nested, "nested graph '" + target + "'");
+  }
+}
+
 // The getitem users of `cond` by index, or an empty vector when a user is something else (the
 // cond is then left as it is).
 inline std::vector<std::pair<Node*, std::size_t>> getitem_users(Graph& g, const Node& cond,
@@ -492,6 +533,12 @@ void inline_constant_conds(ExportedProgram<Tensor>& work, SpecializeReport& repo
 template <class Tensor>
 void recompute_values(ExportedProgram<Tensor>& work, SpecializeReport& report) {
   const MetaReport meta = propagate_meta(work, MetaMode::check_only);
+  if (!meta.invalid.empty()) {
+    // an op that refuses its arguments (a cond given fewer operands than its branch has inputs,
+    // a while_loop body giving back fewer values than it carries): torch would fail to run it
+    throw value_error("Cannot specialize: node '" + meta.invalid.front().node +
+                      "' is invalid: " + meta.invalid.front().reason);
+  }
   report.recomputed = meta.computed;
   report.recomputed_changed = meta.differences.size();
   for (const MetaDifference& d : meta.differences) {
@@ -601,6 +648,7 @@ SpecializeReport specialize(ExportedProgram<Tensor>& program,
   SpecializeReport report;
   // 1. the symbols and their values, checked against the range constraints
   const sp::Values values = sp::checked_values(program.metadata().range_constraints, dims, report);
+  sp::check_records(program, values);
 
   // The copy the work is done on (state_dict and constants are not needed and move in at the end).
   ProgramMetadata metadata = program.metadata();

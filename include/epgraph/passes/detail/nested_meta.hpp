@@ -100,8 +100,31 @@ inline const TensorMeta& tensor_value(const infer::Context& ctx, const NodeValue
 
 // cond: both branches run on the operands; their outputs must agree. torch (cond.py,
 // _merge_output) gives outputs whose sizes differ new unbacked sizes; epgraph does not.
+// cond's predicate: a bool, a SymBool, or a boolean tensor of one element (torch's cond:
+// "Expected pred to be bool or single-element bool tensor").
+inline void check_predicate(const infer::Context& ctx) {
+  const Argument& pred = ctx.node().args()[0];
+  if (pred.is<bool>()) return;
+  const Node* n = pred.node();
+  const NodeValue* v = n != nullptr ? &n->meta().val : nullptr;
+  if (v != nullptr && !v->has_value()) {
+    ctx.cannot("the predicate (node '" + std::string(n->name()) +
+               "') has no value: its meta().val is unset");
+  }
+  if (v != nullptr && v->sym_bool() != nullptr) return;
+  if (const TensorMeta* t = v != nullptr ? v->tensor() : nullptr) {
+    bool one = true;
+    for (const SymInt& s : t->sizes) one = one && s == SymInt{std::int64_t{1}};
+    if (t->dtype == dtype::bool_ && one) return;
+  }
+  ctx.fail("the predicate must be a bool, a SymBool or a boolean tensor of one element, not " +
+           (v != nullptr ? value_text(*v) : std::string("a constant of another type")));
+}
+
 template <class Run>
 NodeValue cond_value(const infer::Context& ctx, const MetaContext& symbols, Run& run) {
+  if (ctx.node().args().size() != 4) ctx.fail("expected (pred, true_fn, false_fn, operands)");
+  check_predicate(ctx);
   const Node& true_fn = graph_argument(ctx, 1, "true_fn");
   const Node& false_fn = graph_argument(ctx, 2, "false_fn");
   const std::vector<NodeValue> operands = operand_list(ctx, 3, "operands");
@@ -208,6 +231,9 @@ NodeValue nested_op_value(NestedOp op, const infer::Context& ctx, const MetaCont
     case NestedOp::invoke_subgraph:  // (subgraph, identifier, *operands)
       return NodeValue(run(graph_argument(ctx, 0, "subgraph"), operand_tail(ctx, 2)));
     case NestedOp::set_grad_enabled:  // (enabled, graph, *args)
+      if (ctx.node().args().empty() || !ctx.node().args()[0].is<bool>()) {
+        ctx.fail("argument 0 (enabled) must be a bool");
+      }
       return NodeValue(run(graph_argument(ctx, 1, "graph"), operand_tail(ctx, 2)));
     case NestedOp::none: break;
   }
