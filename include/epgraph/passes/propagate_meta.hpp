@@ -340,7 +340,9 @@ void add_new_symbols(ExportedProgram<Tensor>& program, const MetaContext& symbol
 /// read through the op's get_attr arguments) with the graphs' placeholders bound to the
 /// operands' values, and take their values from the graphs' outputs as torch's FakeTensorMode
 /// implementations do (torch/_higher_order_ops/): cond's two branches must give the same values
-/// (torch merges differing sizes into new unbacked symbols: unsupported_meta_error), while_loop's
+/// (torch merges differing sizes into new unbacked symbols: unsupported_meta_error) and its
+/// predicate be a bool, a SymBool or a one-element boolean tensor (value_error otherwise, as for
+/// a wrap_with_set_grad_enabled flag that is not a bool), while_loop's
 /// body must give its carried inputs' dtypes and sizes (value_error otherwise) and carry tensors
 /// only, map_impl's body runs on the first slice of `xs` and its outputs get the batch size in
 /// front. Every node of a nested graph counts in the report, named `<graph>.<node>`

@@ -616,6 +616,13 @@ void recompute_values(ExportedProgram<Tensor>& work, SpecializeReport& report) {
 ///   sym::parse throws, quoting the expression>" for an expression it cannot read (the field
 ///   named: a SymInt/SymFloat/SymBool value or a tensor's sizes/strides/offset), and for a size
 ///   that becomes a fraction;
+/// - "Cannot specialize s0: the nested graph 'true_graph_0' that get_attr node 'true_graph_0' of
+///   nested graph 'true_graph_0' reads is kept as the record of the file it was read from (...)
+///   and its values use s0; epgraph does not enter it" (a cond inside a cond's branch: its values
+///   would keep the symbol whose range constraint is dropped);
+/// - "Cannot specialize: node 'cond' is invalid: <propagate_meta's reason>" when recomputing the
+///   values finds an op that refuses its arguments (a cond giving its branch fewer operands than
+///   it has inputs: torch would fail to run the result);
 /// and std::bad_alloc (a node whose value cannot be recomputed keeps its substituted value and is
 /// listed in `substituted_only`). Strong guarantee: the work is done on a copy of the graph,
 /// signature and metadata, swapped in (no-throw) only on success. On success the program holds a
