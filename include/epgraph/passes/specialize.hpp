@@ -631,9 +631,9 @@ void recompute_values(ExportedProgram<Tensor>& work, SpecializeReport& report) {
 /// owns (nested_graphs(): built in C++, or read from a file and made Graphs by
 /// epgraph::json::materialize_nested_graphs) are kept and get steps 2 and 6 (a `sym_size` node in
 /// a nested graph keeps its node, with a constant value); nested graphs kept as records (the
-/// get_attr nodes of `cond`/`map`/`invoke_subgraph` of a program read from a file, not
-/// materialized) are not entered: their values keep the symbols (as SymInt placeholders keep
-/// their SymIntArgument input spec).
+/// get_attr nodes of `cond`/`map`/`invoke_subgraph` of a program read from a file and not
+/// materialized, or a nested graph inside another) are not entered: one whose record uses a
+/// symbol being fixed is refused (see Errors), the others are kept as they are.
 ///
 /// SymFloat expressions (`Float('1.5', precision=53)`, `ToFloat`, `IntTrueDiv`, `FloatTrueDiv`,
 /// `TruncToInt`/`FloorToInt`/`CeilToInt`) are read and evaluated in float64, as
